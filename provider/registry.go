@@ -1,0 +1,41 @@
+package provider
+
+import "sync"
+
+var (
+	regMu     sync.RWMutex
+	registry  []Provider
+	regByName = map[string]Provider{}
+)
+
+// Register makes a provider available by name. It panics if p is nil or a
+// provider of the same name is already registered, as sql.Register does.
+// Providers call it from init.
+func Register(p Provider) {
+	if p == nil {
+		panic("provider: Register of nil provider")
+	}
+	regMu.Lock()
+	defer regMu.Unlock()
+	name := p.Name()
+	if _, dup := regByName[name]; dup {
+		panic("provider: Register called twice for provider " + name)
+	}
+	regByName[name] = p
+	registry = append(registry, p)
+}
+
+// Lookup returns the registered provider with the given name.
+func Lookup(name string) (Provider, bool) {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	p, ok := regByName[name]
+	return p, ok
+}
+
+// Providers returns the registered providers in registration order.
+func Providers() []Provider {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	return append([]Provider(nil), registry...)
+}

@@ -1,0 +1,272 @@
+package provider
+
+import "time"
+
+// ---- fi_peer(3) owner/peer operations (re-exported by package peer) ----
+
+// CQOwner is fi_ops_cq_owner: how a provider writes completions into a CQ it
+// does not own (or its own default CQ). Write and WriteErr are goroutine-safe
+// and wake waiters. A full CQ records an overrun (the CQ reports
+// FI_EOVERRUN once its valid entries are drained).
+type CQOwner interface {
+	// Write adds a successful completion. buf is where the data was placed
+	// (may be nil); src is the source address or AddrNotAvail.
+	Write(ctx any, flags Flags, length uint64, buf []byte, data, tag uint64, src Addr) error
+	// WriteErr adds an error completion; e is copied.
+	WriteErr(e *CQErrEntry) error
+}
+
+// CntrOwner is fi_ops_cntr_owner: how a provider bumps a counter.
+type CntrOwner interface {
+	Inc()
+	IncErr()
+}
+
+// RxEntry is fi_peer_rx_entry: a receive shared between the SRX owner and
+// the peer provider that delivers into it.
+type RxEntry struct {
+	Addr    Addr     // source (for directed receive / FI_SOURCE), or AddrUnspec
+	MsgSize uint64   // size of the incoming message, set by get_msg/get_tag
+	Tag     uint64   // tag of the message (tagged)
+	Ignore  uint64   // ignore bits of the posted receive (owner use)
+	CQData  uint64   // remote CQ data of an unexpected message (set by the peer)
+	Flags   Flags    // FI_MSG|FI_RECV or FI_TAGGED|FI_RECV, plus FI_MULTI_RECV, FI_REMOTE_CQ_DATA ...
+	Context any      // application context of the posted receive
+	IOV     [][]byte // where to place the data (the full size of the posted receive)
+	// PeerContext is the peer provider's state for an unexpected message.
+	PeerContext any
+	// OwnerContext is the owner's state.
+	OwnerContext any
+	// Peer is the peer provider's operations for this entry (set by the peer
+	// before QueueMsg/QueueTag).
+	Peer SRXPeer
+	// Complete reports whether a successful completion is to be written
+	// (false under FI_SELECTIVE_COMPLETION without FI_COMPLETION).
+	Complete bool
+
+	iov1 [1][]byte
+}
+
+// SetBuf points the entry's IOV at a single buffer without allocating.
+func (e *RxEntry) SetBuf(b []byte) {
+	e.iov1[0] = b
+	e.IOV = e.iov1[:]
+}
+
+// IOVLen returns the total size of e.IOV.
+func (e *RxEntry) IOVLen() uint64 {
+	var n uint64
+	for _, b := range e.IOV {
+		n += uint64(len(b))
+	}
+	return n
+}
+
+// SRXOwner is fi_ops_srx_owner: the receive queue a provider matches
+// incoming messages against.
+type SRXOwner interface {
+	// GetMsg returns the posted receive matching an untagged message of
+	// size bytes from addr. With no match it returns ENOENT and an entry the
+	// peer may queue with QueueMsg.
+	GetMsg(addr Addr, size uint64) (*RxEntry, error)
+	// GetTag is GetMsg for tagged messages.
+	GetTag(addr Addr, size uint64, tag uint64) (*RxEntry, error)
+	// QueueMsg queues an unexpected untagged message; e.Peer and
+	// e.PeerContext must be set.
+	QueueMsg(e *RxEntry) error
+	// QueueTag queues an unexpected tagged message.
+	QueueTag(e *RxEntry) error
+	// ForeachUnspecAddr asks the owner to resolve the source of queued
+	// entries whose address was unknown.
+	ForeachUnspecAddr(getAddr func(e *RxEntry) Addr)
+	// FreeEntry returns an entry to the owner once the peer is done.
+	FreeEntry(e *RxEntry)
+}
+
+// SRXPeer is fi_ops_srx_peer: the operations an owner calls on the peer
+// that queued an unexpected message.
+type SRXPeer interface {
+	// StartMsg: a receive now matches the queued message e (e.IOV, e.Context
+	// and e.Flags are updated); deliver it and complete.
+	StartMsg(e *RxEntry) error
+	StartTag(e *RxEntry) error
+	// DiscardMsg: drop the queued message, without a completion.
+	DiscardMsg(e *RxEntry) error
+	DiscardTag(e *RxEntry) error
+}
+
+// EQWriter is how a provider reports events (CM events) to an event queue.
+type EQWriter interface {
+	Write(e *EQEntry) error
+	WriteErr(e *EQErrEntry) error
+}
+
+// AVView is the provider's view of an address vector bound to an endpoint.
+type AVView interface {
+	// Lookup returns the address bytes stored for a, or nil.
+	Lookup(a Addr) []byte
+	// Reverse maps address bytes to the fi_addr the application knows (the
+	// user id with FI_AV_USER_ID), or AddrNotAvail.
+	Reverse(addr []byte) Addr
+}
+
+// MRKeys is the provider's view of the domain's memory registrations, used
+// to check remote accesses (RMA, atomics) at the target.
+type MRKeys interface {
+	// Access returns the registered bytes [addr, addr+length) of the region
+	// with key, if the region allows access (FI_REMOTE_READ/WRITE...);
+	// otherwise an error: EKEYREJECTED/ENOKEY for an unknown key, EACCES for
+	// missing access, EINVAL for an out-of-range request.
+	Access(key, addr, length uint64, access Flags) ([]byte, error)
+	// Event reports a remote access to the counters bound to the MR.
+	Event(key uint64, access Flags)
+}
+
+// Counter indexes in Resources.Cntrs.
+const (
+	CntrSend = iota
+	CntrRecv
+	CntrRead
+	CntrWrite
+	CntrRemoteRead
+	CntrRemoteWrite
+	NumCntrs
+)
+
+// Resources are the objects bound to an endpoint, handed to the provider at
+// Enable. Nil members are unbound.
+type Resources struct {
+	TxCQ    CQOwner
+	RxCQ    CQOwner
+	TxFlags Flags // bind flags of the transmit CQ (FlagSelectiveCompletion)
+	RxFlags Flags
+	Cntrs   [NumCntrs]CntrOwner
+	SRX     SRXOwner // where incoming messages are matched (own queue or a shared one)
+	AV      AVView
+	EQ      EQWriter
+	MR      MRKeys
+	// Source reports whether completions should carry source addresses (FI_SOURCE).
+	Source bool
+}
+
+// ---- provider SPI ----
+
+// Provider is what a provider registers. Its objects are wrapped by the
+// root package, which validates arguments and state before calling them.
+type Provider interface {
+	Name() string
+	// Version is the provider version (FI_VERSION(major, minor)).
+	Version() uint32
+	// GetInfo returns the provider's configurations matching hints. node and
+	// service are as in fi_getinfo; flags may hold FI_SOURCE and
+	// FI_NUMERICHOST. The root package applies the generic hint filter
+	// afterwards as well, so a provider may return a superset.
+	GetInfo(version uint32, node, service string, flags Flags, hints *Info) ([]*Info, error)
+	// Fabric opens a fabric.
+	Fabric(attr *FabricAttr) (Fabric, error)
+}
+
+// AddrHandler is implemented by providers to validate and print addresses
+// for the shared AV machinery.
+type AddrHandler interface {
+	// ValidAddr reports whether b is a valid address in format f.
+	ValidAddr(f AddrFormat, b []byte) bool
+	// AddrString renders b (fi_av_straddr), e.g. "fi_sockaddr_in://127.0.0.1:9228".
+	AddrString(f AddrFormat, b []byte) string
+	// ResolveService turns node/service (fi_av_insertsvc) into address bytes.
+	ResolveService(f AddrFormat, node, service string) ([]byte, error)
+}
+
+// Fabric is an open fabric.
+type Fabric interface {
+	Domain(info *Info) (Domain, error)
+	Close() error
+}
+
+// Domain is an open domain.
+type Domain interface {
+	// Endpoint opens an active endpoint (disabled until Enable).
+	Endpoint(info *Info) (Endpoint, error)
+	Close() error
+}
+
+// PassiveDomain is implemented by domains that open passive endpoints (FI_EP_MSG).
+type PassiveDomain interface {
+	PassiveEndpoint(info *Info) (PassiveEndpoint, error)
+}
+
+// Progresser is implemented by objects whose progress is driven from CQ,
+// counter and EQ reads (manual progress). Progress must be cheap when idle,
+// must not block, and must be safe to call from several goroutines.
+type Progresser interface {
+	Progress()
+}
+
+// Waiter is implemented by objects that can block until progress may be
+// possible (for example a socket became readable), so that sread-style
+// calls sleep instead of spinning. WaitReady returns when ready, when the
+// deadline passes, or when Interrupt is called.
+type Waiter interface {
+	WaitReady(deadline time.Time) error
+	Interrupt()
+}
+
+// Endpoint is an active endpoint of a provider.
+type Endpoint interface {
+	Progresser
+	// Enable starts the endpoint with its bound resources.
+	Enable(r *Resources) error
+	// Close releases the endpoint. Outstanding operations complete (in error
+	// if they must) before Close returns.
+	Close() error
+	// Name returns the endpoint's address (fi_getname).
+	Name() ([]byte, error)
+	// Send transmits m (send, sendv, sendmsg, senddata, inject).
+	Send(m Msg) error
+	// Cancel cancels a transmit operation with the given context; it
+	// returns ENOENT if none is outstanding.
+	Cancel(ctx any) error
+}
+
+// Tagged is implemented by endpoints with FI_TAGGED transmits; tagged
+// receives are matched by the SRX.
+type Tagged interface {
+	TSend(m Msg) error
+}
+
+// RMA is implemented by endpoints with FI_RMA.
+type RMA interface {
+	Read(m Msg) error
+	Write(m Msg) error
+}
+
+// Namer is implemented by endpoints whose address can be set (fi_setname).
+type Namer interface {
+	SetName(addr []byte) error
+}
+
+// Connector is implemented by connection-oriented endpoints (FI_EP_MSG).
+type Connector interface {
+	Connect(addr []byte, data []byte) error
+	Accept(data []byte) error
+	Shutdown(flags Flags) error
+	Peer() ([]byte, error)
+}
+
+// PassiveEndpoint is a listening endpoint (fi_passive_ep).
+type PassiveEndpoint interface {
+	Listen(eq EQWriter) error
+	Name() ([]byte, error)
+	SetName(addr []byte) error
+	// Reject refuses the connection request identified by handle.
+	Reject(handle any, data []byte) error
+	Close() error
+}
+
+// OptionHandler is implemented by endpoints with provider options
+// (fi_getopt/fi_setopt at FI_OPT_ENDPOINT) beyond those the root handles.
+// Unknown options return ENOPROTOOPT.
+type OptionHandler interface {
+	GetOpt(name int) (uint64, error)
+	SetOpt(name int, v uint64) error
+}
