@@ -204,11 +204,18 @@ type Progresser interface {
 
 // Waiter is implemented by objects that can block until progress may be
 // possible (for example a socket became readable), so that sread-style
-// calls sleep instead of spinning. WaitReady returns when ready, when the
-// deadline passes, or when Interrupt is called.
+// calls sleep in the runtime's network poller instead of spinning.
+// WaitReady returns nil when ready, or an error when the deadline passes or
+// the object is closed.
 type Waiter interface {
 	WaitReady(deadline time.Time) error
-	Interrupt()
+}
+
+// FDWaiter is implemented by objects with a descriptor that becomes
+// readable when progress may be possible; FI_WAIT_FD wait objects add it to
+// their epoll set, as libfabric's util wait sets do.
+type FDWaiter interface {
+	WaitFD() int
 }
 
 // Endpoint is an active endpoint of a provider.

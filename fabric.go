@@ -1,0 +1,111 @@
+package fabric
+
+import (
+	"github.com/gofabric/fabric/provider"
+)
+
+// Fabric is an open fabric (fi_fabric): the root of a provider's objects.
+type Fabric struct {
+	lc   lifecycle
+	prov provider.Provider
+	f    provider.Fabric
+	attr FabricAttr
+}
+
+// Open opens the fabric described by info (fi_fabric(info->fabric_attr)).
+func Open(info *Info) (*Fabric, error) {
+	if info == nil || info.FabricAttr == nil {
+		return nil, opErr("fi_fabric", "", ErrInval)
+	}
+	return OpenFabric(info.FabricAttr)
+}
+
+// OpenFabric opens a fabric from its attributes (fi_fabric). ProvName
+// selects the provider.
+func OpenFabric(attr *FabricAttr) (*Fabric, error) {
+	if attr == nil || attr.ProvName == "" {
+		return nil, opErr("fi_fabric", "", ErrInval)
+	}
+	p, ok := provider.Lookup(attr.ProvName)
+	if !ok {
+		return nil, opErr("fi_fabric", attr.ProvName, ErrNoData)
+	}
+	pf, err := p.Fabric(attr)
+	if err != nil {
+		return nil, opErr("fi_fabric", p.Name(), err)
+	}
+	return &Fabric{prov: p, f: pf, attr: *attr}, nil
+}
+
+// Attr returns the fabric's attributes.
+func (f *Fabric) Attr() FabricAttr { return f.attr }
+
+// Provider returns the provider's name.
+func (f *Fabric) Provider() string { return f.prov.Name() }
+
+// Close closes the fabric. It returns ErrBusy while domains or event queues
+// opened from it are open.
+func (f *Fabric) Close() error {
+	if err := f.lc.beginClose(); err != nil {
+		return opErr("fi_close", f.prov.Name(), err)
+	}
+	return opErr("fi_close", f.prov.Name(), f.f.Close())
+}
+
+// Domain is an open resource domain (fi_domain).
+type Domain struct {
+	lc     lifecycle
+	fabric *Fabric
+	d      provider.Domain
+	info   *Info
+	prov   provider.Provider
+	ext    domainExt // state owned by the shared machinery (MR keys ...)
+}
+
+// OpenDomain opens a domain of this fabric (fi_domain). info is usually one
+// returned by GetInfo.
+func (f *Fabric) OpenDomain(info *Info) (*Domain, error) {
+	if info == nil {
+		return nil, opErr("fi_domain", f.prov.Name(), ErrInval)
+	}
+	if info.FabricAttr != nil && info.FabricAttr.ProvName != "" && info.FabricAttr.ProvName != f.prov.Name() {
+		return nil, opErr("fi_domain", f.prov.Name(), ErrInval)
+	}
+	if err := f.lc.hold(); err != nil {
+		return nil, opErr("fi_domain", f.prov.Name(), err)
+	}
+	ci := info.Dup()
+	pd, err := f.f.Domain(ci)
+	if err != nil {
+		f.lc.release()
+		return nil, opErr("fi_domain", f.prov.Name(), err)
+	}
+	d := &Domain{fabric: f, d: pd, info: ci, prov: f.prov}
+	d.initExt()
+	return d, nil
+}
+
+// Fabric returns the fabric the domain belongs to.
+func (d *Domain) Fabric() *Fabric { return d.fabric }
+
+// Info returns a copy of the info the domain was opened with.
+func (d *Domain) Info() *Info { return d.info.Dup() }
+
+// Attr returns the domain attributes.
+func (d *Domain) Attr() DomainAttr {
+	if d.info.DomainAttr == nil {
+		return DomainAttr{}
+	}
+	return *d.info.DomainAttr
+}
+
+// Close closes the domain. It returns ErrBusy while endpoints, CQs,
+// counters, AVs or memory regions opened from it are open.
+func (d *Domain) Close() error {
+	if err := d.lc.beginClose(); err != nil {
+		return opErr("fi_close", d.prov.Name(), err)
+	}
+	err := d.d.Close()
+	d.fabric.lc.release()
+	return opErr("fi_close", d.prov.Name(), err)
+}
