@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The project's test command (see README): formatting, vet, the race-enabled
+# test suite (conformance, interop when FABRIC_INTEROP=1), a short run of
+# every fuzz target, every benchmark once, and the cross-compiles.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CGO_ENABLED=${CGO_ENABLED:-0}
+FUZZTIME=${FUZZTIME:-8s}
+
+echo "== gofmt"
+bad=$(gofmt -l . | grep -v '^testdata/' || true)
+if [ -n "$bad" ]; then echo "gofmt needed:"; echo "$bad"; exit 1; fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== go mod tidy"
+go mod tidy -diff
+
+echo "== go test -race"
+# -race needs cgo on linux/amd64.
+CGO_ENABLED=1 go test -race -shuffle=on -count=1 -timeout 20m ./...
+
+echo "== go test (CGO_ENABLED=0)"
+go test -count=1 -timeout 10m ./...
+
+echo "== fuzz smoke ($FUZZTIME each)"
+for pkg in $(go list ./...); do
+	dir=$(go list -f '{{.Dir}}' "$pkg")
+	for f in $(grep -hoE '^func (Fuzz[A-Za-z0-9_]+)\(' "$dir"/*_test.go 2>/dev/null | sed -E 's/^func (Fuzz[A-Za-z0-9_]+)\(/\1/' | sort -u); do
+		echo "-- $pkg $f"
+		go test -run '^$' -fuzz "^${f}\$" -fuzztime "$FUZZTIME" "$pkg"
+	done
+done
+
+echo "== benchmarks once"
+go test -run '^$' -bench . -benchtime=1x -timeout 10m ./...
+
+echo "== cross-compile"
+GOOS=darwin go vet ./...
+GOARCH=arm64 go vet ./...
+echo "== all tests passed"
