@@ -277,3 +277,31 @@ type OptionHandler interface {
 	GetOpt(name int) (uint64, error)
 	SetOpt(name int, v uint64) error
 }
+
+// ScalableDomain is implemented by domains that open scalable endpoints
+// (fi_scalable_ep). Domains without it answer ENOSYS.
+type ScalableDomain interface {
+	ScalableEndpoint(info *Info) (ScalableEndpoint, error)
+}
+
+// ScalableEndpoint is a provider's scalable endpoint: one address, several
+// transmit and receive contexts.
+type ScalableEndpoint interface {
+	// TxContext opens transmit context index; RxContext receive context index.
+	TxContext(index int, attr *TxAttr) (Endpoint, error)
+	RxContext(index int, attr *RxAttr) (Endpoint, error)
+	Name() ([]byte, error)
+	Enable(av AVView) error
+	Close() error
+}
+
+// SharedTxDomain is implemented by domains with shared transmit contexts
+// (fi_stx_context). Domains without it answer ENOSYS.
+type SharedTxDomain interface {
+	SharedTx(attr *TxAttr) (SharedTx, error)
+}
+
+// SharedTx is a shared transmit context.
+type SharedTx interface {
+	Close() error
+}
