@@ -1,0 +1,74 @@
+// Package fabric is a pure-Go implementation of the libfabric 1.17
+// programming model: fabrics, domains, endpoints, completion queues,
+// counters, address vectors, event queues, memory registration, message,
+// tagged and RMA transfers, and the provider sharing of fi_peer(3).
+//
+// Providers register themselves by name (like database/sql drivers); import
+// the ones you want, or github.com/gofabric/fabric/prov/all for every one:
+//
+//	infos, err := fabric.GetInfo(fabric.APIVersion, "127.0.0.1", "", fabric.FlagSource, hints)
+//	fab, err := fabric.Open(infos[0])
+//	dom, err := fab.OpenDomain(infos[0])
+//	cq, err := dom.OpenCQ(&fabric.CQAttr{Format: fabric.CQFormatTagged})
+//	av, err := dom.OpenAV(&fabric.AVAttr{Type: fabric.AVTable})
+//	ep, err := dom.OpenEndpoint(infos[0])
+//	ep.BindCQ(cq, fabric.FlagTransmit|fabric.FlagRecv)
+//	ep.BindAV(av)
+//	ep.Enable()
+//
+// Data-transfer calls never block; they return ErrAgain when a queue is
+// full, and reading the bound CQ makes progress. Errors are libfabric's
+// (see Errno); test them with errors.Is.
+//
+// # Mapping from libfabric calls
+//
+//	fi_getinfo                  GetInfo
+//	fi_dupinfo / fi_allocinfo   Info.Dup / AllocInfo
+//	fi_fabric                   Open, OpenFabric
+//	fi_domain                   Fabric.OpenDomain
+//	fi_eq_open                  Fabric.OpenEQ
+//	fi_cq_open                  Domain.OpenCQ
+//	fi_cntr_open                Domain.OpenCntr
+//	fi_av_open                  Domain.OpenAV
+//	fi_mr_reg / regv / regattr  Domain.RegMR / RegMRv / RegMRAttr
+//	fi_endpoint                 Domain.OpenEndpoint
+//	fi_scalable_ep              Domain.OpenScalableEndpoint
+//	fi_stx_context              Domain.OpenSTX
+//	fi_srx_context              Domain.OpenSRX
+//	fi_close                    Close on every object
+//	fi_ep_bind                  Endpoint.Bind, BindCQ, BindCntr, BindAV, BindEQ, BindSRX
+//	fi_scalable_ep_bind         ScalableEndpoint.Bind
+//	fi_tx_context / fi_rx_context  ScalableEndpoint.TxContext / RxContext
+//	fi_enable                   Endpoint.Enable
+//	fi_ep_alias                 Endpoint.Alias
+//	fi_control (GETOPSFLAG, SETOPSFLAG)  Endpoint.OpsFlags, SetOpsFlags, Control
+//	fi_getopt / fi_setopt       Endpoint.GetOpt / SetOpt (GetOptBytes / SetOptBytes)
+//	fi_cancel                   Endpoint.Cancel
+//	fi_getname / fi_setname / fi_getpeer  Endpoint.Name (GetName) / SetName / Peer
+//	fi_connect / fi_accept / fi_shutdown  Endpoint.Connect / Accept / Shutdown
+//	fi_tx_size_left / fi_rx_size_left     Endpoint.TxSizeLeft / RxSizeLeft
+//	fi_send / sendv / sendmsg / senddata / inject / injectdata
+//	                            Endpoint.Send / SendV / SendMsg / SendData / Inject / InjectData
+//	fi_recv / recvv / recvmsg   Endpoint.Recv / RecvV / RecvMsg
+//	fi_tsend ... fi_tinjectdata, fi_trecv / trecvv / trecvmsg
+//	                            Endpoint.TSend ... TInjectData, TRecv / TRecvV / TRecvMsg
+//	fi_read / readv / readmsg   Endpoint.Read / ReadV / ReadMsg
+//	fi_write / writev / writemsg / writedata / inject_write / inject_writedata
+//	                            Endpoint.Write / WriteV / WriteMsg / WriteData / InjectWrite / InjectWriteData
+//	fi_cq_read / readfrom / readerr       CQ.Read / ReadFrom / ReadErr
+//	fi_cq_sread / sreadfrom     CQ.SRead / SReadFrom (CQ.ReadWait with a context)
+//	fi_cq_signal / fi_cq_strerror         CQ.Signal / CQ.StrError
+//	fi_control(FI_GETWAIT) / fi_trywait   CQ.WaitFD / CQ.TryWait (also Cntr, EQ)
+//	fi_cntr_read / readerr / add / set / adderr / seterr / wait
+//	                            Cntr.Read / ReadErr / Add / Set / AddErr / SetErr / Wait
+//	fi_eq_read / readerr / sread / write / strerror
+//	                            EQ.Read / ReadErr / SRead / Write / StrError
+//	fi_av_insert / insertsvc / remove / lookup / straddr
+//	                            AV.Insert (InsertWithErrors) / InsertSvc / Remove / Lookup / StrAddr
+//	fi_rx_addr                  RxAddr
+//	fi_mr_key / fi_mr_desc / fi_mr_bind / fi_mr_enable  MR.Key / Desc / Bind / Enable
+//	fi_strerror                 StrError (and Errno.Error)
+//	fi_tc_dscp_set / get        TCDSCPSet / TCDSCPGet
+//	FI_PEER imports (fi_peer(3))  CQAttr.Peer, CntrAttr.Peer, Domain.OpenSRX with PeerSRX;
+//	                            the owner/peer interfaces are in package peer
+package fabric
