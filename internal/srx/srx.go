@@ -1,0 +1,916 @@
+package srx
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/gofabric/fabric/provider"
+)
+
+// DefaultMinMultiRecv is the FI_OPT_MIN_MULTI_RECV value of a new queue.
+// fi_endpoint(3) leaves the default to the provider; libfabric's tcp and
+// util code use 16 KiB.
+const DefaultMinMultiRecv = 16384
+
+// DefaultSize is the receive queue depth used when Config.Size is 0.
+const DefaultSize = 1024
+
+// inlineIOV is the number of iovec entries an entry stores without
+// allocating.
+const inlineIOV = 4
+
+// Config describes a receive queue.
+type Config struct {
+	// Size is the receive queue depth (rx_attr.size): the number of
+	// receives that may be pending at once. Posting beyond it returns
+	// EAGAIN. 0 means DefaultSize.
+	Size uint64
+	// Directed enables FI_DIRECTED_RECV: a posted receive's Addr restricts
+	// the source (AddrUnspec accepts anyone). When false, Addr is ignored.
+	Directed bool
+	// Tagged enables tagged receives (FI_TAGGED). Post(m, true) on a queue
+	// without it returns EOPNOTSUPP. Unexpected tagged messages are queued
+	// regardless.
+	Tagged bool
+	// MinMultiRecv is the initial FI_OPT_MIN_MULTI_RECV. 0 means
+	// DefaultMinMultiRecv.
+	MinMultiRecv uint64
+	// MaxUnexpected bounds the unexpected messages held (see the package
+	// documentation). 0 means unbounded.
+	MaxUnexpected int
+}
+
+type state uint8
+
+const (
+	stFree    state = iota
+	stPosted        // in a posted list (application receive or multi-recv buffer)
+	stHanded        // handed to a peer (matched, started or being discarded)
+	stGot           // returned with ENOENT, not queued yet
+	stUnexp         // queued unexpected message
+	stReleased      // multi-recv buffer released, waiting for in-flight children
+)
+
+// entry is the owner's receive entry; rx.OwnerContext points back to it.
+type entry struct {
+	rx   provider.RxEntry
+	q    *Queue
+	prev *entry
+	next *entry
+	st   state
+	tag  bool // tagged list
+
+	// unexpected messages
+	claimed  bool
+	claimCtx any
+
+	// multi-recv buffer
+	multi       bool
+	buf         []byte
+	off         uint64
+	min         uint64
+	outstanding int
+	needRelease bool // write a separate FI_MULTI_RECV entry when the last child is freed
+	cancelled   bool // write FI_ECANCELED when the last child is freed
+
+	// multi-recv child
+	parent *entry
+
+	iov [inlineIOV][]byte
+}
+
+type list struct {
+	head, tail *entry
+	n          int
+}
+
+func (l *list) push(e *entry) {
+	e.prev, e.next = l.tail, nil
+	if l.tail != nil {
+		l.tail.next = e
+	} else {
+		l.head = e
+	}
+	l.tail = e
+	l.n++
+}
+
+func (l *list) remove(e *entry) {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		l.head = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		l.tail = e.prev
+	}
+	e.prev, e.next = nil, nil
+	l.n--
+}
+
+// Queue is a receive queue: the owner side of a shared receive context. It
+// implements provider.SRXOwner. All methods are safe for concurrent use.
+type Queue struct {
+	mu       sync.Mutex
+	closed   bool
+	size     int
+	directed bool
+	tagged   bool
+	maxUnexp int
+
+	minMulti atomic.Uint64
+
+	postedMsg, postedTag list
+	unexpMsg, unexpTag   list
+	nposted              int // pending receives (multi-recv buffers count once)
+	nunexp               int // unexpected messages got or queued
+
+	pool []*entry
+
+	cq   provider.CQOwner
+	cntr provider.CntrOwner
+}
+
+var _ provider.SRXOwner = (*Queue)(nil)
+
+// New returns an empty receive queue.
+func New(cfg Config) *Queue {
+	size := cfg.Size
+	if size == 0 {
+		size = DefaultSize
+	}
+	if size > 1<<30 {
+		size = 1 << 30
+	}
+	q := &Queue{size: int(size), directed: cfg.Directed, tagged: cfg.Tagged, maxUnexp: cfg.MaxUnexpected}
+	if cfg.MinMultiRecv == 0 {
+		q.minMulti.Store(DefaultMinMultiRecv)
+	} else {
+		q.minMulti.Store(cfg.MinMultiRecv)
+	}
+	pre := q.size
+	if pre > 256 {
+		pre = 256
+	}
+	q.pool = make([]*entry, 0, pre)
+	block := make([]entry, pre)
+	for i := range block {
+		e := &block[i]
+		e.q = q
+		e.rx.OwnerContext = e
+		q.pool = append(q.pool, e)
+	}
+	return q
+}
+
+// SetCompletion sets where the queue itself writes completions (FI_PEEK
+// results, FI_DISCARD, cancellations, multi-receive buffer releases,
+// FI_ENOMSG) and which counter it bumps. Either may be nil.
+func (q *Queue) SetCompletion(cq provider.CQOwner, cntr provider.CntrOwner) {
+	q.mu.Lock()
+	q.cq, q.cntr = cq, cntr
+	q.mu.Unlock()
+}
+
+// SetMinMultiRecv sets FI_OPT_MIN_MULTI_RECV for buffers posted afterwards.
+func (q *Queue) SetMinMultiRecv(v uint64) { q.minMulti.Store(v) }
+
+// MinMultiRecv returns FI_OPT_MIN_MULTI_RECV.
+func (q *Queue) MinMultiRecv() uint64 { return q.minMulti.Load() }
+
+// Counts returns the number of pending receives and of unexpected messages.
+func (q *Queue) Counts() (posted, unexpected int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.nposted, q.nunexp
+}
+
+func (q *Queue) alloc() *entry {
+	if n := len(q.pool); n > 0 {
+		e := q.pool[n-1]
+		q.pool[n-1] = nil
+		q.pool = q.pool[:n-1]
+		return e
+	}
+	e := &entry{q: q}
+	e.rx.OwnerContext = e
+	return e
+}
+
+func (q *Queue) free(e *entry) {
+	*e = entry{q: q}
+	e.rx.OwnerContext = e
+	q.pool = append(q.pool, e)
+}
+
+func baseFlags(tagged bool) provider.Flags {
+	if tagged {
+		return provider.FlagTagged | provider.FlagRecv
+	}
+	return provider.FlagMsg | provider.FlagRecv
+}
+
+func tagMatch(recvTag, ignore, sendTag uint64) bool { return (recvTag^sendTag)&^ignore == 0 }
+
+// addrMatch reports whether a receive filtering on want accepts a message
+// from got. want is AddrUnspec when the queue is not directed.
+func addrMatch(want, got provider.Addr) bool {
+	return want == provider.AddrUnspec || want == got
+}
+
+func (q *Queue) posted(tagged bool) *list {
+	if tagged {
+		return &q.postedTag
+	}
+	return &q.postedMsg
+}
+
+func (q *Queue) unexp(tagged bool) *list {
+	if tagged {
+		return &q.unexpTag
+	}
+	return &q.unexpMsg
+}
+
+// findPosted returns the first posted receive matching a message.
+func (q *Queue) findPosted(tagged bool, addr provider.Addr, tag uint64) *entry {
+	for p := q.posted(tagged).head; p != nil; p = p.next {
+		if addrMatch(p.rx.Addr, addr) && (!tagged || tagMatch(p.rx.Tag, p.rx.Ignore, tag)) {
+			return p
+		}
+	}
+	return nil
+}
+
+// findUnexp returns the first unclaimed unexpected message matching a
+// receive.
+func (q *Queue) findUnexp(tagged bool, addr provider.Addr, tag, ignore uint64) *entry {
+	for u := q.unexp(tagged).head; u != nil; u = u.next {
+		if !u.claimed && addrMatch(addr, u.rx.Addr) && (!tagged || tagMatch(tag, ignore, u.rx.Tag)) {
+			return u
+		}
+	}
+	return nil
+}
+
+// GetMsg implements provider.SRXOwner.
+func (q *Queue) GetMsg(addr provider.Addr, size uint64) (*provider.RxEntry, error) {
+	return q.get(false, addr, size, 0)
+}
+
+// GetTag implements provider.SRXOwner.
+func (q *Queue) GetTag(addr provider.Addr, size uint64, tag uint64) (*provider.RxEntry, error) {
+	return q.get(true, addr, size, tag)
+}
+
+func (q *Queue) get(tagged bool, addr provider.Addr, size, tag uint64) (*provider.RxEntry, error) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return nil, provider.EBADF
+	}
+	if p := q.findPosted(tagged, addr, tag); p != nil {
+		var e *entry
+		if p.multi {
+			e = q.alloc()
+			e.tag = tagged
+			q.carve(p, e, size)
+		} else {
+			q.posted(tagged).remove(p)
+			q.nposted--
+			e = p
+		}
+		e.st = stHanded
+		e.rx.Addr = addr
+		e.rx.MsgSize = size
+		e.rx.Tag = tag
+		q.mu.Unlock()
+		return &e.rx, nil
+	}
+	if q.maxUnexp > 0 && q.nunexp >= q.maxUnexp {
+		q.mu.Unlock()
+		return nil, provider.EAGAIN
+	}
+	e := q.alloc()
+	e.st = stGot
+	e.tag = tagged
+	e.rx.Addr = addr
+	e.rx.MsgSize = size
+	e.rx.Tag = tag
+	e.rx.Flags = baseFlags(tagged)
+	q.nunexp++
+	q.mu.Unlock()
+	return &e.rx, provider.ENOENT
+}
+
+// carve assigns the next part of multi-recv buffer p to entry c for a
+// message of size bytes, and releases p when its free space falls below its
+// minimum. c keeps its peer fields (unexpected messages).
+func (q *Queue) carve(p, c *entry, size uint64) {
+	avail := uint64(len(p.buf)) - p.off
+	n := size
+	if n > avail {
+		n = avail
+	}
+	c.rx.SetBuf(p.buf[p.off : p.off+n : p.off+n])
+	c.rx.Context = p.rx.Context
+	c.rx.Complete = p.rx.Complete
+	c.rx.Flags = baseFlags(p.tag) | c.rx.Flags&provider.FlagRemoteCQData
+	c.rx.Ignore = p.rx.Ignore
+	c.parent = p
+	p.off += n
+	p.outstanding++
+	left := uint64(len(p.buf)) - p.off
+	if left == 0 || left < p.min {
+		q.posted(p.tag).remove(p)
+		q.nposted--
+		p.st = stReleased
+		if p.outstanding == 1 {
+			c.rx.Flags |= provider.FlagMultiRecv
+			c.rx.Complete = true
+		} else {
+			p.needRelease = true
+		}
+	}
+}
+
+// setRecv fills unexpected entry u with a receive's buffers and context.
+func setRecv(u *entry, m *provider.Msg, flags provider.Flags) {
+	if m.IOV != nil {
+		n := len(m.IOV)
+		if n <= inlineIOV {
+			copy(u.iov[:], m.IOV)
+			u.rx.IOV = u.iov[:n:n]
+		} else {
+			u.rx.IOV = append([][]byte(nil), m.IOV...)
+		}
+	} else {
+		u.rx.SetBuf(m.Buf)
+	}
+	u.rx.Context = m.Context
+	u.rx.Ignore = m.Ignore
+	u.rx.Complete = m.Flags&provider.FlagCompletion != 0
+	u.rx.Flags = flags | u.rx.Flags&provider.FlagRemoteCQData
+}
+
+// bindPosted fills unexpected entry u from posted receive p (consuming p or
+// carving from it). Called with the lock held.
+func (q *Queue) bindPosted(u, p *entry) {
+	if p.multi {
+		q.carve(p, u, u.rx.MsgSize)
+		return
+	}
+	q.posted(p.tag).remove(p)
+	q.nposted--
+	n := copy(u.iov[:], p.rx.IOV)
+	if n == len(p.rx.IOV) {
+		u.rx.IOV = u.iov[:n:n]
+	} else {
+		u.rx.IOV = append([][]byte(nil), p.rx.IOV...)
+	}
+	u.rx.Context = p.rx.Context
+	u.rx.Complete = p.rx.Complete
+	u.rx.Ignore = p.rx.Ignore
+	u.rx.Flags = p.rx.Flags | u.rx.Flags&provider.FlagRemoteCQData
+	q.free(p)
+}
+
+// QueueMsg implements provider.SRXOwner.
+func (q *Queue) QueueMsg(e *provider.RxEntry) error { return q.queue(e, false) }
+
+// QueueTag implements provider.SRXOwner.
+func (q *Queue) QueueTag(e *provider.RxEntry) error { return q.queue(e, true) }
+
+func (q *Queue) queue(re *provider.RxEntry, tagged bool) error {
+	if re == nil {
+		return provider.EINVAL
+	}
+	u, ok := re.OwnerContext.(*entry)
+	if !ok || u.q != q || &u.rx != re {
+		return provider.EINVAL
+	}
+	q.mu.Lock()
+	if u.st != stGot || u.tag != tagged || re.Peer == nil {
+		q.mu.Unlock()
+		return provider.EINVAL
+	}
+	if q.closed {
+		u.st = stHanded
+		q.nunexp--
+		q.mu.Unlock()
+		return discard(u)
+	}
+	if p := q.findPosted(tagged, re.Addr, re.Tag); p != nil {
+		q.bindPosted(u, p)
+		u.st = stHanded
+		q.nunexp--
+		q.mu.Unlock()
+		return start(u)
+	}
+	u.st = stUnexp
+	q.unexp(tagged).push(u)
+	q.mu.Unlock()
+	return nil
+}
+
+func start(u *entry) error {
+	if u.tag {
+		return u.rx.Peer.StartTag(&u.rx)
+	}
+	return u.rx.Peer.StartMsg(&u.rx)
+}
+
+func discard(u *entry) error {
+	if u.tag {
+		return u.rx.Peer.DiscardTag(&u.rx)
+	}
+	return u.rx.Peer.DiscardMsg(&u.rx)
+}
+
+// ForeachUnspecAddr implements provider.SRXOwner; see the package
+// documentation.
+func (q *Queue) ForeachUnspecAddr(getAddr func(e *provider.RxEntry) provider.Addr) {
+	if getAddr == nil {
+		return
+	}
+	var starts []*entry
+	q.mu.Lock()
+	for _, l := range []*list{&q.unexpMsg, &q.unexpTag} {
+		for u := l.head; u != nil; {
+			next := u.next
+			if u.rx.Addr == provider.AddrUnspec {
+				a := getAddr(&u.rx)
+				u.rx.Addr = a
+				if a != provider.AddrUnspec && !u.claimed {
+					if p := q.findPosted(u.tag, a, u.rx.Tag); p != nil {
+						l.remove(u)
+						q.nunexp--
+						q.bindPosted(u, p)
+						u.st = stHanded
+						starts = append(starts, u)
+					}
+				}
+			}
+			u = next
+		}
+	}
+	q.mu.Unlock()
+	for _, u := range starts {
+		_ = start(u)
+	}
+}
+
+// FreeEntry implements provider.SRXOwner: the peer is done with e.
+func (q *Queue) FreeEntry(re *provider.RxEntry) {
+	if re == nil {
+		return
+	}
+	e, ok := re.OwnerContext.(*entry)
+	if !ok || e.q != q || &e.rx != re {
+		return
+	}
+	q.mu.Lock()
+	switch e.st {
+	case stFree, stPosted, stReleased:
+		// Not the peer's to free.
+		q.mu.Unlock()
+		return
+	case stGot:
+		q.nunexp--
+	case stUnexp:
+		q.unexp(e.tag).remove(e)
+		q.nunexp--
+	}
+	p := e.parent
+	q.free(e)
+	var rel *entry
+	var relCtx any
+	var relFlags provider.Flags
+	var relTag uint64
+	var cancelled bool
+	if p != nil {
+		p.outstanding--
+		if p.st == stReleased && p.outstanding == 0 {
+			if p.needRelease || p.cancelled {
+				rel = p
+				relCtx = p.rx.Context
+				relTag = p.rx.Tag
+				cancelled = p.cancelled
+				relFlags = baseFlags(p.tag) | provider.FlagMultiRecv
+			}
+			q.free(p)
+		}
+	}
+	cq := q.cq
+	q.mu.Unlock()
+	if rel != nil && cq != nil {
+		if cancelled {
+			writeCanceled(cq, relCtx, relFlags, relTag)
+		} else {
+			_ = cq.Write(relCtx, provider.FlagMultiRecv, 0, nil, 0, 0, provider.AddrNotAvail)
+		}
+	}
+}
+
+func writeCanceled(cq provider.CQOwner, ctx any, flags provider.Flags, tag uint64) {
+	_ = cq.WriteErr(&provider.CQErrEntry{OpContext: ctx, Flags: flags, Tag: tag, Err: provider.ECANCELED,
+		Src: provider.AddrNotAvail})
+}
+
+// sameCtx compares two operation contexts without panicking on
+// incomparable dynamic types.
+func sameCtx(a, b any) (eq bool) {
+	defer func() {
+		if recover() != nil {
+			eq = false
+		}
+	}()
+	return a == b
+}
+
+// Post posts a receive. m is not retained. m.Flags selects the operation:
+// FlagCompletion (write a successful completion), FlagPeek, FlagClaim,
+// FlagDiscard, FlagMultiRecv; see the package documentation. m.Addr is the
+// source filter (used with Config.Directed), m.Tag and m.Ignore the tag
+// filter (tagged). Post returns EAGAIN when Size receives are pending,
+// EINVAL for invalid flag combinations or buffers, EOPNOTSUPP for a tagged
+// receive on an untagged queue, and EBADF once closed.
+func (q *Queue) Post(m *provider.Msg, tagged bool) error {
+	if m == nil {
+		return provider.EINVAL
+	}
+	flags := m.Flags
+	peek := flags&provider.FlagPeek != 0
+	claim := flags&provider.FlagClaim != 0
+	disc := flags&provider.FlagDiscard != 0
+	multi := flags&provider.FlagMultiRecv != 0
+	if tagged && !q.tagged {
+		return provider.EOPNOTSUPP
+	}
+	if disc && !peek && !claim {
+		return provider.EINVAL
+	}
+	if multi && (peek || claim) {
+		return provider.EINVAL
+	}
+	addr := m.Addr
+	if !q.directed {
+		addr = provider.AddrUnspec
+	}
+	switch {
+	case peek:
+		return q.peek(m, tagged, addr, claim, disc)
+	case claim:
+		return q.claim(m, tagged, disc)
+	case multi:
+		return q.postMulti(m, tagged, addr)
+	}
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return provider.EBADF
+	}
+	if u := q.findUnexp(tagged, addr, m.Tag, m.Ignore); u != nil {
+		q.unexp(tagged).remove(u)
+		q.nunexp--
+		setRecv(u, m, baseFlags(tagged))
+		u.st = stHanded
+		q.mu.Unlock()
+		return start(u)
+	}
+	if q.nposted >= q.size {
+		q.mu.Unlock()
+		return provider.EAGAIN
+	}
+	p := q.alloc()
+	p.st = stPosted
+	p.tag = tagged
+	setRecv(p, m, baseFlags(tagged))
+	p.rx.Addr = addr
+	p.rx.Tag = m.Tag
+	q.posted(tagged).push(p)
+	q.nposted++
+	q.mu.Unlock()
+	return nil
+}
+
+func (q *Queue) postMulti(m *provider.Msg, tagged bool, addr provider.Addr) error {
+	buf := m.Buf
+	if m.IOV != nil {
+		if len(m.IOV) != 1 {
+			return provider.EINVAL
+		}
+		buf = m.IOV[0]
+	}
+	if len(buf) == 0 {
+		return provider.EINVAL
+	}
+	var inline [8]*entry
+	starts := inline[:0]
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return provider.EBADF
+	}
+	if q.nposted >= q.size {
+		q.mu.Unlock()
+		return provider.EAGAIN
+	}
+	p := q.alloc()
+	p.st = stPosted
+	p.tag = tagged
+	p.multi = true
+	p.buf = buf
+	p.min = q.minMulti.Load()
+	p.rx.Addr = addr
+	p.rx.Tag = m.Tag
+	p.rx.Ignore = m.Ignore
+	p.rx.Context = m.Context
+	p.rx.Complete = m.Flags&provider.FlagCompletion != 0
+	p.rx.Flags = baseFlags(tagged)
+	// Post first so that carve's release bookkeeping sees a posted buffer.
+	q.posted(tagged).push(p)
+	q.nposted++
+	for p.st == stPosted {
+		u := q.findUnexp(tagged, addr, m.Tag, m.Ignore)
+		if u == nil {
+			break
+		}
+		q.unexp(tagged).remove(u)
+		q.nunexp--
+		q.carve(p, u, u.rx.MsgSize)
+		u.st = stHanded
+		starts = append(starts, u)
+	}
+	q.mu.Unlock()
+	var err error
+	for _, u := range starts {
+		if e := start(u); e != nil && err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+func (q *Queue) peek(m *provider.Msg, tagged bool, addr provider.Addr, claim, disc bool) error {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return provider.EBADF
+	}
+	cq, cntr := q.cq, q.cntr
+	u := q.findUnexp(tagged, addr, m.Tag, m.Ignore)
+	if u == nil {
+		q.mu.Unlock()
+		if cq != nil {
+			_ = cq.WriteErr(&provider.CQErrEntry{OpContext: m.Context, Flags: baseFlags(tagged), Tag: m.Tag,
+				Err: provider.ENOMSG, Src: provider.AddrNotAvail})
+		}
+		return nil
+	}
+	flags := baseFlags(tagged)
+	var data uint64
+	if u.rx.Flags&provider.FlagRemoteCQData != 0 {
+		flags |= provider.FlagRemoteCQData
+		data = u.rx.CQData
+	}
+	size, tag, src := u.rx.MsgSize, u.rx.Tag, u.rx.Addr
+	switch {
+	case disc:
+		q.unexp(tagged).remove(u)
+		q.nunexp--
+		u.st = stHanded
+		q.mu.Unlock()
+		_ = discard(u)
+		if cq != nil {
+			_ = cq.Write(m.Context, flags, size, nil, data, tag, src)
+		}
+		if cntr != nil {
+			cntr.Inc()
+		}
+		return nil
+	case claim:
+		u.claimed = true
+		u.claimCtx = m.Context
+		flags |= provider.FlagClaim
+	}
+	q.mu.Unlock()
+	if cq != nil {
+		_ = cq.Write(m.Context, flags, size, nil, data, tag, src)
+	}
+	return nil
+}
+
+func (q *Queue) claim(m *provider.Msg, tagged bool, disc bool) error {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return provider.EBADF
+	}
+	var u *entry
+	for e := q.unexp(tagged).head; e != nil; e = e.next {
+		if e.claimed && sameCtx(e.claimCtx, m.Context) {
+			u = e
+			break
+		}
+	}
+	if u == nil {
+		q.mu.Unlock()
+		return provider.EINVAL
+	}
+	q.unexp(tagged).remove(u)
+	q.nunexp--
+	u.st = stHanded
+	if disc {
+		cq, cntr := q.cq, q.cntr
+		flags := baseFlags(tagged) | provider.FlagClaim
+		var data uint64
+		if u.rx.Flags&provider.FlagRemoteCQData != 0 {
+			flags |= provider.FlagRemoteCQData
+			data = u.rx.CQData
+		}
+		size, tag, src := u.rx.MsgSize, u.rx.Tag, u.rx.Addr
+		q.mu.Unlock()
+		_ = discard(u)
+		if cq != nil {
+			_ = cq.Write(m.Context, flags, size, nil, data, tag, src)
+		}
+		if cntr != nil {
+			cntr.Inc()
+		}
+		return nil
+	}
+	setRecv(u, m, baseFlags(tagged)|provider.FlagClaim)
+	q.mu.Unlock()
+	return start(u)
+}
+
+// Cancel cancels the first pending receive posted with context ctx: it
+// writes one FI_ECANCELED error completion and returns nil, or returns
+// ENOENT if no pending receive has that context.
+func (q *Queue) Cancel(ctx any) error {
+	q.mu.Lock()
+	var p *entry
+	for _, l := range []*list{&q.postedMsg, &q.postedTag} {
+		for e := l.head; e != nil; e = e.next {
+			if sameCtx(e.rx.Context, ctx) {
+				p = e
+				break
+			}
+		}
+		if p != nil {
+			break
+		}
+	}
+	if p == nil {
+		q.mu.Unlock()
+		return provider.ENOENT
+	}
+	q.posted(p.tag).remove(p)
+	q.nposted--
+	cq := q.cq
+	flags := baseFlags(p.tag)
+	if p.multi {
+		flags |= provider.FlagMultiRecv
+		if p.outstanding > 0 {
+			p.st = stReleased
+			p.cancelled = true
+			q.mu.Unlock()
+			return nil
+		}
+	}
+	tag := p.rx.Tag
+	q.free(p)
+	q.mu.Unlock()
+	if cq != nil {
+		writeCanceled(cq, ctx, flags, tag)
+	}
+	return nil
+}
+
+// Close cancels every pending receive (FI_ECANCELED completions) and
+// discards every unexpected message through its peer. Later posts return
+// EBADF; GetMsg/GetTag return EBADF and a nil entry; entries already handed
+// to peers may still be freed.
+func (q *Queue) Close() error {
+	type canceled struct {
+		ctx   any
+		flags provider.Flags
+		tag   uint64
+	}
+	var cancels []canceled
+	var discards []*entry
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return provider.EBADF
+	}
+	q.closed = true
+	for _, l := range []*list{&q.postedMsg, &q.postedTag} {
+		for l.head != nil {
+			p := l.head
+			l.remove(p)
+			q.nposted--
+			flags := baseFlags(p.tag)
+			if p.multi {
+				flags |= provider.FlagMultiRecv
+				if p.outstanding > 0 {
+					p.st = stReleased
+					p.cancelled = true
+					continue
+				}
+			}
+			cancels = append(cancels, canceled{p.rx.Context, flags, p.rx.Tag})
+			q.free(p)
+		}
+	}
+	for _, l := range []*list{&q.unexpMsg, &q.unexpTag} {
+		for l.head != nil {
+			u := l.head
+			l.remove(u)
+			q.nunexp--
+			u.st = stHanded
+			discards = append(discards, u)
+		}
+	}
+	cq := q.cq
+	q.mu.Unlock()
+	if cq != nil {
+		for _, c := range cancels {
+			writeCanceled(cq, c.ctx, c.flags, c.tag)
+		}
+	}
+	for _, u := range discards {
+		_ = discard(u)
+	}
+	return nil
+}
+
+// Deliver copies payload into e's buffers. n is the number of bytes placed;
+// olen is the number that did not fit (FI_ETRUNC when non-zero).
+func Deliver(e *provider.RxEntry, payload []byte) (n int, olen uint64) {
+	for _, b := range e.IOV {
+		if len(payload) == 0 {
+			break
+		}
+		c := copy(b, payload)
+		n += c
+		payload = payload[c:]
+	}
+	return n, uint64(len(payload))
+}
+
+// Complete writes the completion of receive entry e after n bytes were
+// placed and olen bytes did not fit: an FI_ETRUNC error completion (with
+// Olen) when olen > 0, else a success completion when e.Complete is set.
+// Flags are e.Flags masked with provider.ReportedCompFlags; Data is e.CQData
+// when e.Flags has FlagRemoteCQData; Buf is set for the messages of a
+// multi-receive buffer. The counter (if any) is incremented, or its error
+// value on truncation. src is the source address reported (AddrNotAvail if
+// unknown). The peer calls FreeEntry afterwards.
+func Complete(cq provider.CQOwner, cntr provider.CntrOwner, e *provider.RxEntry, n int, olen uint64, src provider.Addr) {
+	flags := e.Flags & provider.ReportedCompFlags
+	var data uint64
+	if e.Flags&provider.FlagRemoteCQData != 0 {
+		data = e.CQData
+	}
+	var buf []byte
+	if oe, ok := e.OwnerContext.(*entry); ok && oe.parent != nil && len(e.IOV) == 1 {
+		b := e.IOV[0]
+		if n < len(b) {
+			b = b[:n]
+		}
+		buf = b
+	}
+	if olen > 0 {
+		if cq != nil {
+			_ = cq.WriteErr(&provider.CQErrEntry{OpContext: e.Context, Flags: flags, Len: uint64(n), Buf: buf,
+				Data: data, Tag: e.Tag, Olen: olen, Err: provider.ETRUNC, Src: src})
+		}
+		if cntr != nil {
+			cntr.IncErr()
+		}
+		return
+	}
+	if e.Complete && cq != nil {
+		_ = cq.Write(e.Context, flags, uint64(n), buf, data, e.Tag, src)
+	}
+	if cntr != nil {
+		cntr.Inc()
+	}
+}
+
+// CompleteErr writes an error completion with err for receive entry e
+// (for example when the peer cannot deliver the message) and increments
+// the counter's error value.
+func CompleteErr(cq provider.CQOwner, cntr provider.CntrOwner, e *provider.RxEntry, err provider.Errno, src provider.Addr) {
+	if cq != nil {
+		_ = cq.WriteErr(&provider.CQErrEntry{OpContext: e.Context, Flags: e.Flags & provider.ReportedCompFlags,
+			Tag: e.Tag, Err: err, Src: src})
+	}
+	if cntr != nil {
+		cntr.IncErr()
+	}
+}
