@@ -43,12 +43,12 @@ type Config struct {
 type state uint8
 
 const (
-	stFree    state = iota
-	stPosted        // in a posted list (application receive or multi-recv buffer)
-	stHanded        // handed to a peer (matched, started or being discarded)
-	stGot           // returned with ENOENT, not queued yet
-	stUnexp         // queued unexpected message
-	stReleased      // multi-recv buffer released, waiting for in-flight children
+	stFree     state = iota
+	stPosted         // in a posted list (application receive or multi-recv buffer)
+	stHanded         // handed to a peer (matched, started or being discarded)
+	stGot            // returned with ENOENT, not queued yet
+	stUnexp          // queued unexpected message
+	stReleased       // multi-recv buffer released, waiting for in-flight children
 )
 
 // entry is the owner's receive entry; rx.OwnerContext points back to it.
