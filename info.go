@@ -1,0 +1,270 @@
+package fabric
+
+import (
+	"net/netip"
+	"os"
+	"strings"
+
+	infohints "github.com/gofabric/fabric/internal/hints"
+	"github.com/gofabric/fabric/provider"
+)
+
+// Discovery: fi_getinfo(3) and friends map to Go as follows.
+//
+//	fi_getinfo(version, node, service, flags, hints, &info)  GetInfo(version, node, service, flags, hints) ([]*Info, error)
+//	fi_freeinfo(info)                                       (garbage collected; nothing to call)
+//	fi_allocinfo()                                          AllocInfo()
+//	fi_dupinfo(info)                                        Dup(info) (or info.Dup())
+//	fi_tostr(info, FI_TYPE_INFO)                            InfoToString(info)
+//	fi_getparams(&params, &count)                           EnvVars()
+//	FI_VERSION(major, minor)                                Version(major, minor)
+//
+// The linked list of fi_info becomes a slice; info->next does not exist.
+
+// FI_PROVIDER is read on every GetInfo call.
+const infoEnvProvider = "FI_PROVIDER"
+
+// GetInfo returns the ways to communicate that the registered providers
+// offer, subject to node, service, flags and hints (fi_getinfo).
+//
+// version is the API version the application is written for, built with
+// Version(1, 17); a version newer than APIVersion, or older than 1.0,
+// returns an error matching ErrNoSys. (C libfabric accepts versions below
+// 1.0 without complaint; no such version was ever released.)
+//
+// node and service are optional ("" for none). Without FlagSource they
+// name the destination: every returned Info has DestAddr set to the
+// resolved node:service (and SrcAddr to a local address that reaches it).
+// With FlagSource they name the local address: SrcAddr is the resolved
+// node:service, and at least one of them must be given. FlagNumericHost
+// says node is a numeric address: IP providers then do no name look-up,
+// and a node that is not numeric matches nothing.
+//
+// hints may be nil: every configuration of every provider is returned, as
+// the provider describes it. Otherwise every non-zero field of hints must
+// be satisfied and the returned Infos are narrowed to the hints (see
+// fi_getinfo(3) and package internal/hints for the exact rules):
+//
+//   - Caps: the requested primary capabilities are present and no other
+//     primary capability is (secondary ones such as FI_SOURCE or
+//     FI_LOCAL_COMM may be); TxAttr.Caps and RxAttr.Caps are subsets of
+//     Caps. Zero means the provider's defaults.
+//   - Mode: the mode bits the application supports. Zero (in non-nil
+//     hints) means none: Infos that need a mode bit are not returned. A
+//     provider may drop a mode it prefers but can do without.
+//   - FabricAttr.ProvName selects a provider by name, case-insensitively;
+//     for a layered name such as "tcp;ofi_rxm" the first component selects
+//     the provider. FabricAttr.Name and DomainAttr.Name must match.
+//   - EPAttr.Type, AddrFormat (FI_SOCKADDR accepts FI_SOCKADDR_IN and
+//     FI_SOCKADDR_IN6), DomainAttr.Threading, ControlProgress,
+//     DataProgress (echoed when the provider can honour them),
+//     ResourceMgmt, AVType, MRMode (the returned mr_mode is a subset of
+//     the requested bits; legacy FI_MR_BASIC/FI_MR_SCALABLE are returned
+//     as requested), CQDataSize, MsgOrder (the returned order is a
+//     superset), sizes and limits (the returned values are at least the
+//     requested ones), OpFlags.
+//   - Handle is copied to every returned Info (a passive endpoint whose
+//     address the endpoint opened from the Info adopts).
+//   - A nil attribute structure (DomainAttr, EPAttr ...) places no
+//     constraint on that structure.
+//
+// The FI_PROVIDER environment variable, read on each call, restricts the
+// providers used: a comma-separated list of names, or, with a leading '^',
+// of names to exclude.
+//
+// The returned Infos are fresh copies the caller may modify, ordered by
+// provider registration and then as each provider ranks them. Each has
+// FabricAttr.ProvName, ProvVersion and APIVersion (= version) set. With no
+// match GetInfo returns nil and an *OpError{Op: "fi_getinfo"} matching
+// ErrNoData.
+//
+// With flags exactly FlagProvAttrOnly, GetInfo returns one Info per
+// registered provider, whatever FI_PROVIDER and hints say, with only
+// FabricAttr.ProvName, ProvVersion and APIVersion set (what `fi_info -l`
+// lists).
+func GetInfo(version uint32, node, service string, flags Flags, hints *Info) ([]*Info, error) {
+	const op = "fi_getinfo"
+	if version > APIVersion || version < Version(1, 0) {
+		return nil, opErr(op, "", ErrNoSys)
+	}
+	provs := provider.Providers()
+	if flags == FlagProvAttrOnly {
+		out := make([]*Info, 0, len(provs))
+		for _, p := range provs {
+			info := AllocInfo()
+			info.FabricAttr.ProvName = p.Name()
+			info.FabricAttr.ProvVersion = p.Version()
+			info.FabricAttr.APIVersion = version
+			out = append(out, info)
+		}
+		if len(out) == 0 {
+			return nil, opErr(op, "", ErrNoData)
+		}
+		return out, nil
+	}
+	if flags&FlagSource != 0 && node == "" && service == "" {
+		return nil, opErr(op, "", ErrNoData)
+	}
+	filter := infoProvFilter()
+	var want string
+	if hints != nil && hints.FabricAttr != nil {
+		want = infohints.FirstProvName(hints.FabricAttr.ProvName)
+	}
+	var out []*Info
+	for _, p := range provs {
+		name := p.Name()
+		if filter.Excludes(name) || (want != "" && !strings.EqualFold(want, name)) {
+			continue
+		}
+		// Each provider gets its own copy of the hints, so that neither
+		// the caller's hints nor the next provider's view can be changed.
+		var h *Info
+		if hints != nil {
+			h = hints.Dup()
+		}
+		got, err := p.GetInfo(version, node, service, flags, h)
+		if err != nil {
+			// As in libfabric, one provider's failure (usually
+			// ENODATA) does not hide the others' results.
+			continue
+		}
+		for _, pi := range got {
+			if pi == nil {
+				continue
+			}
+			if info := infoFilter(version, name, p.Version(), node, service, flags, pi, hints); info != nil {
+				out = append(out, info)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, opErr(op, "", ErrNoData)
+	}
+	return out, nil
+}
+
+// infoProvFilter parses FI_PROVIDER.
+func infoProvFilter() infohints.ProvFilter {
+	v, ok := os.LookupEnv(infoEnvProvider)
+	return infohints.ParseProvFilter(v, ok)
+}
+
+// infoFilter copies one provider Info, completes its fabric attributes and
+// applies the generic hint rules; it returns nil if the Info does not
+// match.
+func infoFilter(version uint32, provName string, provVersion uint32, node, service string, flags Flags,
+	pi, user *Info) *Info {
+	info := pi.Dup()
+	infohints.Normalize(info)
+	fa := info.FabricAttr
+	if fa.ProvName == "" {
+		fa.ProvName = provName
+	}
+	fa.ProvVersion = provVersion
+	if infohints.Check(version, info, user) != nil {
+		return nil
+	}
+	infohints.Alter(version, info, user)
+	fa.APIVersion = version
+	if node != "" || service != "" {
+		if flags&FlagSource != 0 {
+			if len(info.SrcAddr) == 0 {
+				return nil
+			}
+		} else if len(info.DestAddr) == 0 {
+			return nil
+		}
+	}
+	if flags&FlagNumericHost != 0 && node != "" && infoIPFormat(info.AddrFormat) && !infoNumericHost(node) {
+		return nil
+	}
+	return info
+}
+
+func infoIPFormat(f AddrFormat) bool {
+	return f == SockAddr || f == SockAddrIn || f == SockAddrIn6
+}
+
+// infoNumericHost reports whether node is a numeric IP address (optionally
+// in brackets, optionally with an IPv6 zone), as getaddrinfo with
+// AI_NUMERICHOST accepts it.
+func infoNumericHost(node string) bool {
+	node = strings.TrimSuffix(strings.TrimPrefix(node, "["), "]")
+	_, err := netip.ParseAddr(node)
+	return err == nil
+}
+
+// Dup returns a deep copy of info (fi_dupinfo): addresses, attribute
+// structures and authentication keys are copied; Handle is shared. Dup of
+// nil returns AllocInfo().
+func Dup(info *Info) *Info { return info.Dup() }
+
+// AllocInfo returns an Info whose attribute structures are allocated and
+// zero (fi_allocinfo), ready to be filled in as hints.
+func AllocInfo() *Info { return (*Info)(nil).Dup() }
+
+// InfoToString renders info exactly as fi_tostr(info, FI_TYPE_INFO) does
+// in libfabric 1.17, which is the block `fi_info -v` prints for each info:
+//
+//	fi_info:
+//	    caps: [ FI_MSG, FI_RECV, FI_SEND ]
+//	    ...
+//	    fi_tx_attr:
+//	        caps: [ FI_MSG, FI_SEND ]
+//	    ...
+//	    nic: (nil)
+//
+// Addresses print as "fi_sockaddr_in://127.0.0.1:0", absent ones as
+// "(null)", empty names as "(null)", empty bit sets as "[  ]".
+func InfoToString(info *Info) string { return infohints.Format(info) }
+
+// ParamType is the type of a configuration variable (enum fi_param_type).
+type ParamType = provider.ParamType
+
+// Configuration variable types.
+const (
+	ParamString = provider.ParamString
+	ParamInt    = provider.ParamInt
+	ParamBool   = provider.ParamBool
+	ParamSize   = provider.ParamSize
+)
+
+// EnvVar describes an environment variable the library reads (struct
+// fi_param).
+type EnvVar struct {
+	Name string // e.g. "FI_PROVIDER", "FI_UDP_IFACE"
+	Type ParamType
+	// Help is the description as `fi_info -e` prints it; variables of a
+	// provider carry the provider's name as prefix ("udp: Specify
+	// interface name").
+	Help string
+	// Provider is the provider that reads the variable, or "" for the
+	// core library.
+	Provider string
+}
+
+// Value returns the variable's value in the environment and whether it is
+// set.
+func (v EnvVar) Value() (string, bool) { return os.LookupEnv(v.Name) }
+
+// infoCoreEnv lists the variables the core library reads.
+var infoCoreEnv = []EnvVar{
+	{Name: infoEnvProvider, Type: ParamString, Help: "Only use specified provider (default: all available)"},
+}
+
+// EnvVars returns the environment variables the library reads
+// (fi_getparams): the core library's, then those of each registered
+// provider that lists them (provider.ParamLister), in registration order.
+func EnvVars() []EnvVar {
+	out := append([]EnvVar(nil), infoCoreEnv...)
+	for _, p := range provider.Providers() {
+		pl, ok := p.(provider.ParamLister)
+		if !ok {
+			continue
+		}
+		for _, pv := range pl.Params() {
+			out = append(out, EnvVar{Name: pv.Name, Type: pv.Type, Help: p.Name() + ": " + pv.Help, Provider: p.Name()})
+		}
+	}
+	return out
+}
