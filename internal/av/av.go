@@ -1,0 +1,556 @@
+// Package av implements address vectors (fi_av(3)) for every provider: a
+// table of peer addresses indexed by fi_addr_t, with per-address insert
+// results, removal and re-insertion, lookup, printing, FI_AV_USER_ID and a
+// zero-allocation reverse lookup (address bytes to fi_addr) for FI_SOURCE.
+//
+// Both FI_AV_TABLE and FI_AV_MAP hand out the same values: the index of the
+// address in the table, starting at 0. A new address takes the lowest
+// unused index (fi_av(3): "inserted at the lowest index that corresponds to
+// an unused table location"), so indices are sequential across insert calls
+// until an address is removed, after which its index is reused first. For
+// FI_AV_MAP the values are opaque to the application, which libfabric
+// allows; libfabric's own util AV does the same. The top RxCtxBits bits of
+// an fi_addr are reserved for the receive context index (fi_rx_addr) and
+// ignored by Lookup.
+//
+// Address validation and printing come from the provider's
+// provider.AddrHandler; without one any non-empty byte string is valid and
+// printed in hex. Duplicate insertions are not detected (fi_av(3) leaves
+// them undefined): each gets its own index, and Reverse reports the most
+// recent live one.
+//
+// An AV is safe for concurrent use; Lookup and Reverse take a read lock and
+// do not allocate.
+package av
+
+import (
+	"net/netip"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/gofabric/fabric/provider"
+)
+
+// Config describes an address vector.
+type Config struct {
+	// Type is FI_AV_MAP or FI_AV_TABLE; FI_AV_UNSPEC selects FI_AV_TABLE.
+	Type provider.AVType
+	// Count is the expected number of addresses (a sizing hint only).
+	Count uint64
+	// RxCtxBits is the number of high fi_addr bits reserved for receive
+	// context indices (scalable endpoints), 0..63.
+	RxCtxBits int
+	// Format is the address format of the domain.
+	Format provider.AddrFormat
+	// Handler validates, prints and resolves addresses; may be nil.
+	Handler provider.AddrHandler
+	// UserID applies FI_AV_USER_ID to every insert.
+	UserID bool
+}
+
+type slot struct {
+	addr    []byte
+	user    provider.Addr
+	hasUser bool
+	valid   bool
+}
+
+// AV is an address vector. It implements provider.AVView.
+type AV struct {
+	mu     sync.RWMutex
+	cfg    Config
+	mask   provider.Addr // index bits of an fi_addr
+	slots  []slot
+	free   []provider.Addr // unused indices below len(slots), ascending
+	live   int
+	rev    map[string]provider.Addr
+	closed bool
+
+	lmu       sync.Mutex
+	listeners map[int]func()
+	nextL     int
+}
+
+var _ provider.AVView = (*AV)(nil)
+
+// New returns an empty address vector. It returns EINVAL for an unknown
+// type or RxCtxBits outside 0..63.
+func New(cfg Config) (*AV, error) {
+	switch cfg.Type {
+	case provider.AVUnspec:
+		cfg.Type = provider.AVTable
+	case provider.AVMap, provider.AVTable:
+	default:
+		return nil, provider.EINVAL
+	}
+	if cfg.RxCtxBits < 0 || cfg.RxCtxBits > 63 {
+		return nil, provider.EINVAL
+	}
+	hint := cfg.Count
+	if hint > 1<<16 {
+		hint = 1 << 16
+	}
+	a := &AV{cfg: cfg, mask: ^provider.Addr(0) >> uint(cfg.RxCtxBits),
+		slots: make([]slot, 0, hint), rev: make(map[string]provider.Addr, hint)}
+	return a, nil
+}
+
+// Type returns the AV type (FI_AV_TABLE for FI_AV_UNSPEC).
+func (a *AV) Type() provider.AVType { return a.cfg.Type }
+
+// Format returns the address format.
+func (a *AV) Format() provider.AddrFormat { return a.cfg.Format }
+
+// RxCtxBits returns the number of receive context bits.
+func (a *AV) RxCtxBits() int { return a.cfg.RxCtxBits }
+
+// Len returns the number of addresses currently in the AV.
+func (a *AV) Len() int {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.live
+}
+
+// Base strips the receive context bits from addr.
+func (a *AV) Base(addr provider.Addr) provider.Addr { return addr & a.mask }
+
+// RxIndex returns the receive context index encoded in addr (fi_rx_addr).
+func (a *AV) RxIndex(addr provider.Addr) int {
+	if a.cfg.RxCtxBits == 0 {
+		return 0
+	}
+	return int(uint64(addr) >> uint(64-a.cfg.RxCtxBits))
+}
+
+// ValidAddr reports whether b is a valid address for this AV.
+func (a *AV) ValidAddr(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	if a.cfg.Handler != nil {
+		return a.cfg.Handler.ValidAddr(a.cfg.Format, b)
+	}
+	return true
+}
+
+// Insert flags accepted.
+const insertFlags = provider.FlagMore | provider.FlagSyncErr | provider.FlagAVUserID
+
+// Insert adds addrs (fi_av_insert). fiAddrs may be nil; otherwise it needs
+// one element per address and receives each address's fi_addr, or
+// AddrNotAvail for an address that was not inserted. With FlagAVUserID (or
+// Config.UserID) fiAddrs is also the input: fiAddrs[i] is the user id
+// reported instead of the fi_addr by Reverse. With FlagSyncErr and non-nil
+// errs, errs[i] receives nil or the insertion error of address i. The
+// result is the number of addresses inserted. Errors: EBADFLAGS for unknown
+// flags, ENOEQ for FI_EVENT (asynchronous inserts need an EQ; none can be
+// bound), EINVAL for short fiAddrs/errs or user ids without fiAddrs, EBADF
+// after Close.
+func (a *AV) Insert(addrs [][]byte, fiAddrs []provider.Addr, flags provider.Flags, errs []error) (int, error) {
+	if flags&provider.FlagEvent != 0 {
+		return 0, provider.ENOEQ
+	}
+	if flags&^insertFlags != 0 {
+		return 0, provider.EBADFLAGS
+	}
+	userID := a.cfg.UserID || flags&provider.FlagAVUserID != 0
+	if fiAddrs != nil && len(fiAddrs) < len(addrs) || userID && fiAddrs == nil && len(addrs) > 0 {
+		return 0, provider.EINVAL
+	}
+	if flags&provider.FlagSyncErr == 0 {
+		errs = nil
+	}
+	if errs != nil && len(errs) < len(addrs) {
+		return 0, provider.EINVAL
+	}
+	n := 0
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return 0, provider.EBADF
+	}
+	for i, b := range addrs {
+		if !a.ValidAddr(b) {
+			if fiAddrs != nil {
+				fiAddrs[i] = provider.AddrNotAvail
+			}
+			if errs != nil {
+				errs[i] = provider.EINVAL
+			}
+			continue
+		}
+		s := slot{addr: append([]byte(nil), b...), valid: true}
+		if userID {
+			s.user, s.hasUser = fiAddrs[i], true
+		}
+		var idx provider.Addr
+		if len(a.free) > 0 {
+			idx = a.free[0]
+			a.free = a.free[1:]
+			a.slots[idx] = s
+		} else {
+			idx = provider.Addr(len(a.slots))
+			a.slots = append(a.slots, s)
+		}
+		a.live++
+		a.rev[string(s.addr)] = idx
+		if fiAddrs != nil {
+			fiAddrs[i] = idx
+		}
+		if errs != nil {
+			errs[i] = nil
+		}
+		n++
+	}
+	a.mu.Unlock()
+	if n > 0 {
+		a.notify()
+	}
+	return n, nil
+}
+
+// InsertSvc resolves node and service through the provider's
+// AddrHandler.ResolveService and inserts the result (fi_av_insertsvc).
+// fiAddr may be nil. Without a handler it returns ENOSYS. A resolution
+// failure is a failed insert: the result is 0, *fiAddr is AddrNotAvail and
+// errs[0] (with FlagSyncErr) holds the error.
+func (a *AV) InsertSvc(node, service string, fiAddr *provider.Addr, flags provider.Flags, errs []error) (int, error) {
+	var one [1]provider.Addr
+	var fa []provider.Addr
+	if fiAddr != nil {
+		one[0] = *fiAddr
+		fa = one[:]
+	}
+	n, err := a.insertResolved([]string{node}, []string{service}, fa, flags, errs)
+	if fiAddr != nil && err == nil {
+		*fiAddr = one[0]
+	}
+	return n, err
+}
+
+// InsertSym inserts nodecnt x svccnt addresses (fi_av_insertsym): for each
+// node from node to node+nodecnt-1 (a numeric IP address is incremented; a
+// host name must end in a number when nodecnt > 1), the services service to
+// service+svccnt-1. fiAddrs (may be nil) and errs are as for Insert.
+func (a *AV) InsertSym(node string, nodecnt int, service string, svccnt int, fiAddrs []provider.Addr,
+	flags provider.Flags, errs []error) (int, error) {
+	if nodecnt <= 0 || svccnt <= 0 {
+		return 0, provider.EINVAL
+	}
+	nodes, err := symNodes(node, nodecnt)
+	if err != nil {
+		return 0, err
+	}
+	svcs, err := symServices(service, svccnt)
+	if err != nil {
+		return 0, err
+	}
+	var ns, ss []string
+	for _, n := range nodes {
+		for _, s := range svcs {
+			ns = append(ns, n)
+			ss = append(ss, s)
+		}
+	}
+	return a.insertResolved(ns, ss, fiAddrs, flags, errs)
+}
+
+func (a *AV) insertResolved(nodes, services []string, fiAddrs []provider.Addr, flags provider.Flags, errs []error) (int, error) {
+	h := a.cfg.Handler
+	if h == nil {
+		return 0, provider.ENOSYS
+	}
+	if flags&provider.FlagEvent != 0 {
+		return 0, provider.ENOEQ
+	}
+	if flags&^insertFlags != 0 {
+		return 0, provider.EBADFLAGS
+	}
+	if fiAddrs != nil && len(fiAddrs) < len(nodes) {
+		return 0, provider.EINVAL
+	}
+	if flags&provider.FlagSyncErr == 0 {
+		errs = nil
+	}
+	if errs != nil && len(errs) < len(nodes) {
+		return 0, provider.EINVAL
+	}
+	addrs := make([][]byte, len(nodes))
+	rerr := make([]error, len(nodes))
+	for i := range nodes {
+		b, err := h.ResolveService(a.cfg.Format, nodes[i], services[i])
+		if err != nil {
+			rerr[i] = err
+			continue
+		}
+		if len(b) == 0 {
+			rerr[i] = provider.EINVAL
+			continue
+		}
+		addrs[i] = b
+	}
+	ierr := make([]error, len(nodes))
+	n, err := a.Insert(addrs, fiAddrs, flags|provider.FlagSyncErr, ierr)
+	if err != nil {
+		return 0, err
+	}
+	for i := range nodes {
+		e := ierr[i]
+		if rerr[i] != nil {
+			e = rerr[i]
+		}
+		if errs != nil {
+			errs[i] = e
+		}
+	}
+	return n, nil
+}
+
+func symNodes(node string, cnt int) ([]string, error) {
+	if cnt == 1 {
+		return []string{node}, nil
+	}
+	if ip, err := netip.ParseAddr(node); err == nil {
+		out := make([]string, cnt)
+		for i := range out {
+			if !ip.IsValid() {
+				return nil, provider.EINVAL
+			}
+			out[i] = ip.String()
+			ip = ip.Next()
+		}
+		return out, nil
+	}
+	j := len(node)
+	for j > 0 && node[j-1] >= '0' && node[j-1] <= '9' {
+		j--
+	}
+	if j == len(node) {
+		return nil, provider.EINVAL
+	}
+	width := len(node) - j
+	v, err := strconv.ParseUint(node[j:], 10, 64)
+	if err != nil {
+		return nil, provider.EINVAL
+	}
+	out := make([]string, cnt)
+	for i := range out {
+		s := strconv.FormatUint(v+uint64(i), 10)
+		for len(s) < width {
+			s = "0" + s
+		}
+		out[i] = node[:j] + s
+	}
+	return out, nil
+}
+
+func symServices(service string, cnt int) ([]string, error) {
+	if cnt == 1 {
+		return []string{service}, nil
+	}
+	v, err := strconv.ParseUint(service, 10, 16)
+	if err != nil || v+uint64(cnt)-1 > 65535 {
+		return nil, provider.EINVAL
+	}
+	out := make([]string, cnt)
+	for i := range out {
+		out[i] = strconv.FormatUint(v+uint64(i), 10)
+	}
+	return out, nil
+}
+
+// Remove removes addresses (fi_av_remove). It removes nothing and returns
+// EINVAL if any fi_addr is out of range, not in the AV (never inserted or
+// already removed) or repeated; EBADFLAGS for non-zero flags.
+func (a *AV) Remove(fiAddrs []provider.Addr, flags provider.Flags) error {
+	if flags != 0 {
+		return provider.EBADFLAGS
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return provider.EBADF
+	}
+	for i, fa := range fiAddrs {
+		if fa == provider.AddrNotAvail || fa&^a.mask != 0 || uint64(fa) >= uint64(len(a.slots)) ||
+			!a.slots[fa].valid {
+			return provider.EINVAL
+		}
+		for _, prev := range fiAddrs[:i] {
+			if prev == fa {
+				return provider.EINVAL
+			}
+		}
+	}
+	for _, fa := range fiAddrs {
+		s := &a.slots[fa]
+		key := string(s.addr)
+		*s = slot{}
+		a.live--
+		j := sort.Search(len(a.free), func(k int) bool { return a.free[k] >= fa })
+		a.free = append(a.free, 0)
+		copy(a.free[j+1:], a.free[j:])
+		a.free[j] = fa
+		if cur, ok := a.rev[key]; ok && cur == fa {
+			delete(a.rev, key)
+			for k := len(a.slots) - 1; k >= 0; k-- {
+				if a.slots[k].valid && string(a.slots[k].addr) == key {
+					a.rev[key] = provider.Addr(k)
+					break
+				}
+			}
+		}
+	}
+	// Trim trailing unused slots so that fresh tables keep growing densely.
+	for len(a.slots) > 0 && !a.slots[len(a.slots)-1].valid {
+		last := provider.Addr(len(a.slots) - 1)
+		a.slots = a.slots[:last]
+		if n := len(a.free); n > 0 && a.free[n-1] == last {
+			a.free = a.free[:n-1]
+		}
+	}
+	return nil
+}
+
+// Lookup implements provider.AVView: the address stored for fi_addr addr
+// (receive context bits ignored), or nil. The result must not be modified.
+func (a *AV) Lookup(addr provider.Addr) []byte {
+	if addr == provider.AddrNotAvail {
+		return nil
+	}
+	idx := uint64(addr & a.mask)
+	a.mu.RLock()
+	var b []byte
+	if idx < uint64(len(a.slots)) && a.slots[idx].valid {
+		b = a.slots[idx].addr
+	}
+	a.mu.RUnlock()
+	return b
+}
+
+// LookupCopy copies the address stored for addr into buf (fi_av_lookup),
+// truncating if buf is short, and returns the full address length. It
+// returns EINVAL for an fi_addr that is not in the AV.
+func (a *AV) LookupCopy(addr provider.Addr, buf []byte) (int, error) {
+	b := a.Lookup(addr)
+	if b == nil {
+		return 0, provider.EINVAL
+	}
+	copy(buf, b)
+	return len(b), nil
+}
+
+// Reverse implements provider.AVView: the fi_addr of the address bytes b
+// (its user id if one was given at insert), or AddrNotAvail. It does not
+// allocate.
+func (a *AV) Reverse(b []byte) provider.Addr {
+	a.mu.RLock()
+	idx, ok := a.rev[string(b)]
+	r := provider.AddrNotAvail
+	if ok {
+		r = idx
+		if s := &a.slots[idx]; s.hasUser {
+			r = s.user
+		}
+	}
+	a.mu.RUnlock()
+	return r
+}
+
+// ReverseIndex is Reverse without the user id substitution: the fi_addr
+// itself.
+func (a *AV) ReverseIndex(b []byte) provider.Addr {
+	a.mu.RLock()
+	idx, ok := a.rev[string(b)]
+	a.mu.RUnlock()
+	if !ok {
+		return provider.AddrNotAvail
+	}
+	return idx
+}
+
+// UserID returns the user id stored for addr with FI_AV_USER_ID.
+func (a *AV) UserID(addr provider.Addr) (provider.Addr, bool) {
+	idx := uint64(addr & a.mask)
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if addr == provider.AddrNotAvail || idx >= uint64(len(a.slots)) || !a.slots[idx].valid {
+		return provider.AddrNotAvail, false
+	}
+	s := &a.slots[idx]
+	return s.user, s.hasUser
+}
+
+// StrAddr renders an address of the AV's format (fi_av_straddr); the
+// address need not be in the AV.
+func (a *AV) StrAddr(b []byte) string {
+	if a.cfg.Handler != nil {
+		return a.cfg.Handler.AddrString(a.cfg.Format, b)
+	}
+	if a.cfg.Format == provider.AddrStr {
+		for len(b) > 0 && b[len(b)-1] == 0 {
+			b = b[:len(b)-1]
+		}
+		return string(b)
+	}
+	const digits = "0123456789abcdef"
+	out := make([]byte, 2, 2+2*len(b))
+	out[0], out[1] = '0', 'x'
+	for _, c := range b {
+		out = append(out, digits[c>>4], digits[c&15])
+	}
+	return string(out)
+}
+
+// OnInsert registers fn to be called (without locks held) after every
+// insert that added at least one address, for example to let a peer SRX
+// resolve unknown sources (fi_peer(3) foreach_unspec_addr). The returned
+// function unregisters it.
+func (a *AV) OnInsert(fn func()) (cancel func()) {
+	a.lmu.Lock()
+	defer a.lmu.Unlock()
+	if a.listeners == nil {
+		a.listeners = make(map[int]func())
+	}
+	id := a.nextL
+	a.nextL++
+	a.listeners[id] = fn
+	return func() {
+		a.lmu.Lock()
+		delete(a.listeners, id)
+		a.lmu.Unlock()
+	}
+}
+
+func (a *AV) notify() {
+	a.lmu.Lock()
+	if len(a.listeners) == 0 {
+		a.lmu.Unlock()
+		return
+	}
+	fns := make([]func(), 0, len(a.listeners))
+	for _, fn := range a.listeners {
+		fns = append(fns, fn)
+	}
+	a.lmu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+// Close releases the addresses. Later inserts and removals return EBADF;
+// lookups find nothing.
+func (a *AV) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return provider.EBADF
+	}
+	a.closed = true
+	a.slots = nil
+	a.free = nil
+	a.rev = map[string]provider.Addr{}
+	a.live = 0
+	return nil
+}
