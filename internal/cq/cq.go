@@ -1,0 +1,517 @@
+package cq
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofabric/fabric/internal/progress"
+	"github.com/gofabric/fabric/provider"
+)
+
+// DefaultSize is the number of entries of a CQ opened with size 0 (the
+// value of libfabric's util CQ).
+const DefaultSize = 1024
+
+// MaxSize is the largest CQ size accepted. Memory grows with use, not with
+// the size: the ring starts small and doubles up to the size.
+const MaxSize = 1 << 30
+
+// initialCap is the ring capacity a CQ starts with (at most its size).
+const initialCap = 256
+
+// Config describes a CQ (the fi_cq_attr fields that matter here).
+type Config struct {
+	// Size is the capacity in entries (successes and errors together);
+	// 0 means DefaultSize.
+	Size int
+	// Format selects which CQEntry fields reads fill; UNSPEC means CONTEXT,
+	// as in libfabric's util CQ.
+	Format provider.CQFormat
+	// WaitObj is the wait object (FI_WAIT_NONE by default).
+	WaitObj provider.WaitObj
+	// WaitCond is FI_CQ_COND_NONE or FI_CQ_COND_THRESHOLD (the threshold is
+	// given to SRead).
+	WaitCond provider.CQWaitCond
+	// SourceErr (FI_SOURCE_ERR) makes WriteUnknownSrc produce an
+	// FI_EADDRNOTAVAIL error entry carrying the raw source address instead
+	// of a completion with source FI_ADDR_NOTAVAIL.
+	SourceErr bool
+	// LegacyErrData (fabric opened with API < 1.5) makes ReadErr always
+	// return a CQ-owned err_data buffer.
+	LegacyErrData bool
+}
+
+// Check validates c and returns it with defaults applied.
+func (c Config) Check() (Config, error) {
+	if c.Size < 0 || c.Size > MaxSize {
+		return c, provider.EINVAL
+	}
+	if c.Size == 0 {
+		c.Size = DefaultSize
+	}
+	switch c.Format {
+	case provider.CQFormatUnspec:
+		c.Format = provider.CQFormatContext
+	case provider.CQFormatContext, provider.CQFormatMsg, provider.CQFormatData, provider.CQFormatTagged:
+	default:
+		return c, provider.EINVAL
+	}
+	if err := progress.CheckWaitObj(c.WaitObj); err != nil {
+		return c, err
+	}
+	switch c.WaitCond {
+	case provider.CQCondNone, provider.CQCondThreshold:
+	default:
+		return c, provider.EINVAL
+	}
+	return c, nil
+}
+
+type slot struct {
+	e   provider.CQEntry
+	src provider.Addr
+	err bool // the completion is the head of the error queue
+}
+
+// CQ is a completion queue. All methods are goroutine-safe.
+type CQ struct {
+	hub progress.Hub
+	cfg Config
+
+	signaled atomic.Bool // fi_cq_signal, consumed by the next blocking read
+
+	mu      sync.Mutex
+	ring    []slot // power-of-two capacity
+	head, n int
+	errs    []provider.CQErrEntry // FIFO of error entries, power-of-two capacity
+	eh, en  int
+	overrun bool
+	dropped uint64
+	closed  bool
+	errData []byte // CQ-owned err_data returned by ReadErr
+}
+
+var _ provider.CQOwner = (*CQ)(nil)
+
+// New opens a CQ.
+func New(cfg Config) (*CQ, error) {
+	cfg, err := cfg.Check()
+	if err != nil {
+		return nil, err
+	}
+	q := &CQ{cfg: cfg}
+	if err := q.hub.Init(cfg.WaitObj); err != nil {
+		return nil, err
+	}
+	c := initialCap
+	for c > 1 && c/2 >= cfg.Size {
+		c /= 2
+	}
+	q.ring = make([]slot, c)
+	return q, nil
+}
+
+// Config returns the effective configuration (defaults applied).
+func (q *CQ) Config() Config { return q.cfg }
+
+// Sources is the set of progress sources driven by reads of this CQ.
+func (q *CQ) Sources() *progress.Set { return &q.hub.Set }
+
+// AddSource binds a progress source (an endpoint); for FI_WAIT_FD its
+// descriptor joins the wait set when it implements provider.FDWaiter.
+func (q *CQ) AddSource(p provider.Progresser) error {
+	if q.hub.N.Closed() {
+		return provider.EBADF
+	}
+	return q.hub.AddSource(p)
+}
+
+// RemoveSource unbinds a progress source.
+func (q *CQ) RemoveSource(p provider.Progresser) { q.hub.RemoveSource(p) }
+
+// Progress drives progress of the bound sources once.
+func (q *CQ) Progress() { q.hub.Set.Run() }
+
+// ---- owner side (provider.CQOwner) ----
+
+// push reserves the tail slot; q.mu is held. It reports false (and records
+// the overrun) when the CQ is full or already overrun.
+func (q *CQ) push() (*slot, error) {
+	if q.closed {
+		return nil, provider.EBADF
+	}
+	if q.overrun || q.n >= q.cfg.Size {
+		q.overrun = true
+		q.dropped++
+		return nil, provider.EOVERRUN
+	}
+	if q.n == len(q.ring) {
+		q.grow()
+	}
+	s := &q.ring[(q.head+q.n)&(len(q.ring)-1)]
+	q.n++
+	return s, nil
+}
+
+func (q *CQ) grow() {
+	r := make([]slot, 2*len(q.ring))
+	for i := 0; i < q.n; i++ {
+		r[i] = q.ring[(q.head+i)&(len(q.ring)-1)]
+	}
+	q.ring, q.head = r, 0
+}
+
+// Write adds a successful completion (fi_ops_cq_owner write). Flags outside
+// provider.ReportedCompFlags are dropped. It returns EOVERRUN when the CQ is
+// full (the completion is lost and the CQ is overrun).
+func (q *CQ) Write(ctx any, flags provider.Flags, length uint64, buf []byte, data, tag uint64, src provider.Addr) error {
+	q.mu.Lock()
+	s, err := q.push()
+	if err != nil {
+		q.mu.Unlock()
+		return err
+	}
+	s.e = provider.CQEntry{OpContext: ctx, Flags: flags & provider.ReportedCompFlags, Len: length, Buf: buf,
+		Data: data, Tag: tag}
+	s.src = src
+	s.err = false
+	q.mu.Unlock()
+	q.hub.Signal()
+	return nil
+}
+
+// WriteErr adds an error completion (fi_ops_cq_owner writeerr); e is
+// copied, including ErrData. Err is made positive; 0 becomes EOTHER.
+func (q *CQ) WriteErr(e *provider.CQErrEntry) error {
+	if e == nil {
+		return provider.EINVAL
+	}
+	q.mu.Lock()
+	s, err := q.push()
+	if err != nil {
+		q.mu.Unlock()
+		return err
+	}
+	s.e = provider.CQEntry{}
+	s.src = e.Src
+	s.err = true
+	if q.en == len(q.errs) {
+		q.growErrs()
+	}
+	d := &q.errs[(q.eh+q.en)&(len(q.errs)-1)]
+	q.en++
+	keep := d.ErrData[:0]
+	*d = *e
+	d.Flags &= provider.ReportedCompFlags
+	if d.Err < 0 {
+		d.Err = -d.Err
+	} else if d.Err == 0 {
+		d.Err = provider.EOTHER
+	}
+	d.ErrData = append(keep, e.ErrData...)
+	q.mu.Unlock()
+	q.hub.Signal()
+	return nil
+}
+
+func (q *CQ) growErrs() {
+	c := 2 * len(q.errs)
+	if c == 0 {
+		c = 4
+	}
+	r := make([]provider.CQErrEntry, c)
+	for i := 0; i < q.en; i++ {
+		r[i] = q.errs[(q.eh+i)&(len(q.errs)-1)]
+	}
+	q.errs, q.eh = r, 0
+}
+
+// WriteUnknownSrc adds a completion of a message whose source address raw
+// is not in the address vector. With FI_SOURCE_ERR it is an error entry
+// FI_EADDRNOTAVAIL with raw in ErrData (fi_cq(3)); otherwise a successful
+// completion with source FI_ADDR_NOTAVAIL. Providers find this method with a
+// type assertion on the CQOwner they were given (see UnknownSrcWriter).
+func (q *CQ) WriteUnknownSrc(ctx any, flags provider.Flags, length uint64, buf []byte, data, tag uint64, raw []byte) error {
+	if !q.cfg.SourceErr {
+		return q.Write(ctx, flags, length, buf, data, tag, provider.AddrNotAvail)
+	}
+	e := provider.CQErrEntry{OpContext: ctx, Flags: flags, Len: length, Buf: buf, Data: data, Tag: tag,
+		Err: provider.EADDRNOTAVAIL, ErrData: raw, Src: provider.AddrNotAvail}
+	return q.WriteErr(&e)
+}
+
+// UnknownSrcWriter is the optional CQ owner operation a provider uses to
+// report a message from a source that is not in the AV (implemented by
+// *CQ). Owners that lack it get Write with src FI_ADDR_NOTAVAIL.
+type UnknownSrcWriter interface {
+	WriteUnknownSrc(ctx any, flags provider.Flags, length uint64, buf []byte, data, tag uint64, raw []byte) error
+}
+
+var _ UnknownSrcWriter = (*CQ)(nil)
+
+// ---- reader side ----
+
+func project(dst *provider.CQEntry, src *provider.CQEntry, f provider.CQFormat) {
+	switch f {
+	case provider.CQFormatContext:
+		*dst = provider.CQEntry{OpContext: src.OpContext}
+	case provider.CQFormatMsg:
+		*dst = provider.CQEntry{OpContext: src.OpContext, Flags: src.Flags, Len: src.Len}
+	case provider.CQFormatData:
+		*dst = provider.CQEntry{OpContext: src.OpContext, Flags: src.Flags, Len: src.Len, Buf: src.Buf, Data: src.Data}
+	default:
+		*dst = *src
+	}
+}
+
+// status reports the state an empty read returns; q.mu is held.
+func (q *CQ) statusLocked() error {
+	switch {
+	case q.closed:
+		return provider.EBADF
+	case q.n == 0 && q.overrun:
+		return provider.EOVERRUN
+	case q.n == 0:
+		return provider.EAGAIN
+	case q.ring[q.head].err:
+		return provider.EAVAIL
+	}
+	return nil
+}
+
+// readLocked moves up to len(entries) successful completions out; q.mu is
+// held. src, if not nil, receives the source addresses (it must be at least
+// as long as entries).
+func (q *CQ) readLocked(entries []provider.CQEntry, src []provider.Addr) (int, error) {
+	if err := q.statusLocked(); err != nil {
+		return 0, err
+	}
+	mask := len(q.ring) - 1
+	k := 0
+	for k < len(entries) && q.n > 0 {
+		s := &q.ring[q.head]
+		if s.err {
+			break
+		}
+		project(&entries[k], &s.e, q.cfg.Format)
+		if k < len(src) {
+			src[k] = s.src
+		}
+		*s = slot{}
+		q.head = (q.head + 1) & mask
+		q.n--
+		k++
+	}
+	return k, nil
+}
+
+// Read reads up to len(entries) completions (fi_cq_read); see the package
+// documentation for the rules. It drives progress of the bound sources when
+// the CQ is empty. Errors are bare Errno constants: EAGAIN, EAVAIL,
+// EOVERRUN, EBADF (closed).
+func (q *CQ) Read(entries []provider.CQEntry) (int, error) { return q.ReadFrom(entries, nil) }
+
+// ReadFrom is Read that also returns source addresses (fi_cq_readfrom):
+// src[i] is the source of entries[i] (FI_ADDR_NOTAVAIL when unknown). src
+// may be nil; otherwise it must be at least as long as entries (EINVAL).
+func (q *CQ) ReadFrom(entries []provider.CQEntry, src []provider.Addr) (int, error) {
+	if src != nil && len(src) < len(entries) {
+		return 0, provider.EINVAL
+	}
+	if len(entries) == 0 {
+		q.hub.Set.Run()
+		q.mu.Lock()
+		err := q.statusLocked()
+		q.mu.Unlock()
+		return 0, err
+	}
+	q.mu.Lock()
+	if q.n == 0 && !q.closed {
+		q.mu.Unlock()
+		q.hub.Set.Run()
+		q.mu.Lock()
+	}
+	k, err := q.readLocked(entries, src)
+	q.mu.Unlock()
+	return k, err
+}
+
+// ReadErr moves the error entry at the head into e (fi_cq_readerr). It
+// returns EAGAIN when no error entry is at the head. err_data follows
+// fi_cq(3) for API >= 1.5: if len(e.ErrData) > 0 on input the data is
+// copied into it and e.ErrData is resliced to the bytes copied; otherwise
+// (and always with LegacyErrData) e.ErrData is set to a CQ-owned buffer that
+// stays valid until the next ReadErr.
+func (q *CQ) ReadErr(e *provider.CQErrEntry) error {
+	if e == nil {
+		return provider.EINVAL
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return provider.EBADF
+	}
+	if q.n == 0 || !q.ring[q.head].err {
+		return provider.EAGAIN
+	}
+	d := &q.errs[q.eh]
+	user := e.ErrData
+	if q.cfg.LegacyErrData || len(user) == 0 || q.isErrDataBuf(user) {
+		*e = *d
+		if len(d.ErrData) == 0 {
+			e.ErrData = nil
+		} else {
+			q.errData = append(q.errData[:0], d.ErrData...)
+			e.ErrData = q.errData
+		}
+	} else {
+		*e = *d
+		e.ErrData = user[:copy(user, d.ErrData)]
+	}
+	*d = provider.CQErrEntry{ErrData: d.ErrData[:0]}
+	q.eh = (q.eh + 1) & (len(q.errs) - 1)
+	q.en--
+	q.ring[q.head] = slot{}
+	q.head = (q.head + 1) & (len(q.ring) - 1)
+	q.n--
+	return nil
+}
+
+// isErrDataBuf reports whether b is the CQ-owned buffer handed out by an
+// earlier ReadErr (an application that reuses its entry asks again for a
+// CQ-owned buffer rather than a copy into ours).
+func (q *CQ) isErrDataBuf(b []byte) bool {
+	return cap(q.errData) > 0 && cap(b) > 0 && &b[:1][0] == &q.errData[:1][0]
+}
+
+// SRead is the blocking read (fi_cq_sread / fi_cq_sreadfrom). It returns as
+// soon as completions are available (with FI_CQ_COND_THRESHOLD: at least
+// min(threshold, len(entries), size) of them, or an error entry, or an
+// overrun), when fi_cq_signal was called (EAGAIN, also for a signal issued
+// before the call), when the deadline passes (the entries that are queued,
+// or EAGAIN), when done closes (progress.ErrDone), or when the CQ is closed
+// (EBADF). A zero deadline waits forever. With FI_WAIT_NONE it returns
+// ENOSYS at once.
+func (q *CQ) SRead(entries []provider.CQEntry, src []provider.Addr, threshold int, deadline time.Time,
+	done <-chan struct{}) (int, error) {
+	if len(entries) == 0 || (src != nil && len(src) < len(entries)) {
+		return 0, provider.EINVAL
+	}
+	if q.cfg.WaitObj == provider.WaitNone {
+		return 0, provider.ENOSYS
+	}
+	want := 1
+	if q.cfg.WaitCond == provider.CQCondThreshold && threshold > 1 {
+		want = min(threshold, len(entries), q.cfg.Size)
+	}
+	var k int
+	var err error
+	ready := func() bool {
+		q.hub.Set.Run()
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		if q.closed || q.n >= want || q.overrun || (q.n > 0 && q.ring[q.head].err) {
+			k, err = q.readLocked(entries, src)
+			return true
+		}
+		if q.signaled.Swap(false) {
+			if q.n > 0 {
+				k, err = q.readLocked(entries, src)
+			} else {
+				k, err = 0, provider.EAGAIN
+			}
+			return true
+		}
+		return false
+	}
+	berr := q.hub.Block(deadline, done, ready)
+	if berr == nil {
+		return k, err
+	}
+	if berr == progress.ErrClosed {
+		return 0, provider.EBADF
+	}
+	// Deadline or done: return what is queued, if anything.
+	q.mu.Lock()
+	if q.n > 0 && !q.closed {
+		k, err = q.readLocked(entries, src)
+		q.mu.Unlock()
+		return k, err
+	}
+	q.mu.Unlock()
+	if berr == progress.ErrTimeout {
+		return 0, provider.EAGAIN
+	}
+	return 0, berr
+}
+
+// Signal wakes blocked readers (fi_cq_signal); the signal is remembered
+// until a blocking read consumes it. It returns ENOSYS for FI_WAIT_NONE.
+func (q *CQ) Signal() error {
+	if q.cfg.WaitObj == provider.WaitNone {
+		return provider.ENOSYS
+	}
+	if q.hub.N.Closed() {
+		return provider.EBADF
+	}
+	q.signaled.Store(true)
+	q.hub.Signal()
+	return nil
+}
+
+// WaitFD returns the FI_WAIT_FD descriptor (fi_control FI_GETWAIT):
+// ENODATA for FI_WAIT_NONE, ENOSYS for the other wait objects.
+func (q *CQ) WaitFD() (int, error) { return q.hub.WaitFD() }
+
+// TryWait (fi_trywait) resets the FD signal, drives progress, and returns
+// EAGAIN if entries (or an overrun) are ready to read, 0 if the caller may
+// wait on the descriptor. EINVAL for FI_WAIT_NONE.
+func (q *CQ) TryWait() error {
+	if err := q.hub.TryWait(); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return provider.EBADF
+	}
+	if q.n > 0 || q.overrun {
+		return provider.EAGAIN
+	}
+	return nil
+}
+
+// StrError converts a provider error number (fi_cq_strerror).
+func (q *CQ) StrError(provErrno int, errData []byte) string { return provider.StrError(provErrno) }
+
+// Len returns the number of queued entries, errors included.
+func (q *CQ) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.n
+}
+
+// Overrun reports whether the CQ overran and how many completions were
+// dropped.
+func (q *CQ) Overrun() (bool, uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.overrun, q.dropped
+}
+
+// Close discards the queued entries, fails blocked and later reads with
+// EBADF and closes the wait object. A second Close returns EBADF.
+func (q *CQ) Close() error {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return provider.EBADF
+	}
+	q.closed = true
+	clear(q.ring)
+	clear(q.errs)
+	q.n, q.en = 0, 0
+	q.mu.Unlock()
+	return q.hub.Close()
+}
