@@ -23,8 +23,8 @@ const inlineIOV = 4
 type Config struct {
 	// Size is the receive queue depth (rx_attr.size): the number of
 	// receives that may be pending at once. Posting beyond it returns
-	// EAGAIN. 0 means DefaultSize.
-	Size uint64
+	// EAGAIN. 0 (or less) means DefaultSize.
+	Size int
 	// Directed enables FI_DIRECTED_RECV: a posted receive's Addr restricts
 	// the source (AddrUnspec accepts anyone). When false, Addr is ignored.
 	Directed bool
@@ -138,13 +138,10 @@ var _ provider.SRXOwner = (*Queue)(nil)
 // New returns an empty receive queue.
 func New(cfg Config) *Queue {
 	size := cfg.Size
-	if size == 0 {
+	if size <= 0 {
 		size = DefaultSize
 	}
-	if size > 1<<30 {
-		size = 1 << 30
-	}
-	q := &Queue{size: int(size), directed: cfg.Directed, tagged: cfg.Tagged, maxUnexp: cfg.MaxUnexpected}
+	q := &Queue{size: size, directed: cfg.Directed, tagged: cfg.Tagged, maxUnexp: cfg.MaxUnexpected}
 	if cfg.MinMultiRecv == 0 {
 		q.minMulti.Store(DefaultMinMultiRecv)
 	} else {
