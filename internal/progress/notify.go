@@ -272,8 +272,7 @@ func waitReady(p provider.Progresser, deadline time.Time) error {
 }
 
 // watch waits for p's readiness while anyone is parked; on readiness it
-// runs the set's progress and, if that produced a notification, wakes the
-// readers. A source that reports readiness without producing anything is
+// runs the set's progress and wakes the readers. A source that reports readiness without producing anything is
 // polled with an exponential backoff instead of in a tight loop.
 func (n *Notifier) watch(set *Set, p provider.Progresser) {
 	backoff := time.Duration(0)
@@ -294,9 +293,12 @@ func (n *Notifier) watch(set *Set, p provider.Progresser) {
 		}
 		g := n.gen.Load()
 		set.Run()
-		if n.gen.Load() != g {
+		productive := n.gen.Load() != g
+		// Wake the readers so they re-check, even if nothing was
+		// notified: progress may have changed state they poll.
+		n.Notify()
+		if productive {
 			backoff = 0
-			n.Notify()
 			continue
 		}
 		// Ready but unproductive: pause before asking again.
