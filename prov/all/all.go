@@ -1,0 +1,9 @@
+// Package all registers every provider of the module; the command-line
+// tools import it.
+//
+//	import _ "github.com/gofabric/fabric/prov/all"
+package all
+
+import (
+	_ "github.com/gofabric/fabric/prov/udp" // "udp": FI_EP_DGRAM over UDP sockets
+)
