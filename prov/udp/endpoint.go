@@ -1,0 +1,450 @@
+package udp
+
+import (
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/internal/sys"
+	"github.com/gofabric/fabric/provider"
+)
+
+// Endpoint states.
+const (
+	stateCreated int32 = iota
+	stateEnabled
+	stateClosed
+)
+
+// maxDatagram is the bounce buffer size: the largest UDP payload.
+const maxDatagram = 65536
+
+// endpoint is a udp FI_EP_DGRAM endpoint: one non-blocking UDP socket.
+type endpoint struct {
+	state atomic.Int32
+	auto  bool       // FI_PROGRESS_AUTO: a goroutine progresses receives
+	caps  provider.Caps
+	fmt   provider.AddrFormat
+
+	mu       sync.Mutex // control path: SetName, Enable, Close
+	sock     *sys.Conn  // replaced only before Enable (SetName)
+	autoDone chan struct{}
+
+	// Set by Enable, read-only afterwards.
+	txCQ, rxCQ     provider.CQOwner
+	txCntr, rxCntr provider.CntrOwner
+	av             provider.AVView
+	rq             provider.SRXOwner
+	needSrc        bool // look up the source fi_addr of every datagram
+	reportSrc      bool // FI_SOURCE: completions carry the source
+
+	// Receive side, guarded by rxMu.
+	rxMu   sync.Mutex
+	bounce []byte
+	from   [sys.SizeofSockaddrMax]byte
+
+	// Unexpected-message buffers, guarded by poolMu (never held across a
+	// call into the SRX).
+	poolMu sync.Mutex
+	free   []*ubuf
+	live   int
+	drops  atomic.Uint64 // datagrams dropped for lack of a buffer
+}
+
+// ubuf holds an unexpected datagram until a receive matches it.
+type ubuf struct {
+	b    []byte // pooled buffer (MaxMsgSize), or a larger one-off
+	n    int    // bytes stored
+	size int    // the datagram's real length
+}
+
+var (
+	_ provider.Endpoint   = (*endpoint)(nil)
+	_ provider.Waiter     = (*endpoint)(nil)
+	_ provider.FDWaiter   = (*endpoint)(nil)
+	_ provider.Namer      = (*endpoint)(nil)
+	_ provider.SRXPeer    = (*endpoint)(nil)
+	_ provider.Progresser = (*endpoint)(nil)
+)
+
+func newEndpoint(info *provider.Info) (*endpoint, error) {
+	if info == nil {
+		return nil, provider.EINVAL
+	}
+	if info.EPAttr != nil && info.EPAttr.Type != provider.EPUnspec && info.EPAttr.Type != provider.EPDgram {
+		return nil, provider.EINVAL
+	}
+	src := info.SrcAddr
+	if src == nil {
+		src = defaultSource(info)
+	}
+	if _, f, ok := decodeSockaddr(src); !ok || !formatOK(info.AddrFormat, f) {
+		return nil, provider.EINVAL
+	}
+	sock, err := sys.OpenUDP(src)
+	if err != nil {
+		return nil, err
+	}
+	ep := &endpoint{sock: sock, caps: info.Caps, fmt: info.AddrFormat, bounce: make([]byte, maxDatagram)}
+	if ep.caps == 0 {
+		ep.caps = infoCaps
+	}
+	if info.DomainAttr != nil && info.DomainAttr.DataProgress == provider.ProgressAuto {
+		ep.auto = true
+	}
+	return ep, nil
+}
+
+// defaultSource is the address an endpoint opened without src_addr binds:
+// the source the kernel would use towards dest_addr, or else the first
+// interface address GetInfo lists (honouring FI_UDP_IFACE and the address
+// format), with an ephemeral port.
+func defaultSource(info *provider.Info) []byte {
+	if info.DestAddr != nil {
+		if s := sourceFor(info.DestAddr); s != nil {
+			return s
+		}
+	}
+	addrs, _ := sys.ListAddrs(os.Getenv(envIface))
+	for _, a := range addrs {
+		sa := appendSockaddr(nil, ifaceSockaddr(a))
+		if _, f, _ := decodeSockaddr(sa); formatOK(info.AddrFormat, f) {
+			return sa
+		}
+	}
+	return nil
+}
+
+// Name returns the socket's address (getsockname) in libfabric's layout.
+func (ep *endpoint) Name() ([]byte, error) {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.state.Load() == stateClosed {
+		return nil, provider.EBADF
+	}
+	return ep.sock.Name()
+}
+
+// SetName rebinds the endpoint to addr (fi_setname); only before Enable.
+func (ep *endpoint) SetName(addr []byte) error {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	switch ep.state.Load() {
+	case stateClosed:
+		return provider.EBADF
+	case stateEnabled:
+		return provider.EOPBADSTATE
+	}
+	if _, f, ok := decodeSockaddr(addr); !ok || !formatOK(ep.fmt, f) {
+		return provider.EINVAL
+	}
+	sock, err := sys.OpenUDP(addr)
+	if err != nil {
+		return err
+	}
+	old := ep.sock
+	ep.sock = sock
+	old.Close()
+	return nil
+}
+
+// Enable starts the endpoint. udp needs both CQs (FI_ENOCQ), an AV
+// (FI_ENOAV) and a receive queue.
+func (ep *endpoint) Enable(r *provider.Resources) error {
+	if r == nil {
+		return provider.EINVAL
+	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	switch ep.state.Load() {
+	case stateClosed:
+		return provider.EBADF
+	case stateEnabled:
+		return nil
+	}
+	if r.TxCQ == nil || r.RxCQ == nil {
+		return provider.ENOCQ
+	}
+	if r.AV == nil {
+		return provider.ENOAV
+	}
+	if r.SRX == nil {
+		return provider.EINVAL
+	}
+	ep.txCQ, ep.rxCQ = r.TxCQ, r.RxCQ
+	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
+	ep.av, ep.rq = r.AV, r.SRX
+	ep.reportSrc = r.Source
+	ep.needSrc = r.Source || ep.caps&(provider.CapSource|provider.CapDirectedRecv) != 0
+	ep.state.Store(stateEnabled)
+	if ep.auto {
+		ep.autoDone = make(chan struct{})
+		go ep.autoProgress(ep.sock, ep.autoDone)
+	}
+	return nil
+}
+
+// Send transmits m as one datagram to the address m.Addr has in the AV.
+// The datagram is handed to the kernel before Send returns, so the buffer
+// is reusable at once and the completion (written when m.Flags has
+// FlagCompletion) is immediate. EAGAIN means the socket buffer is full and
+// nothing was sent. A kernel error is reported as an error completion, or
+// returned for an inject without completion.
+func (ep *endpoint) Send(m provider.Msg) error {
+	if st := ep.state.Load(); st != stateEnabled {
+		if st == stateClosed {
+			return provider.EBADF
+		}
+		return provider.EOPBADSTATE
+	}
+	if m.Flags&provider.FlagRemoteCQData != 0 {
+		return provider.ENOSYS // cq_data_size is 0
+	}
+	if m.IOV != nil && len(m.IOV) > sys.MaxIOV {
+		return provider.EINVAL
+	}
+	if m.Len() > MaxMsgSize {
+		return provider.EMSGSIZE
+	}
+	dest := ep.av.Lookup(m.Addr)
+	if dest == nil {
+		return provider.EINVAL
+	}
+	var e provider.Errno
+	switch {
+	case m.IOV == nil:
+		_, e = ep.sock.SendTo(m.Buf, dest)
+	case len(m.IOV) == 1:
+		_, e = ep.sock.SendTo(m.IOV[0], dest)
+	default:
+		_, e = ep.sock.SendMsg(m.IOV, dest)
+	}
+	switch e {
+	case 0:
+		if m.Flags&provider.FlagCompletion != 0 {
+			_ = ep.txCQ.Write(m.Context, provider.FlagSend|provider.FlagMsg, 0, nil, 0, 0, provider.AddrNotAvail)
+		}
+		if ep.txCntr != nil {
+			ep.txCntr.Inc()
+		}
+		return nil
+	case provider.EAGAIN, provider.ENOBUFS, provider.EINTR:
+		return provider.EAGAIN
+	case sys.ErrClosed:
+		return provider.EBADF
+	}
+	if m.Flags&provider.FlagCompletion == 0 {
+		if ep.txCntr != nil {
+			ep.txCntr.IncErr()
+		}
+		return e.AsError()
+	}
+	_ = ep.txCQ.WriteErr(&provider.CQErrEntry{OpContext: m.Context, Flags: provider.FlagSend | provider.FlagMsg,
+		Err: e, ProvErrno: int(e), Src: provider.AddrNotAvail})
+	if ep.txCntr != nil {
+		ep.txCntr.IncErr()
+	}
+	return nil
+}
+
+// Cancel finds nothing to cancel: sends complete before Send returns, and
+// receives are cancelled by the receive queue.
+func (ep *endpoint) Cancel(ctx any) error { return provider.ENOENT }
+
+// Progress receives up to ProgressBudget datagrams without blocking and
+// delivers them through the receive queue. If another goroutine is already
+// progressing the endpoint it returns at once.
+func (ep *endpoint) Progress() {
+	if ep.state.Load() != stateEnabled || !ep.rxMu.TryLock() {
+		return
+	}
+	ep.progressLocked()
+	ep.rxMu.Unlock()
+}
+
+func (ep *endpoint) progressLocked() {
+	sock := ep.sock
+	for i := 0; i < ProgressBudget; i++ {
+		size, fl, e := sock.RecvFrom(ep.bounce, ep.from[:])
+		if e != 0 {
+			if e == provider.EAGAIN || e == sys.ErrClosed {
+				return
+			}
+			continue // a pending socket error, consumed by the call
+		}
+		data := ep.bounce
+		if size < len(data) {
+			data = data[:size]
+		}
+		ep.deliver(data, size, ep.from[:fl])
+	}
+}
+
+// deliver matches one datagram against the receive queue: into the posted
+// receive, or queued as unexpected in a pooled copy, or dropped.
+func (ep *endpoint) deliver(data []byte, size int, from []byte) {
+	src := provider.AddrNotAvail
+	if ep.needSrc {
+		src = ep.av.Reverse(from)
+	}
+	e, err := ep.rq.GetMsg(src, uint64(size))
+	switch {
+	case err == nil:
+		ep.complete(e, data, uint64(size-len(data)))
+		ep.rq.FreeEntry(e)
+	case err == provider.ENOENT && e != nil:
+		u := ep.getUbuf(len(data))
+		if u == nil {
+			ep.drops.Add(1)
+			ep.rq.FreeEntry(e)
+			return
+		}
+		u.n = copy(u.b, data)
+		u.size = size
+		e.Peer = ep
+		e.PeerContext = u
+		if ep.rq.QueueMsg(e) != nil {
+			ep.putUbuf(u)
+			ep.rq.FreeEntry(e)
+			ep.drops.Add(1)
+		}
+	default:
+		// The queue holds as many unexpected messages as it may (EAGAIN)
+		// or is closed: a datagram endpoint drops the message.
+		ep.drops.Add(1)
+	}
+}
+
+// complete copies data into e's buffers and writes the completion: an
+// FI_ETRUNC error completion with olen when the message does not fit
+// (extra counts bytes already lost before the copy).
+func (ep *endpoint) complete(e *provider.RxEntry, data []byte, extra uint64) {
+	n, olen := srx.Deliver(e, data)
+	src := provider.AddrNotAvail
+	if ep.reportSrc {
+		src = e.Addr
+	}
+	srx.Complete(ep.rxCQ, ep.rxCntr, e, n, olen+extra, src)
+}
+
+// StartMsg delivers a queued unexpected datagram into the receive that now
+// matches it (fi_ops_srx_peer.start_msg).
+func (ep *endpoint) StartMsg(e *provider.RxEntry) error {
+	u, ok := e.PeerContext.(*ubuf)
+	if !ok || u == nil {
+		return provider.EINVAL
+	}
+	e.PeerContext = nil
+	ep.complete(e, u.b[:u.n], uint64(u.size-u.n))
+	ep.putUbuf(u)
+	ep.rq.FreeEntry(e)
+	return nil
+}
+
+// DiscardMsg drops a queued unexpected datagram without a completion.
+func (ep *endpoint) DiscardMsg(e *provider.RxEntry) error {
+	u, ok := e.PeerContext.(*ubuf)
+	if !ok || u == nil {
+		return provider.EINVAL
+	}
+	e.PeerContext = nil
+	ep.putUbuf(u)
+	ep.rq.FreeEntry(e)
+	return nil
+}
+
+// StartTag: udp queues no tagged messages.
+func (ep *endpoint) StartTag(e *provider.RxEntry) error { return provider.ENOSYS }
+
+// DiscardTag: udp queues no tagged messages.
+func (ep *endpoint) DiscardTag(e *provider.RxEntry) error { return provider.ENOSYS }
+
+func (ep *endpoint) getUbuf(n int) *ubuf {
+	ep.poolMu.Lock()
+	defer ep.poolMu.Unlock()
+	if ep.live >= MaxUnexpected {
+		return nil
+	}
+	ep.live++
+	var u *ubuf
+	if k := len(ep.free); k > 0 {
+		u = ep.free[k-1]
+		ep.free = ep.free[:k-1]
+	} else {
+		u = &ubuf{}
+	}
+	if n > MaxMsgSize {
+		u.b = make([]byte, n) // an oversized datagram from a non-fabric sender
+	} else if len(u.b) < MaxMsgSize {
+		u.b = make([]byte, MaxMsgSize)
+	}
+	return u
+}
+
+func (ep *endpoint) putUbuf(u *ubuf) {
+	if len(u.b) > MaxMsgSize {
+		u.b = nil
+	}
+	u.n, u.size = 0, 0
+	ep.poolMu.Lock()
+	ep.live--
+	ep.free = append(ep.free, u)
+	ep.poolMu.Unlock()
+}
+
+// autoProgress is the FI_PROGRESS_AUTO goroutine: it parks in the network
+// poller until the socket is readable, then progresses; it ends when the
+// socket is closed.
+func (ep *endpoint) autoProgress(sock *sys.Conn, done chan struct{}) {
+	defer close(done)
+	for {
+		if err := sock.WaitReadable(time.Time{}); err != nil && err != sys.ErrTimeout {
+			return
+		}
+		if ep.state.Load() != stateEnabled {
+			return
+		}
+		ep.rxMu.Lock()
+		ep.progressLocked()
+		ep.rxMu.Unlock()
+	}
+}
+
+// WaitReady parks in the network poller until a datagram (or a socket
+// error) is waiting, the deadline passes (ETIMEDOUT) or the endpoint is
+// closed (EBADF).
+func (ep *endpoint) WaitReady(deadline time.Time) error {
+	ep.mu.Lock()
+	sock := ep.sock
+	ep.mu.Unlock()
+	return sock.WaitReadable(deadline)
+}
+
+// WaitFD returns the socket descriptor, readable when a datagram waits.
+func (ep *endpoint) WaitFD() int {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	return ep.sock.FD()
+}
+
+// Close stops the auto-progress goroutine, waits for a Progress call in
+// flight, and closes the socket. Nothing completes after Close returns;
+// unexpected datagrams still queued in a shared receive queue stay
+// deliverable (their data is held in memory).
+func (ep *endpoint) Close() error {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.state.Load() == stateClosed {
+		return provider.EBADF
+	}
+	ep.state.Store(stateClosed)
+	err := ep.sock.Close()
+	if ep.autoDone != nil {
+		<-ep.autoDone
+	}
+	ep.rxMu.Lock()
+	ep.rxMu.Unlock()
+	return err
+}
