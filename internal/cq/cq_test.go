@@ -1,0 +1,733 @@
+package cq
+
+import (
+	"bytes"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gofabric/fabric/internal/sys"
+	"github.com/gofabric/fabric/provider"
+)
+
+func mustNew(t testing.TB, cfg Config) *CQ {
+	t.Helper()
+	q, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", cfg, err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return q
+}
+
+func TestConfigCheck(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want error
+	}{
+		{Config{}, nil},
+		{Config{Size: 1}, nil},
+		{Config{Size: 65536, Format: provider.CQFormatTagged, WaitObj: provider.WaitFD}, nil},
+		{Config{Size: -1}, provider.EINVAL},
+		{Config{Size: MaxSize + 1}, provider.EINVAL},
+		{Config{Format: 5}, provider.EINVAL},
+		{Config{Format: -1}, provider.EINVAL},
+		{Config{WaitObj: provider.WaitSet}, provider.ENOSYS},
+		{Config{WaitObj: 99}, provider.EINVAL},
+		{Config{WaitCond: 2}, provider.EINVAL},
+		{Config{WaitCond: provider.CQCondThreshold, WaitObj: provider.WaitUnspec}, nil},
+	} {
+		q, err := New(tc.cfg)
+		if err != tc.want {
+			t.Errorf("New(%+v) = %v, want %v", tc.cfg, err, tc.want)
+		}
+		if q != nil {
+			q.Close()
+		}
+	}
+	q := mustNew(t, Config{})
+	if c := q.Config(); c.Size != DefaultSize || c.Format != provider.CQFormatContext {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestReadEmpty(t *testing.T) {
+	q := mustNew(t, Config{})
+	ent := make([]provider.CQEntry, 4)
+	if n, err := q.Read(ent); n != 0 || err != provider.EAGAIN {
+		t.Fatalf("empty read = %d, %v", n, err)
+	}
+	var ee provider.CQErrEntry
+	if err := q.ReadErr(&ee); err != provider.EAGAIN {
+		t.Fatalf("empty readerr = %v", err)
+	}
+	if n, err := q.Read(nil); n != 0 || err != provider.EAGAIN {
+		t.Fatalf("nil read of empty CQ = %d, %v", n, err)
+	}
+}
+
+type progSrc struct {
+	q     *CQ
+	calls atomic.Int64
+	emit  atomic.Int64 // completions to write on the next Progress
+}
+
+func (s *progSrc) Progress() {
+	s.calls.Add(1)
+	for s.emit.Load() > 0 {
+		s.emit.Add(-1)
+		s.q.Write("p", provider.FlagRecv|provider.FlagMsg, 1, nil, 0, 0, provider.AddrNotAvail)
+	}
+}
+
+func TestReadDrivesProgress(t *testing.T) {
+	q := mustNew(t, Config{})
+	src := &progSrc{q: q}
+	q.AddSource(src)
+	src.emit.Store(2)
+	ent := make([]provider.CQEntry, 4)
+	n, err := q.Read(ent)
+	if n != 2 || err != nil || ent[0].OpContext != "p" {
+		t.Fatalf("read after progress = %d, %v, %+v", n, err, ent[0])
+	}
+	if src.calls.Load() != 1 {
+		t.Fatalf("progress called %d times", src.calls.Load())
+	}
+	// A non-empty CQ is read without progress (libfabric util behaviour).
+	q.Write("w", 0, 0, nil, 0, 0, 0)
+	q.Read(ent)
+	if src.calls.Load() != 1 {
+		t.Fatalf("progress called on a non-empty read")
+	}
+	// An empty slice drives progress and reports the state.
+	if n, err := q.Read(nil); n != 0 || err != provider.EAGAIN || src.calls.Load() != 2 {
+		t.Fatalf("nil read: %d %v calls=%d", n, err, src.calls.Load())
+	}
+	src.emit.Store(1)
+	if n, err := q.Read(nil); n != 0 || err != nil {
+		t.Fatalf("nil read with an entry produced: %d %v", n, err)
+	}
+	if q.Len() != 1 {
+		t.Fatalf("nil read consumed entries: Len=%d", q.Len())
+	}
+	q.RemoveSource(src)
+	q.Read(nil)
+	if src.calls.Load() != 3 {
+		t.Fatalf("removed source still progressed: %d", src.calls.Load())
+	}
+}
+
+func TestFormats(t *testing.T) {
+	full := provider.CQEntry{OpContext: "ctx", Flags: provider.FlagRecv | provider.FlagTagged | provider.FlagRemoteCQData,
+		Len: 7, Buf: []byte("buf"), Data: 0xda7a, Tag: 0x7a9}
+	for _, tc := range []struct {
+		f    provider.CQFormat
+		want provider.CQEntry
+	}{
+		{provider.CQFormatUnspec, provider.CQEntry{OpContext: "ctx"}},
+		{provider.CQFormatContext, provider.CQEntry{OpContext: "ctx"}},
+		{provider.CQFormatMsg, provider.CQEntry{OpContext: "ctx", Flags: full.Flags, Len: 7}},
+		{provider.CQFormatData, provider.CQEntry{OpContext: "ctx", Flags: full.Flags, Len: 7, Buf: full.Buf, Data: 0xda7a}},
+		{provider.CQFormatTagged, full},
+	} {
+		q := mustNew(t, Config{Format: tc.f})
+		if err := q.Write(full.OpContext, full.Flags|provider.FlagInject|provider.FlagCompletion, full.Len, full.Buf,
+			full.Data, full.Tag, 3); err != nil {
+			t.Fatal(err)
+		}
+		// Dirty destination: fields outside the format must be zeroed.
+		ent := []provider.CQEntry{{Flags: 99, Len: 99, Buf: []byte("x"), Data: 99, Tag: 99}}
+		n, err := q.Read(ent)
+		if n != 1 || err != nil {
+			t.Fatalf("%v: read %d %v", tc.f, n, err)
+		}
+		got := ent[0]
+		if got.OpContext != tc.want.OpContext || got.Flags != tc.want.Flags || got.Len != tc.want.Len ||
+			!bytes.Equal(got.Buf, tc.want.Buf) || (got.Buf == nil) != (tc.want.Buf == nil) ||
+			got.Data != tc.want.Data || got.Tag != tc.want.Tag {
+			t.Errorf("%v: got %+v, want %+v", tc.f, got, tc.want)
+		}
+	}
+}
+
+func TestFIFOAndBatches(t *testing.T) {
+	q := mustNew(t, Config{Size: 1000, Format: provider.CQFormatTagged})
+	for i := 0; i < 1000; i++ { // grows the ring past its initial capacity
+		if err := q.Write(i, 0, 0, nil, 0, uint64(i), provider.Addr(i)); err != nil {
+			t.Fatal(i, err)
+		}
+	}
+	ent := make([]provider.CQEntry, 7)
+	src := make([]provider.Addr, 7)
+	next := 0
+	for next < 1000 {
+		n, err := q.ReadFrom(ent, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			if ent[i].OpContext != next || ent[i].Tag != uint64(next) || src[i] != provider.Addr(next) {
+				t.Fatalf("entry %d: %+v src %d", next, ent[i], src[i])
+			}
+			next++
+		}
+	}
+	if _, err := q.Read(ent); err != provider.EAGAIN {
+		t.Fatalf("drained read: %v", err)
+	}
+	if _, err := q.ReadFrom(ent, src[:3]); err != provider.EINVAL {
+		t.Fatalf("short src slice: %v", err)
+	}
+}
+
+func TestErrorOrdering(t *testing.T) {
+	q := mustNew(t, Config{Format: provider.CQFormatMsg})
+	q.Write("s1", provider.FlagSend, 0, nil, 0, 0, provider.AddrNotAvail)
+	q.Write("s2", provider.FlagSend, 0, nil, 0, 0, provider.AddrNotAvail)
+	q.WriteErr(&provider.CQErrEntry{OpContext: "e1", Flags: provider.FlagRecv | provider.FlagMsg, Len: 3, Olen: 5,
+		Err: provider.ETRUNC, ProvErrno: -265, Tag: 9, Data: 8})
+	q.Write("s3", provider.FlagSend, 0, nil, 0, 0, provider.AddrNotAvail)
+	q.WriteErr(&provider.CQErrEntry{OpContext: "e2", Err: -provider.ECANCELED})
+	q.WriteErr(&provider.CQErrEntry{OpContext: "e3"})
+
+	ent := make([]provider.CQEntry, 8)
+	var ee provider.CQErrEntry
+	if err := q.ReadErr(&ee); err != provider.EAGAIN {
+		t.Fatalf("readerr with a success at the head: %v", err)
+	}
+	n, err := q.Read(ent)
+	if n != 2 || err != nil || ent[0].OpContext != "s1" || ent[1].OpContext != "s2" {
+		t.Fatalf("first read %d %v %+v", n, err, ent[:2])
+	}
+	if n, err := q.Read(ent); n != 0 || err != provider.EAVAIL {
+		t.Fatalf("read with error at head = %d, %v", n, err)
+	}
+	if n, err := q.Read(nil); n != 0 || err != provider.EAVAIL {
+		t.Fatalf("nil read with error at head = %d, %v", n, err)
+	}
+	if err := q.ReadErr(&ee); err != nil {
+		t.Fatal(err)
+	}
+	if ee.OpContext != "e1" || ee.Err != provider.ETRUNC || ee.Olen != 5 || ee.Len != 3 || ee.ProvErrno != -265 ||
+		ee.Tag != 9 || ee.Data != 8 || ee.Flags != provider.FlagRecv|provider.FlagMsg {
+		t.Fatalf("error entry %+v", ee)
+	}
+	if err := q.ReadErr(&ee); err != provider.EAGAIN {
+		t.Fatalf("readerr with success at head: %v", err)
+	}
+	if n, err := q.Read(ent); n != 1 || err != nil || ent[0].OpContext != "s3" {
+		t.Fatalf("success after error: %d %v", n, err)
+	}
+	q.ReadErr(&ee)
+	if ee.OpContext != "e2" || ee.Err != provider.ECANCELED {
+		t.Fatalf("negative Err normalised: %+v", ee)
+	}
+	q.ReadErr(&ee)
+	if ee.OpContext != "e3" || ee.Err != provider.EOTHER {
+		t.Fatalf("zero Err normalised: %+v", ee)
+	}
+	if err := q.ReadErr(&ee); err != provider.EAGAIN {
+		t.Fatalf("after last error: %v", err)
+	}
+	if err := q.WriteErr(nil); err != provider.EINVAL {
+		t.Fatalf("WriteErr(nil) = %v", err)
+	}
+	if err := q.ReadErr(nil); err != provider.EINVAL {
+		t.Fatalf("ReadErr(nil) = %v", err)
+	}
+}
+
+func TestErrData(t *testing.T) {
+	q := mustNew(t, Config{})
+	data := []byte("provider-specific error data")
+	src := append([]byte(nil), data...)
+	for i := 0; i < 4; i++ {
+		q.WriteErr(&provider.CQErrEntry{Err: provider.EIO, ErrData: src})
+	}
+	src[0] = 'X' // the CQ copied it
+	// User buffer: copy up to its length.
+	small := make([]byte, 8)
+	ee := provider.CQErrEntry{ErrData: small}
+	if err := q.ReadErr(&ee); err != nil {
+		t.Fatal(err)
+	}
+	if string(ee.ErrData) != string(data[:8]) || &ee.ErrData[0] != &small[0] {
+		t.Fatalf("copy into user buffer: %q", ee.ErrData)
+	}
+	big := make([]byte, 100)
+	ee = provider.CQErrEntry{ErrData: big}
+	q.ReadErr(&ee)
+	if string(ee.ErrData) != string(data) || &ee.ErrData[0] != &big[0] {
+		t.Fatalf("copy into big user buffer: %q", ee.ErrData)
+	}
+	// No buffer: CQ-owned buffer.
+	ee = provider.CQErrEntry{}
+	q.ReadErr(&ee)
+	if string(ee.ErrData) != string(data) {
+		t.Fatalf("CQ-owned err_data: %q", ee.ErrData)
+	}
+	owned := ee.ErrData
+	// Reusing the entry (ErrData now points at the CQ's buffer) asks again for
+	// a CQ-owned buffer, with full data.
+	q.WriteErr(&provider.CQErrEntry{Err: provider.EIO, ErrData: []byte("a much longer error data string than before")})
+	q.ReadErr(&ee) // the 4th entry
+	q.ReadErr(&ee)
+	if string(ee.ErrData) != "a much longer error data string than before" {
+		t.Fatalf("reused entry: %q", ee.ErrData)
+	}
+	_ = owned
+	// Legacy API: always CQ-owned.
+	lq := mustNew(t, Config{LegacyErrData: true})
+	lq.WriteErr(&provider.CQErrEntry{Err: provider.EIO, ErrData: data})
+	user := make([]byte, 4)
+	ee = provider.CQErrEntry{ErrData: user}
+	lq.ReadErr(&ee)
+	if string(ee.ErrData) != string(data) {
+		t.Fatalf("legacy err_data: %q", ee.ErrData)
+	}
+	// No data at all.
+	lq.WriteErr(&provider.CQErrEntry{Err: provider.EIO})
+	lq.ReadErr(&ee)
+	if ee.ErrData != nil {
+		t.Fatalf("empty err_data: %q", ee.ErrData)
+	}
+}
+
+func TestOverrun(t *testing.T) {
+	q := mustNew(t, Config{Size: 2})
+	if err := q.Write(1, 0, 0, nil, 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	q.Write(2, 0, 0, nil, 0, 0, 0)
+	if err := q.Write(3, 0, 0, nil, 0, 0, 0); err != provider.EOVERRUN {
+		t.Fatalf("write to a full CQ: %v", err)
+	}
+	if err := q.WriteErr(&provider.CQErrEntry{Err: provider.EIO}); err != provider.EOVERRUN {
+		t.Fatalf("writeerr to a full CQ: %v", err)
+	}
+	ent := make([]provider.CQEntry, 1)
+	if n, err := q.Read(ent); n != 1 || err != nil || ent[0].OpContext != 1 {
+		t.Fatalf("read 1: %d %v", n, err)
+	}
+	// Overrun is fatal: space freed by reading is not reused.
+	if err := q.Write(4, 0, 0, nil, 0, 0, 0); err != provider.EOVERRUN {
+		t.Fatalf("write after overrun: %v", err)
+	}
+	if n, err := q.Read(ent); n != 1 || err != nil || ent[0].OpContext != 2 {
+		t.Fatalf("read 2: %d %v", n, err)
+	}
+	for i := 0; i < 2; i++ {
+		if n, err := q.Read(ent); n != 0 || err != provider.EOVERRUN {
+			t.Fatalf("drained overrun CQ: %d %v", n, err)
+		}
+	}
+	if n, err := q.Read(nil); n != 0 || err != provider.EOVERRUN {
+		t.Fatalf("nil read of overrun CQ: %d %v", n, err)
+	}
+	if ov, dropped := q.Overrun(); !ov || dropped != 3 {
+		t.Fatalf("Overrun() = %v %d", ov, dropped)
+	}
+	var ee provider.CQErrEntry
+	if err := q.ReadErr(&ee); err != provider.EAGAIN {
+		t.Fatalf("readerr on overrun CQ: %v", err)
+	}
+}
+
+func TestSourceAddresses(t *testing.T) {
+	q := mustNew(t, Config{})
+	q.Write("a", 0, 0, nil, 0, 0, 5)
+	q.WriteUnknownSrc("b", provider.FlagRecv, 1, nil, 0, 0, []byte{1, 2, 3})
+	ent := make([]provider.CQEntry, 2)
+	src := []provider.Addr{77, 77}
+	if n, err := q.ReadFrom(ent, src); n != 2 || err != nil || src[0] != 5 || src[1] != provider.AddrNotAvail {
+		t.Fatalf("readfrom = %d %v %v", n, err, src)
+	}
+
+	se := mustNew(t, Config{SourceErr: true, Format: provider.CQFormatMsg})
+	se.Write("a", provider.FlagRecv, 1, nil, 0, 0, 5)
+	se.WriteUnknownSrc("b", provider.FlagRecv|provider.FlagMsg, 4, nil, 0, 0, []byte{10, 0, 0, 1})
+	n, err := se.ReadFrom(ent, src)
+	if n != 1 || err != nil || src[0] != 5 {
+		t.Fatalf("FI_SOURCE_ERR first read: %d %v", n, err)
+	}
+	if _, err := se.ReadFrom(ent, src); err != provider.EAVAIL {
+		t.Fatalf("unknown source with FI_SOURCE_ERR: %v, want EAVAIL", err)
+	}
+	var ee provider.CQErrEntry
+	if err := se.ReadErr(&ee); err != nil {
+		t.Fatal(err)
+	}
+	if ee.Err != provider.EADDRNOTAVAIL || !bytes.Equal(ee.ErrData, []byte{10, 0, 0, 1}) || ee.OpContext != "b" ||
+		ee.Len != 4 || ee.Flags != provider.FlagRecv|provider.FlagMsg {
+		t.Fatalf("FI_EADDRNOTAVAIL entry %+v", ee)
+	}
+}
+
+func TestSReadTimeout(t *testing.T) {
+	q := mustNew(t, Config{WaitObj: provider.WaitUnspec})
+	ent := make([]provider.CQEntry, 1)
+	start := time.Now()
+	n, err := q.SRead(ent, nil, 0, start.Add(200*time.Millisecond), nil)
+	el := time.Since(start)
+	if n != 0 || err != provider.EAGAIN {
+		t.Fatalf("sread timeout = %d, %v", n, err)
+	}
+	if el < 190*time.Millisecond || el > 1500*time.Millisecond {
+		t.Fatalf("sread(200ms) took %v", el)
+	}
+}
+
+func TestSReadWaitNone(t *testing.T) {
+	q := mustNew(t, Config{})
+	start := time.Now()
+	if _, err := q.SRead(make([]provider.CQEntry, 1), nil, 0, time.Time{}, nil); err != provider.ENOSYS {
+		t.Fatalf("sread on FI_WAIT_NONE: %v", err)
+	}
+	if time.Since(start) > 100*time.Millisecond {
+		t.Fatal("sread on FI_WAIT_NONE blocked")
+	}
+	if err := q.Signal(); err != provider.ENOSYS {
+		t.Fatalf("signal on FI_WAIT_NONE: %v", err)
+	}
+	if err := q.TryWait(); err != provider.EINVAL {
+		t.Fatalf("trywait on FI_WAIT_NONE: %v", err)
+	}
+	if _, err := q.WaitFD(); err != provider.ENODATA {
+		t.Fatalf("getwait on FI_WAIT_NONE: %v", err)
+	}
+}
+
+func TestSReadArgs(t *testing.T) {
+	q := mustNew(t, Config{WaitObj: provider.WaitUnspec})
+	if _, err := q.SRead(nil, nil, 0, time.Time{}, nil); err != provider.EINVAL {
+		t.Fatalf("sread(nil) = %v", err)
+	}
+	if _, err := q.SRead(make([]provider.CQEntry, 2), make([]provider.Addr, 1), 0, time.Time{}, nil); err != provider.EINVAL {
+		t.Fatalf("sread short src = %v", err)
+	}
+}
+
+func TestSReadWakesOnWrite(t *testing.T) {
+	for _, w := range []provider.WaitObj{provider.WaitUnspec, provider.WaitFD, provider.WaitMutexCond, provider.WaitYield} {
+		q := mustNew(t, Config{WaitObj: w})
+		res := make(chan error, 1)
+		ent := make([]provider.CQEntry, 4)
+		go func() {
+			n, err := q.SRead(ent, nil, 0, time.Now().Add(5*time.Second), nil)
+			if err == nil && (n != 1 || ent[0].OpContext != "late") {
+				err = errors.New("wrong entry")
+			}
+			res <- err
+		}()
+		time.Sleep(10 * time.Millisecond)
+		start := time.Now()
+		q.Write("late", 0, 0, nil, 0, 0, 0)
+		select {
+		case err := <-res:
+			if err != nil {
+				t.Fatalf("%v: %v", w, err)
+			}
+			if d := time.Since(start); d > time.Second {
+				t.Fatalf("%v: woke after %v", w, d)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%v: sread not woken by a write", w)
+		}
+	}
+}
+
+func TestSReadThreshold(t *testing.T) {
+	q := mustNew(t, Config{WaitObj: provider.WaitUnspec, WaitCond: provider.CQCondThreshold})
+	ent := make([]provider.CQEntry, 8)
+	res := make(chan int, 1)
+	go func() {
+		n, _ := q.SRead(ent, nil, 3, time.Now().Add(5*time.Second), nil)
+		res <- n
+	}()
+	for i := 0; i < 2; i++ {
+		time.Sleep(5 * time.Millisecond)
+		q.Write(i, 0, 0, nil, 0, 0, 0)
+	}
+	select {
+	case n := <-res:
+		t.Fatalf("sread returned %d entries before the threshold of 3", n)
+	case <-time.After(30 * time.Millisecond):
+	}
+	q.Write(2, 0, 0, nil, 0, 0, 0)
+	select {
+	case n := <-res:
+		if n != 3 {
+			t.Fatalf("sread returned %d, want 3", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("threshold reached but sread still blocked")
+	}
+	// On timeout, entries below the threshold are returned.
+	q.Write(9, 0, 0, nil, 0, 0, 0)
+	n, err := q.SRead(ent, nil, 5, time.Now().Add(20*time.Millisecond), nil)
+	if n != 1 || err != nil {
+		t.Fatalf("timeout below threshold: %d %v", n, err)
+	}
+	// Threshold larger than the slice is capped by it.
+	q.Write(1, 0, 0, nil, 0, 0, 0)
+	n, err = q.SRead(ent[:1], nil, 100, time.Now().Add(5*time.Second), nil)
+	if n != 1 || err != nil {
+		t.Fatalf("capped threshold: %d %v", n, err)
+	}
+	// An error entry satisfies the wait.
+	q.WriteErr(&provider.CQErrEntry{Err: provider.EIO})
+	if _, err := q.SRead(ent, nil, 5, time.Now().Add(5*time.Second), nil); err != provider.EAVAIL {
+		t.Fatalf("error entry under threshold: %v", err)
+	}
+}
+
+func TestSignal(t *testing.T) {
+	q := mustNew(t, Config{WaitObj: provider.WaitUnspec, Size: 1})
+	// Signal before sread: sticky.
+	if err := q.Signal(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	n, err := q.SRead(make([]provider.CQEntry, 1), nil, 0, time.Now().Add(2*time.Second), nil)
+	if n != 0 || err != provider.EAGAIN || time.Since(start) > 500*time.Millisecond {
+		t.Fatalf("signalled sread = %d %v after %v", n, err, time.Since(start))
+	}
+	// Consumed: the next sread waits for its timeout.
+	start = time.Now()
+	q.SRead(make([]provider.CQEntry, 1), nil, 0, time.Now().Add(30*time.Millisecond), nil)
+	if time.Since(start) < 25*time.Millisecond {
+		t.Fatal("signal was not consumed")
+	}
+	// Signal wakes a blocked reader.
+	res := make(chan error, 1)
+	go func() {
+		_, err := q.SRead(make([]provider.CQEntry, 1), nil, 0, time.Time{}, nil)
+		res <- err
+	}()
+	time.Sleep(10 * time.Millisecond)
+	q.Signal()
+	select {
+	case err := <-res:
+		if err != provider.EAGAIN {
+			t.Fatalf("signal wake: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("signal did not wake sread")
+	}
+}
+
+func TestCloseUnblocksSRead(t *testing.T) {
+	q, _ := New(Config{WaitObj: provider.WaitUnspec})
+	res := make(chan error, 1)
+	go func() {
+		_, err := q.SRead(make([]provider.CQEntry, 1), nil, 0, time.Time{}, nil)
+		res <- err
+	}()
+	time.Sleep(10 * time.Millisecond)
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-res:
+		if err != provider.EBADF {
+			t.Fatalf("sread on close: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("close did not unblock sread")
+	}
+	if err := q.Close(); err != provider.EBADF {
+		t.Fatalf("second close: %v", err)
+	}
+	if _, err := q.Read(make([]provider.CQEntry, 1)); err != provider.EBADF {
+		t.Fatalf("read after close: %v", err)
+	}
+	if err := q.Write(1, 0, 0, nil, 0, 0, 0); err != provider.EBADF {
+		t.Fatalf("write after close: %v", err)
+	}
+	if err := q.AddSource(&progSrc{}); err != provider.EBADF {
+		t.Fatalf("AddSource after close: %v", err)
+	}
+}
+
+func TestSReadDone(t *testing.T) {
+	q := mustNew(t, Config{WaitObj: provider.WaitUnspec})
+	done := make(chan struct{})
+	res := make(chan error, 1)
+	go func() {
+		_, err := q.SRead(make([]provider.CQEntry, 1), nil, 0, time.Time{}, done)
+		res <- err
+	}()
+	time.Sleep(5 * time.Millisecond)
+	close(done)
+	select {
+	case err := <-res:
+		if err == nil || err == provider.EAGAIN {
+			t.Fatalf("done: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("done did not unblock sread")
+	}
+}
+
+func TestWaitFDPollable(t *testing.T) {
+	q := mustNew(t, Config{WaitObj: provider.WaitFD})
+	fd, err := q.WaitFD()
+	if err != nil || fd < 0 {
+		t.Fatalf("WaitFD = %d, %v", fd, err)
+	}
+	if err := q.TryWait(); err != nil {
+		t.Fatalf("trywait on an empty CQ: %v", err)
+	}
+	if ok, _ := sys.PollReadable(fd, 0); ok {
+		t.Fatal("fd readable on an empty CQ")
+	}
+	q.Write("x", 0, 0, nil, 0, 0, 0)
+	if ok, err := sys.PollReadable(fd, 1000); !ok || err != nil {
+		t.Fatalf("fd not readable after a write: %v", err)
+	}
+	if err := q.TryWait(); err != provider.EAGAIN {
+		t.Fatalf("trywait with an entry: %v", err)
+	}
+	q.Read(make([]provider.CQEntry, 1))
+	if err := q.TryWait(); err != nil {
+		t.Fatalf("trywait after draining: %v", err)
+	}
+	if ok, _ := sys.PollReadable(fd, 0); ok {
+		t.Fatal("fd still readable after trywait on an empty CQ")
+	}
+	// A write after trywait makes it readable again.
+	q.Write("y", 0, 0, nil, 0, 0, 0)
+	if ok, _ := sys.PollReadable(fd, 1000); !ok {
+		t.Fatal("fd not readable after the second write")
+	}
+	// Signal makes it readable too.
+	q.Read(make([]provider.CQEntry, 1))
+	q.TryWait()
+	q.Signal()
+	if ok, _ := sys.PollReadable(fd, 1000); !ok {
+		t.Fatal("fd not readable after signal")
+	}
+	for _, w := range []provider.WaitObj{provider.WaitUnspec, provider.WaitMutexCond, provider.WaitYield} {
+		o := mustNew(t, Config{WaitObj: w})
+		if _, err := o.WaitFD(); err != provider.ENOSYS {
+			t.Fatalf("%v: WaitFD = %v", w, err)
+		}
+		if err := o.TryWait(); err != nil {
+			t.Fatalf("%v: TryWait = %v", w, err)
+		}
+	}
+}
+
+func TestConcurrentWritersReaders(t *testing.T) {
+	q := mustNew(t, Config{Size: 1 << 16, WaitObj: provider.WaitUnspec, Format: provider.CQFormatTagged})
+	const writers, per = 4, 2000
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < per; i++ {
+				if i%100 == 99 {
+					q.WriteErr(&provider.CQErrEntry{Err: provider.EIO, Tag: uint64(w)})
+				} else {
+					q.Write(w, 0, 0, nil, 0, uint64(i), 0)
+				}
+			}
+		}(w)
+	}
+	last := make([]int, writers)
+	for i := range last {
+		last[i] = -1
+	}
+	got, errs := 0, 0
+	ent := make([]provider.CQEntry, 16)
+	deadline := time.Now().Add(20 * time.Second)
+	for got+errs < writers*per && time.Now().Before(deadline) {
+		n, err := q.SRead(ent, nil, 0, time.Now().Add(time.Second), nil)
+		if err == provider.EAVAIL {
+			var ee provider.CQErrEntry
+			if q.ReadErr(&ee) == nil {
+				errs++
+			}
+			continue
+		}
+		for _, e := range ent[:n] {
+			w := e.OpContext.(int)
+			if int(e.Tag) <= last[w] {
+				t.Fatalf("writer %d: tag %d after %d", w, e.Tag, last[w])
+			}
+			last[w] = int(e.Tag)
+		}
+		got += n
+	}
+	wg.Wait()
+	if got != writers*(per-per/100) || errs != writers*per/100 {
+		t.Fatalf("got %d successes and %d errors", got, errs)
+	}
+}
+
+func TestAllocs(t *testing.T) {
+	q := mustNew(t, Config{Format: provider.CQFormatTagged, WaitObj: provider.WaitFD})
+	src := &progSrc{q: q}
+	q.AddSource(src)
+	ent := make([]provider.CQEntry, 4)
+	addrs := make([]provider.Addr, 4)
+	ctx := new(int)
+	buf := make([]byte, 8)
+	round := func() {
+		q.Write(ctx, provider.FlagRecv, 8, buf, 1, 2, 3)
+		q.ReadFrom(ent, addrs)
+	}
+	round()
+	if n := testing.AllocsPerRun(1000, round); n != 0 {
+		t.Fatalf("Write+Read allocates %v", n)
+	}
+	if n := testing.AllocsPerRun(1000, func() { q.Read(ent) }); n != 0 {
+		t.Fatalf("empty Read allocates %v", n)
+	}
+	if n := testing.AllocsPerRun(1000, func() { q.Read(nil) }); n != 0 {
+		t.Fatalf("nil Read allocates %v", n)
+	}
+	e := provider.CQErrEntry{Err: provider.EIO, ErrData: []byte("data")}
+	var out provider.CQErrEntry
+	errRound := func() {
+		q.WriteErr(&e)
+		out.ErrData = nil
+		q.ReadErr(&out)
+	}
+	errRound()
+	if n := testing.AllocsPerRun(1000, errRound); n != 0 {
+		t.Fatalf("WriteErr+ReadErr allocates %v", n)
+	}
+}
+
+func TestStrError(t *testing.T) {
+	q := mustNew(t, Config{})
+	if s := q.StrError(-int(provider.ETRUNC), nil); s != "Truncation error" {
+		t.Fatalf("StrError = %q", s)
+	}
+}
+
+func BenchmarkWriteRead(b *testing.B) {
+	q, _ := New(Config{Format: provider.CQFormatTagged})
+	defer q.Close()
+	ent := make([]provider.CQEntry, 1)
+	ctx := new(int)
+	b.ReportAllocs()
+	for b.Loop() {
+		q.Write(ctx, provider.FlagSend, 0, nil, 0, 0, 0)
+		q.Read(ent)
+	}
+}
+
+func BenchmarkReadEmpty(b *testing.B) {
+	q, _ := New(Config{})
+	defer q.Close()
+	ent := make([]provider.CQEntry, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		q.Read(ent)
+	}
+}
