@@ -190,7 +190,14 @@ type Domain interface {
 	Close() error
 }
 
-// PassiveDomain is implemented by domains that open passive endpoints (FI_EP_MSG).
+// PassiveFabric is implemented by fabrics that open passive endpoints
+// (fi_passive_ep, FI_EP_MSG). Fabrics without it answer ENOSYS.
+type PassiveFabric interface {
+	PassiveEndpoint(info *Info) (PassiveEndpoint, error)
+}
+
+// PassiveDomain is kept for providers that open passive endpoints from a
+// domain; the root package prefers PassiveFabric.
 type PassiveDomain interface {
 	PassiveEndpoint(info *Info) (PassiveEndpoint, error)
 }
