@@ -1,7 +1,44 @@
 package fabric
 
-// domainExt holds domain state owned by the shared machinery. Fields are
-// added by the files that implement each object.
-type domainExt struct{}
+import (
+	"github.com/gofabric/fabric/internal/mrkey"
+	"github.com/gofabric/fabric/provider"
+)
 
-func (d *Domain) initExt() {}
+// domainExt holds domain state owned by the shared machinery: the
+// domain-wide memory registration key table.
+type domainExt struct {
+	mr *mrkey.Table
+}
+
+// initExt is called by OpenDomain once the provider domain is open.
+func (d *Domain) initExt() {
+	var cfg mrkey.Config
+	if a := d.info.DomainAttr; a != nil {
+		mode := a.MRMode
+		if mode&MRBasic != 0 {
+			// Legacy FI_MR_BASIC means FI_MR_ALLOCATED|FI_MR_PROV_KEY|FI_MR_VIRT_ADDR.
+			mode |= provider.MRBasicMap
+		}
+		cfg.ProvKey = mode&MRProvKey != 0
+		cfg.VirtAddr = mode&MRVirtAddr != 0
+		cfg.KeySize = a.MRKeySize
+	}
+	d.ext.mr = mrkey.New(cfg)
+}
+
+// mrKeys is the domain's MR key table, handed to provider endpoints in
+// provider.Resources.MR.
+func (d *Domain) mrKeys() provider.MRKeys { return d.ext.mr }
+
+// mrMode returns the domain's effective mr_mode bits.
+func (d *Domain) mrMode() MRMode {
+	if d.info.DomainAttr == nil {
+		return 0
+	}
+	m := d.info.DomainAttr.MRMode
+	if m&MRBasic != 0 {
+		m |= provider.MRBasicMap
+	}
+	return m
+}

@@ -1,0 +1,215 @@
+package fabric
+
+import (
+	"sync"
+
+	"github.com/gofabric/fabric/internal/mrkey"
+	"github.com/gofabric/fabric/provider"
+)
+
+// MR access bits (fi_mr(3) access): the operations a registered region may
+// be used for.
+const (
+	MRAccessFlags = FlagSend | FlagRecv | FlagRead | FlagWrite | FlagRemoteRead | FlagRemoteWrite |
+		provider.FlagCollective
+)
+
+// Registration flags (fi_mr_reg flags).
+const (
+	// FlagRMAPmem is FI_RMA_PMEM: the region is backed by persistent memory.
+	FlagRMAPmem Flags = 1 << 49
+	// FlagHMEMDeviceOnly is FI_HMEM_DEVICE_ONLY.
+	FlagHMEMDeviceOnly Flags = 1 << 46
+)
+
+const mrRegFlags = FlagRMAEvent | FlagRMAPmem | FlagHMEMDeviceOnly
+
+// MRAttr is fi_mr_attr: the description of a registration for RegMRAttr.
+type MRAttr struct {
+	// IOV is the memory to register; at most the domain's mr_iov_limit
+	// buffers. The caller keeps the memory alive and unmoved (any Go slice
+	// qualifies) until the MR is closed.
+	IOV [][]byte
+	// Access is the set of operations allowed (MRAccessFlags bits).
+	Access Flags
+	// Offset is added to the region's base address (0 or, with
+	// FI_MR_VIRT_ADDR, the buffer's virtual address); normally 0.
+	Offset uint64
+	// RequestedKey is the key wanted when the domain does not use
+	// FI_MR_PROV_KEY; ignored otherwise.
+	RequestedKey uint64
+	// Context is the application context (reported with asynchronous
+	// registration events; registration here is synchronous).
+	Context any
+	// AuthKey is the domain authorization key (unused by the providers).
+	AuthKey []byte
+}
+
+// MR is a registered memory region (fi_mr). Its Desc is passed as the
+// desc argument of data transfer calls; its Key and Address are what a
+// peer needs for RMA and atomic operations targeting it.
+type MR struct {
+	lc      lifecycle
+	dom     *Domain
+	r       *mrkey.Region
+	access  Flags
+	context any
+
+	mu    sync.Mutex
+	cntrs []mrCounter // counters bound with Bind, released at Close
+}
+
+// mrCounter is what Bind needs from a counter (satisfied by *Cntr).
+type mrCounter interface {
+	owner() provider.CntrOwner
+}
+
+// mrCounterRef is implemented by counters that track their bindings, so
+// that closing a counter bound to an MR returns ErrBusy.
+type mrCounterRef interface {
+	bindMR() error
+	unbindMR()
+}
+
+// RegMR registers buf (fi_mr_reg). access is a set of MRAccessFlags bits;
+// offset and requestedKey are as in MRAttr; flags may hold FlagRMAEvent,
+// FlagRMAPmem, FlagHMEMDeviceOnly.
+func (d *Domain) RegMR(buf []byte, access Flags, offset uint64, requestedKey uint64, flags Flags) (*MR, error) {
+	return d.RegMRAttr(&MRAttr{IOV: [][]byte{buf}, Access: access, Offset: offset, RequestedKey: requestedKey}, flags)
+}
+
+// RegMRv registers several buffers as one region (fi_mr_regv); the region
+// is addressed as their concatenation.
+func (d *Domain) RegMRv(iov [][]byte, access Flags, offset uint64, requestedKey uint64, flags Flags) (*MR, error) {
+	return d.RegMRAttr(&MRAttr{IOV: iov, Access: access, Offset: offset, RequestedKey: requestedKey}, flags)
+}
+
+// RegMRAttr registers memory described by attr (fi_mr_regattr). Errors
+// (wrapped in *OpError): ErrInval for a nil attr, more buffers than
+// mr_iov_limit or access bits outside MRAccessFlags; ErrBadFlags for
+// unknown flags; ErrNoKey for a requested key in use; ErrKeyRejected for a
+// key out of range; ErrClosed for a closed domain.
+//
+// Regions of a domain with FI_MR_ENDPOINT, or registered with FlagRMAEvent
+// in a domain with FI_MR_RMA_EVENT, start disabled: bind counters, then
+// call Enable.
+func (d *Domain) RegMRAttr(attr *MRAttr, flags Flags) (*MR, error) {
+	prov := d.prov.Name()
+	if attr == nil {
+		return nil, opErr("fi_mr_regattr", prov, ErrInval)
+	}
+	if flags&^mrRegFlags != 0 {
+		return nil, opErr("fi_mr_regattr", prov, ErrBadFlags)
+	}
+	if attr.Access&^MRAccessFlags != 0 {
+		return nil, opErr("fi_mr_regattr", prov, ErrInval)
+	}
+	limit := uint64(1)
+	if a := d.info.DomainAttr; a != nil && a.MRIOVLimit > 1 {
+		limit = a.MRIOVLimit
+	}
+	if uint64(len(attr.IOV)) > limit {
+		return nil, opErr("fi_mr_regattr", prov, ErrInval)
+	}
+	if err := d.lc.hold(); err != nil {
+		return nil, opErr("fi_mr_regattr", prov, err)
+	}
+	mode := d.mrMode()
+	enabled := mode&MREndpoint == 0 && !(mode&MRRMAEvent != 0 && flags&FlagRMAEvent != 0)
+	r, err := d.ext.mr.Register(attr.IOV, attr.Access, attr.Offset, attr.RequestedKey, enabled)
+	if err != nil {
+		d.lc.release()
+		return nil, opErr("fi_mr_regattr", prov, err)
+	}
+	return &MR{dom: d, r: r, access: attr.Access, context: attr.Context}, nil
+}
+
+// Key returns the region's remote protection key (fi_mr_key).
+func (m *MR) Key() uint64 { return m.r.Key() }
+
+// Address returns the remote address of the region's first byte: its
+// virtual address with FI_MR_VIRT_ADDR, else 0 (plus the registration
+// offset). Peers address byte i of the region as Address()+i.
+func (m *MR) Address() uint64 { return m.r.Base() }
+
+// Len returns the region's length in bytes.
+func (m *MR) Len() uint64 { return m.r.Len() }
+
+// Access returns the region's access bits.
+func (m *MR) Access() Flags { return m.access }
+
+// Context returns the context given at registration.
+func (m *MR) Context() any { return m.context }
+
+// Desc returns the local memory descriptor (fi_mr_desc) to pass as the
+// desc argument of data transfer calls. It is the *MR itself.
+func (m *MR) Desc() any { return m }
+
+// Domain returns the MR's domain.
+func (m *MR) Domain() *Domain { return m.dom }
+
+// region is the MR's entry in the domain's key table.
+func (m *MR) region() *mrkey.Region { return m.r }
+
+// Bind associates a counter with the region (fi_mr_bind): it counts remote
+// accesses of the kinds in flags (FlagRemoteWrite, FlagRemoteRead;
+// FI_RMA_EVENT). Errors: ErrBadFlags for other flags, ErrInval for none or
+// a nil counter, ErrOpBadState after Enable of a region created disabled,
+// ErrClosed.
+func (m *MR) Bind(cntr mrCounter, flags Flags) error {
+	prov := m.dom.prov.Name()
+	if m.lc.isClosed() {
+		return opErr("fi_mr_bind", prov, ErrClosed)
+	}
+	if cntr == nil {
+		return opErr("fi_mr_bind", prov, ErrInval)
+	}
+	ref, _ := cntr.(mrCounterRef)
+	if ref != nil {
+		if err := ref.bindMR(); err != nil {
+			return opErr("fi_mr_bind", prov, err)
+		}
+	}
+	if err := m.r.Bind(cntr.owner(), flags); err != nil {
+		if ref != nil {
+			ref.unbindMR()
+		}
+		return opErr("fi_mr_bind", prov, err)
+	}
+	m.mu.Lock()
+	m.cntrs = append(m.cntrs, cntr)
+	m.mu.Unlock()
+	return nil
+}
+
+// Enable enables a region created disabled (fi_mr_enable); no bindings
+// may follow. Enabling an enabled region does nothing.
+func (m *MR) Enable() error {
+	if m.lc.isClosed() {
+		return opErr("fi_mr_enable", m.dom.prov.Name(), ErrClosed)
+	}
+	if err := m.r.Enable(); err != nil {
+		return opErr("fi_mr_enable", m.dom.prov.Name(), ErrClosed)
+	}
+	return nil
+}
+
+// Close deregisters the region: later remote accesses with its key fail.
+// Counters bound to it are released.
+func (m *MR) Close() error {
+	if err := m.lc.beginClose(); err != nil {
+		return opErr("fi_close", m.dom.prov.Name(), err)
+	}
+	m.dom.ext.mr.Unregister(m.r)
+	m.mu.Lock()
+	cntrs := m.cntrs
+	m.cntrs = nil
+	m.mu.Unlock()
+	for _, c := range cntrs {
+		if ref, ok := c.(mrCounterRef); ok {
+			ref.unbindMR()
+		}
+	}
+	m.dom.lc.release()
+	return nil
+}

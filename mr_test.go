@@ -1,0 +1,254 @@
+package fabric
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gofabric/fabric/provider"
+)
+
+const mrTestRW = FlagRemoteRead | FlagRemoteWrite
+
+// mrTestCntr stands in for *Cntr in MR.Bind.
+type mrTestCntr struct {
+	n, e atomic.Int64
+	held atomic.Int64
+}
+
+func (c *mrTestCntr) Inc()                            { c.n.Add(1) }
+func (c *mrTestCntr) IncErr()                         { c.e.Add(1) }
+func (c *mrTestCntr) owner() provider.CntrOwner       { return c }
+func (c *mrTestCntr) bindMR() error                   { c.held.Add(1); return nil }
+func (c *mrTestCntr) unbindMR()                       { c.held.Add(-1) }
+func mrTestMode(m MRMode) func(*Info)                 { return func(i *Info) { i.DomainAttr.MRMode = m } }
+func mrTestReg(t *testing.T, d *Domain, b []byte) *MR { return mrTestRegKey(t, d, b, 0) }
+
+func mrTestRegKey(t *testing.T, d *Domain, b []byte, key uint64) *MR {
+	t.Helper()
+	m, err := d.RegMR(b, mrTestRW, 0, key, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+func TestMRRequestedKeys(t *testing.T) {
+	d := avTestOpenDomain(t, nil)
+	buf := make([]byte, 64)
+	m := mrTestRegKey(t, d, buf, 0xC0DE)
+	if m.Key() != 0xC0DE || m.Address() != 0 || m.Len() != 64 || m.Desc() != any(m) || m.Access() != mrTestRW {
+		t.Fatalf("key %#x addr %#x len %d", m.Key(), m.Address(), m.Len())
+	}
+	_, err := d.RegMR(buf, mrTestRW, 0, 0xC0DE, 0)
+	var oe *OpError
+	if !errors.Is(err, ErrNoKey) || !errors.As(err, &oe) || oe.Op != "fi_mr_regattr" {
+		t.Fatalf("duplicate key: %v", err)
+	}
+	small := avTestOpenDomain(t, func(i *Info) { i.DomainAttr.MRKeySize = 2 })
+	if _, err := small.RegMR(buf, mrTestRW, 0, 1<<20, 0); !errors.Is(err, ErrKeyRejected) {
+		t.Fatalf("key out of range: %v", err)
+	}
+	// Remote access through the domain's key table: offset addressing.
+	b, err := d.mrKeys().Access(0xC0DE, 8, 8, FlagRemoteWrite)
+	if err != nil || &b[0] != &buf[8] {
+		t.Fatalf("access: %v", err)
+	}
+	if _, err := d.mrKeys().Access(0xC0DE, 60, 8, FlagRemoteWrite); err != provider.EINVAL {
+		t.Fatalf("out of range: %v", err)
+	}
+	m.Close()
+	if _, err := d.mrKeys().Access(0xC0DE, 0, 1, FlagRemoteRead); err != provider.EKEYREJECTED {
+		t.Fatalf("access after close: %v", err)
+	}
+	if err := m.Close(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("second close: %v", err)
+	}
+}
+
+func TestMRProvKeyVirtAddr(t *testing.T) {
+	d := avTestOpenDomain(t, mrTestMode(MRProvKey|MRVirtAddr|MRAllocated|MRLocal))
+	buf := make([]byte, 128)
+	keys := map[uint64]bool{}
+	for i := 0; i < 10; i++ {
+		m := mrTestRegKey(t, d, buf, 0xFFFF) // requested key ignored
+		if keys[m.Key()] {
+			t.Fatalf("key %d reused", m.Key())
+		}
+		keys[m.Key()] = true
+		if m.Address() == 0 {
+			t.Fatal("FI_MR_VIRT_ADDR region has address 0")
+		}
+	}
+	m := mrTestReg(t, d, buf)
+	if _, err := d.mrKeys().Access(m.Key(), m.Address()+100, 28, FlagRemoteRead); err != nil {
+		t.Fatalf("VA access: %v", err)
+	}
+	// Legacy FI_MR_BASIC behaves as VIRT_ADDR|PROV_KEY.
+	basic := avTestOpenDomain(t, mrTestMode(MRBasic))
+	mb := mrTestRegKey(t, basic, buf, 0)
+	mb2 := mrTestRegKey(t, basic, buf, 0)
+	if mb.Address() == 0 || mb.Key() == mb2.Key() {
+		t.Fatalf("FI_MR_BASIC: addr %#x keys %d %d", mb.Address(), mb.Key(), mb2.Key())
+	}
+}
+
+func TestMRArgs(t *testing.T) {
+	d := avTestOpenDomain(t, nil)
+	buf := make([]byte, 8)
+	cases := []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"access", func() error { _, err := d.RegMR(buf, FlagInject, 0, 1, 0); return err }(), ErrInval},
+		{"flags", func() error { _, err := d.RegMR(buf, mrTestRW, 0, 2, FlagInject); return err }(), ErrBadFlags},
+		{"iov limit", func() error {
+			_, err := d.RegMRv([][]byte{buf, buf, buf, buf, buf}, mrTestRW, 0, 3, 0)
+			return err
+		}(), ErrInval},
+		{"nil attr", func() error { _, err := d.RegMRAttr(nil, 0); return err }(), ErrInval},
+	}
+	for _, c := range cases {
+		if !errors.Is(c.err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, c.err, c.want)
+		}
+	}
+	// Every subset of the access bits, and accepted flags.
+	for acc := Flags(0); acc <= MRAccessFlags; acc++ {
+		if acc&^MRAccessFlags != 0 {
+			continue
+		}
+		m, err := d.RegMR(buf, acc, 0, uint64(acc)+100, FlagRMAPmem)
+		if err != nil {
+			t.Fatalf("access %v: %v", acc, err)
+		}
+		m.Close()
+	}
+}
+
+func TestMRRegv(t *testing.T) {
+	d := avTestOpenDomain(t, nil)
+	big := make([]byte, 8<<20)
+	for n := 1; n <= 4; n++ {
+		iov := make([][]byte, n)
+		step := len(big) / n
+		for i := range iov {
+			iov[i] = big[i*step : (i+1)*step]
+		}
+		m, err := d.RegMRv(iov, mrTestRW, 0, uint64(n), 0)
+		if err != nil {
+			t.Fatalf("%d iovecs: %v", n, err)
+		}
+		if m.Len() != uint64(n*step) {
+			t.Fatalf("len %d", m.Len())
+		}
+		if _, err := d.mrKeys().Access(m.Key(), uint64(step)-4, min(8, uint64(n*step-step+4)), FlagRemoteRead); err != nil {
+			t.Fatalf("access across the iovecs of one buffer: %v", err)
+		}
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := d.RegMRAttr(&MRAttr{IOV: [][]byte{big}, Access: mrTestRW, RequestedKey: 9, Context: "ctx"}, 0)
+	if err != nil || m.Context() != "ctx" || m.Domain() != d {
+		t.Fatal(err)
+	}
+	m.Close()
+}
+
+func TestMRBindEvents(t *testing.T) {
+	d := avTestOpenDomain(t, mrTestMode(MRRMAEvent))
+	buf := make([]byte, 16)
+	m, err := d.RegMR(buf, mrTestRW, 0, 5, FlagRMAEvent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.mrKeys().Access(5, 0, 1, FlagRemoteWrite); err != provider.EKEYREJECTED {
+		t.Fatalf("access before fi_mr_enable: %v", err)
+	}
+	c := &mrTestCntr{}
+	if err := m.Bind(c, FlagRemoteWrite); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Bind(c, FlagSend); !errors.Is(err, ErrBadFlags) {
+		t.Fatalf("bad bind flags: %v", err)
+	}
+	if err := m.Bind(nil, FlagRemoteWrite); !errors.Is(err, ErrInval) {
+		t.Fatalf("nil counter: %v", err)
+	}
+	if c.held.Load() != 1 {
+		t.Fatalf("counter holds %d", c.held.Load())
+	}
+	if err := m.Enable(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Bind(c, FlagRemoteWrite); !errors.Is(err, ErrOpBadState) {
+		t.Fatalf("bind after enable: %v", err)
+	}
+	if c.held.Load() != 1 {
+		t.Fatalf("failed bind kept a hold: %d", c.held.Load())
+	}
+	if _, err := d.mrKeys().Access(5, 0, 1, FlagRemoteWrite); err != nil {
+		t.Fatal(err)
+	}
+	d.mrKeys().Event(5, FlagRemoteWrite)
+	d.mrKeys().Event(5, FlagRemoteRead)
+	if c.n.Load() != 1 {
+		t.Fatalf("counter %d", c.n.Load())
+	}
+	// Without FlagRMAEvent the region starts enabled.
+	m2 := mrTestRegKey(t, d, buf, 6)
+	if _, err := d.mrKeys().Access(m2.Key(), 0, 1, FlagRemoteRead); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c.held.Load() != 0 {
+		t.Fatalf("close did not release the counter: %d", c.held.Load())
+	}
+	if err := m.Enable(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("enable after close: %v", err)
+	}
+	if err := m.Bind(c, FlagRemoteWrite); !errors.Is(err, ErrClosed) {
+		t.Fatalf("bind after close: %v", err)
+	}
+	// FI_MR_ENDPOINT regions start disabled too.
+	de := avTestOpenDomain(t, mrTestMode(MREndpoint))
+	me := mrTestRegKey(t, de, buf, 1)
+	if _, err := de.mrKeys().Access(1, 0, 1, FlagRemoteRead); err != provider.EKEYREJECTED {
+		t.Fatalf("FI_MR_ENDPOINT before enable: %v", err)
+	}
+	me.Enable()
+	if _, err := de.mrKeys().Access(1, 0, 1, FlagRemoteRead); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMRDomainBusy(t *testing.T) {
+	fab, err := OpenFabric(&FabricAttr{ProvName: avTestProvName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fab.Close()
+	d, err := fab.OpenDomain(&Info{DomainAttr: &DomainAttr{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := d.RegMR(make([]byte, 4), mrTestRW, 0, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); !errors.Is(err, ErrBusy) {
+		t.Fatalf("domain close with an MR: %v", err)
+	}
+	m.Close()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.RegMR(make([]byte, 4), mrTestRW, 0, 1, 0); !errors.Is(err, ErrClosed) {
+		t.Fatalf("reg on closed domain: %v", err)
+	}
+}
