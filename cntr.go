@@ -1,0 +1,314 @@
+package fabric
+
+import (
+	"context"
+	"time"
+
+	"github.com/gofabric/fabric/internal/cntr"
+	"github.com/gofabric/fabric/internal/progress"
+	"github.com/gofabric/fabric/provider"
+)
+
+// CntrEventsComp is FI_CNTR_EVENTS_COMP, the only counter event type of
+// libfabric 1.17: the counter counts successful completions.
+const CntrEventsComp = 0
+
+// CntrAttr is fi_cntr_attr: how a counter is opened. The zero value (or a
+// nil *CntrAttr) gives the defaults documented on each field.
+type CntrAttr struct {
+	// Events is the kind of events counted: CntrEventsComp (0, the
+	// default). Other values give ErrNoSys.
+	Events int
+	// WaitObj is the wait object; default WaitNone (Wait is not allowed).
+	// WaitUnspec, WaitMutexCond and WaitYield allow Wait/WaitContext;
+	// WaitFD also provides a descriptor (WaitFD). WaitSet and WaitPollFD
+	// give ErrNoSys.
+	WaitObj WaitObj
+	// Flags: 0, or FlagPeer to import an owner's counter (see Peer). Other
+	// bits are reserved and give ErrInval.
+	Flags Flags
+	// Peer, with FlagPeer, is the owner's counter (fi_peer(3) "PEER
+	// COUNTER", struct fi_peer_cntr_context): completions of endpoints bound
+	// to the opened counter increment Peer, and the opened counter's Read
+	// only drives their progress. FlagPeer without Peer (or Peer without
+	// FlagPeer) gives ErrInval.
+	Peer provider.CntrOwner
+}
+
+// Cntr is a completion counter (fi_cntr): a success value and an error
+// value. Reads drive the progress of the bound endpoints. All methods are
+// safe for concurrent use; Read and ReadErr do not allocate.
+type Cntr struct {
+	lc   lifecycle
+	dom  *Domain
+	attr CntrAttr
+	c    *cntr.Cntr         // nil for an FI_PEER import
+	peer provider.CntrOwner // the owner's counter of an FI_PEER import
+	srcs *progress.Set
+	pset progress.Set
+}
+
+// OpenCntr opens a counter (fi_cntr_open). attr may be nil for the
+// defaults. The domain cannot be closed while the counter is open. Errors
+// (wrapped in *OpError): ErrInval for bad flags, ErrNoSys for unsupported
+// events or wait objects, ErrClosed for a closed domain.
+//
+// With attr.Flags&FlagPeer the counter imports attr.Peer (fi_peer(3)):
+// bound endpoints increment the owner's counter; Read drives their
+// progress and returns 0; the other operations return ErrNoSys.
+func (d *Domain) OpenCntr(attr *CntrAttr) (*Cntr, error) {
+	prov := d.prov.Name()
+	var a CntrAttr
+	if attr != nil {
+		a = *attr
+	}
+	if a.Flags&^FlagPeer != 0 || (a.Flags&FlagPeer != 0) != (a.Peer != nil) {
+		return nil, opErr("fi_cntr_open", prov, ErrInval)
+	}
+	if a.Events != CntrEventsComp {
+		return nil, opErr("fi_cntr_open", prov, ErrNoSys)
+	}
+	cfg, err := cntr.Config{WaitObj: a.WaitObj}.Check()
+	if err != nil {
+		return nil, opErr("fi_cntr_open", prov, err)
+	}
+	if err := d.lc.hold(); err != nil {
+		return nil, opErr("fi_cntr_open", prov, err)
+	}
+	c := &Cntr{dom: d, attr: a}
+	if a.Peer != nil {
+		c.peer = a.Peer
+		c.srcs = &c.pset
+		return c, nil
+	}
+	k, err := cntr.New(cfg)
+	if err != nil {
+		d.lc.release()
+		return nil, opErr("fi_cntr_open", prov, err)
+	}
+	c.c, c.srcs = k, k.Sources()
+	return c, nil
+}
+
+// Attr returns the counter's attributes.
+func (c *Cntr) Attr() CntrAttr { return c.attr }
+
+func (c *Cntr) peerNoSys() error {
+	if c.lc.isClosed() {
+		return ErrClosed
+	}
+	return ErrNoSys
+}
+
+// Read drives progress of the bound endpoints and returns the counter's
+// value (fi_cntr_read). For an FI_PEER import it only drives progress and
+// returns 0.
+func (c *Cntr) Read() (uint64, error) {
+	if c == nil {
+		return 0, ErrInval
+	}
+	if c.c == nil {
+		if c.lc.isClosed() {
+			return 0, ErrClosed
+		}
+		c.srcs.Run()
+		return 0, nil
+	}
+	v, err := c.c.Read()
+	return v, cqErr(err)
+}
+
+// ReadErr returns the error value: the number of operations that completed
+// in error (fi_cntr_readerr).
+func (c *Cntr) ReadErr() (uint64, error) {
+	if c == nil {
+		return 0, ErrInval
+	}
+	if c.c == nil {
+		return 0, c.peerNoSys()
+	}
+	v, err := c.c.ReadErr()
+	return v, cqErr(err)
+}
+
+// Add adds v to the value (fi_cntr_add); it wakes waiters.
+func (c *Cntr) Add(v uint64) error {
+	if c == nil {
+		return ErrInval
+	}
+	if c.c == nil {
+		return c.peerNoSys()
+	}
+	return cqErr(c.c.Add(v))
+}
+
+// Set sets the value (fi_cntr_set). As fi_cntr(3) notes, the result is
+// undefined if completions update the counter concurrently.
+func (c *Cntr) Set(v uint64) error {
+	if c == nil {
+		return ErrInval
+	}
+	if c.c == nil {
+		return c.peerNoSys()
+	}
+	return cqErr(c.c.Set(v))
+}
+
+// AddErr adds v to the error value (fi_cntr_adderr); it unblocks waiters.
+func (c *Cntr) AddErr(v uint64) error {
+	if c == nil {
+		return ErrInval
+	}
+	if c.c == nil {
+		return c.peerNoSys()
+	}
+	return cqErr(c.c.AddErr(v))
+}
+
+// SetErr sets the error value (fi_cntr_seterr); it unblocks waiters.
+func (c *Cntr) SetErr(v uint64) error {
+	if c == nil {
+		return ErrInval
+	}
+	if c.c == nil {
+		return c.peerNoSys()
+	}
+	return cqErr(c.c.SetErr(v))
+}
+
+// Wait blocks until the value is at least threshold (fi_cntr_wait),
+// driving progress meanwhile. timeoutMs < 0 waits forever. It returns nil
+// on success, ErrTimedOut on timeout, ErrAvail when the error value
+// changes while waiting (fi_cntr(3): any change of the error value
+// unblocks the wait), ErrClosed when the counter is closed (Close unblocks
+// it), and ErrNoSys for a counter opened with WaitNone.
+func (c *Cntr) Wait(threshold uint64, timeoutMs int) error {
+	if c == nil {
+		return ErrInval
+	}
+	if c.c == nil {
+		return c.peerNoSys()
+	}
+	return cqErr(c.c.Wait(threshold, cqDeadline(timeoutMs), nil))
+}
+
+// WaitContext is Wait bounded by a context. When ctx ends first the error
+// matches both ErrTimedOut and context.DeadlineExceeded (or ErrCanceled
+// and context.Canceled) under errors.Is.
+func (c *Cntr) WaitContext(ctx context.Context, threshold uint64) error {
+	if c == nil || ctx == nil {
+		return ErrInval
+	}
+	if c.c == nil {
+		return c.peerNoSys()
+	}
+	if err := ctx.Err(); err != nil {
+		return cqCtxErr(err, ErrTimedOut)
+	}
+	err := c.c.Wait(threshold, time.Time{}, ctx.Done())
+	if err == progress.ErrDone {
+		return cqCtxErr(ctx.Err(), ErrTimedOut)
+	}
+	return cqErr(err)
+}
+
+// WaitFD returns the counter's wait descriptor (fi_control FI_GETWAIT) for
+// a counter opened with WaitFD; it becomes readable when the counter
+// changes (or a bound endpoint's descriptor is readable). Errors
+// (wrapped): ErrNoData for WaitNone, ErrNoSys for other wait objects,
+// ErrClosed.
+func (c *Cntr) WaitFD() (int, error) {
+	if c == nil {
+		return -1, ErrInval
+	}
+	if c.c == nil {
+		return -1, opErr("fi_control", c.dom.prov.Name(), c.peerNoSys())
+	}
+	fd, err := c.c.WaitFD()
+	if err != nil {
+		return -1, opErr("fi_control", c.dom.prov.Name(), cqErr(err))
+	}
+	return fd, nil
+}
+
+// TryWait (fi_trywait) clears the descriptor's signal and drives progress;
+// the descriptor then becomes readable at the next change. ErrInval for
+// WaitNone.
+func (c *Cntr) TryWait() error {
+	if c == nil {
+		return ErrInval
+	}
+	if c.c == nil {
+		return c.peerNoSys()
+	}
+	return cqErr(c.c.TryWait())
+}
+
+// Close closes the counter (fi_close). It returns ErrBusy while endpoints
+// or memory regions are bound to it and ErrClosed on a second call (both
+// wrapped). Closing wakes blocked Wait callers, which return ErrClosed.
+func (c *Cntr) Close() error {
+	if c == nil {
+		return ErrInval
+	}
+	prov := c.dom.prov.Name()
+	if err := c.lc.beginClose(); err != nil {
+		return opErr("fi_close", prov, err)
+	}
+	var err error
+	if c.c != nil {
+		err = c.c.Close()
+	}
+	c.dom.lc.release()
+	return opErr("fi_close", prov, err)
+}
+
+// ---- hooks for endpoints and memory regions bound to the counter ----
+
+// bindEndpoint registers a bound object: Close returns ErrBusy until
+// unbindEndpoint. p, if not nil, is added to the progress sources driven
+// by reads and waits (and its descriptor to the FI_WAIT_FD set).
+func (c *Cntr) bindEndpoint(p provider.Progresser) error {
+	if err := c.lc.hold(); err != nil {
+		return err
+	}
+	var err error
+	if c.c != nil {
+		err = c.c.AddSource(p)
+	} else {
+		err = c.srcs.Add(p)
+	}
+	if err != nil {
+		c.lc.release()
+		return cqErr(err)
+	}
+	return nil
+}
+
+// unbindEndpoint undoes bindEndpoint.
+func (c *Cntr) unbindEndpoint(p provider.Progresser) {
+	if c.c != nil {
+		c.c.RemoveSource(p)
+	} else {
+		c.srcs.Remove(p)
+	}
+	c.lc.release()
+}
+
+// bindMR registers a memory region bound to the counter (fi_mr_bind).
+func (c *Cntr) bindMR() error { return c.lc.hold() }
+
+// unbindMR undoes bindMR.
+func (c *Cntr) unbindMR() { c.lc.release() }
+
+// owner is what providers increment: the counter itself, or the owner's
+// counter of an FI_PEER import.
+func (c *Cntr) owner() provider.CntrOwner {
+	if c.peer != nil {
+		return c.peer
+	}
+	return c.c
+}
+
+// domain returns the domain the counter was opened on.
+func (c *Cntr) domain() *Domain { return c.dom }
