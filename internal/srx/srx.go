@@ -184,6 +184,17 @@ func (q *Queue) Counts() (posted, unexpected int) {
 	return q.nposted, q.nunexp
 }
 
+// SizeLeft returns the number of receives that may be posted before Post
+// returns EAGAIN (fi_rx_size_left).
+func (q *Queue) SizeLeft() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return 0
+	}
+	return q.size - q.nposted
+}
+
 func (q *Queue) alloc() *entry {
 	if n := len(q.pool); n > 0 {
 		e := q.pool[n-1]

@@ -848,8 +848,14 @@ func TestCancelMultiRecvInFlight(t *testing.T) {
 func TestEAGAINWhenFull(t *testing.T) {
 	q := tq(Config{Size: 2})
 	p := newPeer(q)
+	if q.SizeLeft() != 2 {
+		t.Fatalf("SizeLeft %d", q.SizeLeft())
+	}
 	post(t, q, make([]byte, 4), 1, false, 0, 0, 0)
 	post(t, q, make([]byte, 4), 2, false, 0, 0, 0)
+	if q.SizeLeft() != 0 {
+		t.Fatalf("SizeLeft when full %d", q.SizeLeft())
+	}
 	m := provider.Msg{Buf: make([]byte, 4), Context: 3}
 	if err := q.Post(&m, false); err != provider.EAGAIN {
 		t.Fatalf("third post: %v", err)
