@@ -24,7 +24,7 @@ const maxDatagram = 65536
 // endpoint is a udp FI_EP_DGRAM endpoint: one non-blocking UDP socket.
 type endpoint struct {
 	state atomic.Int32
-	auto  bool       // FI_PROGRESS_AUTO: a goroutine progresses receives
+	auto  bool // FI_PROGRESS_AUTO: a goroutine progresses receives
 	caps  provider.Caps
 	fmt   provider.AddrFormat
 

@@ -1,0 +1,113 @@
+package udp
+
+import (
+	"bytes"
+	"net/netip"
+	"testing"
+
+	"github.com/gofabric/fabric/provider"
+)
+
+func TestSockaddrLayout(t *testing.T) {
+	b := appendSockaddr(nil, sockaddr{ap: netip.MustParseAddrPort("192.0.2.1:9228")})
+	want := []byte{2, 0, 0x24, 0x0c, 192, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0}
+	if !bytes.Equal(b, want) {
+		t.Fatalf("IPv4: % x, want % x", b, want)
+	}
+	b = appendSockaddr(nil, sockaddr{ap: netip.MustParseAddrPort("[fe80::1]:1"), scope: 3, flow: 0x01020304})
+	want = []byte{10, 0, 0, 1, 1, 2, 3, 4, 0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 3, 0, 0, 0}
+	if !bytes.Equal(b, want) {
+		t.Fatalf("IPv6: % x, want % x", b, want)
+	}
+	a, f, ok := decodeSockaddr(b)
+	if !ok || f != provider.SockAddrIn6 || a.scope != 3 || a.flow != 0x01020304 ||
+		a.ap != netip.MustParseAddrPort("[fe80::1]:1") {
+		t.Fatalf("decode: %+v %v %v", a, f, ok)
+	}
+	// IPv4-mapped IPv6 stays IPv6.
+	m := appendSockaddr(nil, sockaddr{ap: netip.MustParseAddrPort("[::ffff:1.2.3.4]:5")})
+	if len(m) != 28 || formatSockaddr(m) != "fi_sockaddr_in6://[::ffff:1.2.3.4]:5" {
+		t.Fatalf("mapped: % x %q", m, formatSockaddr(m))
+	}
+}
+
+func TestParseSockaddrString(t *testing.T) {
+	for _, c := range []struct {
+		in  string
+		out string // "" = invalid
+	}{
+		{"fi_sockaddr_in://127.0.0.1:9228", "fi_sockaddr_in://127.0.0.1:9228"},
+		{"fi_sockaddr_in://127.0.0.1", "fi_sockaddr_in://127.0.0.1:0"},
+		{"fi_sockaddr_in6://[::1]:7", "fi_sockaddr_in6://[::1]:7"},
+		{"fi_sockaddr_in6://[::1]", "fi_sockaddr_in6://[::1]:0"},
+		{"fi_sockaddr_in6://::1", ""},
+		{"fi_sockaddr_in6://[127.0.0.1]:1", ""},
+		{"fi_sockaddr_in://[::1]:1", ""},
+		{"fi_sockaddr_in://::1", ""},
+		{"fi_sockaddr_in://1.2.3.4:65536", ""},
+		{"fi_sockaddr_in://1.2.3.4:-1", ""},
+		{"fi_sockaddr_in://1.2.3.4:", ""},
+		{"fi_sockaddr_in6://[::1]x", ""},
+		{"fi_sockaddr_in6://[fe80::1%eth0]:1", ""},
+		{"fi_addr_str://x", ""},
+		{"", ""},
+	} {
+		b, ok := parseSockaddrString(c.in)
+		if ok != (c.out != "") || (ok && formatSockaddr(b) != c.out) {
+			t.Errorf("parse(%q) = %q, %v; want %q", c.in, formatSockaddr(b), ok, c.out)
+		}
+	}
+}
+
+// FuzzSockaddr drives the sockaddr decoder and the string parser with
+// arbitrary input: no panics, and whatever decodes re-encodes to a form
+// that decodes to the same address, and prints to a string that parses back.
+func FuzzSockaddr(f *testing.F) {
+	f.Add(appendSockaddr(nil, sockaddr{ap: netip.MustParseAddrPort("127.0.0.1:9228")}), "fi_sockaddr_in://127.0.0.1:9228")
+	f.Add(appendSockaddr(nil, sockaddr{ap: netip.MustParseAddrPort("[::1]:7"), scope: 1, flow: 9}),
+		"fi_sockaddr_in6://[::1]:7")
+	f.Add([]byte{2, 0}, "fi_sockaddr_in://")
+	f.Add([]byte{10, 0, 1}, "fi_sockaddr_in6://[")
+	f.Add([]byte{}, "")
+	f.Fuzz(func(t *testing.T, b []byte, s string) {
+		a, fmt, ok := decodeSockaddr(b)
+		if ok {
+			if (fmt == provider.SockAddrIn) != (len(b) == 16) || (fmt == provider.SockAddrIn6) != (len(b) == 28) {
+				t.Fatalf("format %v for %d bytes", fmt, len(b))
+			}
+			re := appendSockaddr(nil, a)
+			a2, fmt2, ok2 := decodeSockaddr(re)
+			if !ok2 || a2 != a || fmt2 != fmt {
+				t.Fatalf("re-encode: %+v -> %+v", a, a2)
+			}
+			if fmt == provider.SockAddrIn && !bytes.Equal(re[:8], b[:8]) {
+				t.Fatalf("IPv4 prefix changed: % x -> % x", b, re)
+			}
+			if fmt == provider.SockAddrIn6 && !bytes.Equal(re, b) {
+				t.Fatalf("IPv6 bytes changed: % x -> % x", b, re)
+			}
+			str := formatSockaddr(b)
+			p, ok3 := parseSockaddrString(str)
+			if !ok3 {
+				t.Fatalf("%q does not parse", str)
+			}
+			a3, _, _ := decodeSockaddr(p)
+			if a3.ap != a.ap {
+				t.Fatalf("string round trip %v -> %q -> %v", a.ap, str, a3.ap)
+			}
+		} else if formatSockaddr(b) != "" {
+			t.Fatal("invalid bytes format to a string")
+		}
+		if p, ok := parseSockaddrString(s); ok {
+			if _, _, ok := decodeSockaddr(p); !ok {
+				t.Fatalf("parse(%q) gave undecodable % x", s, p)
+			}
+			p2, ok := parseSockaddrString(formatSockaddr(p))
+			if !ok || !bytes.Equal(p, p2) {
+				t.Fatalf("parse/format/parse of %q: % x vs % x", s, p, p2)
+			}
+		}
+		_ = sameIP(b, b)
+		_ = withPort(b, 1)
+	})
+}
