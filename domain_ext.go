@@ -31,8 +31,8 @@ func (d *Domain) initExt() {
 // provider.Resources.MR.
 func (d *Domain) mrKeys() provider.MRKeys { return d.ext.mr }
 
-// mrMode returns the domain's effective mr_mode bits.
-func (d *Domain) mrMode() MRMode {
+// mrEffectiveMode returns the domain's effective mr_mode bits.
+func (d *Domain) mrEffectiveMode() MRMode {
 	if d.info.DomainAttr == nil {
 		return 0
 	}

@@ -56,19 +56,7 @@ type MR struct {
 	context any
 
 	mu    sync.Mutex
-	cntrs []mrCounter // counters bound with Bind, released at Close
-}
-
-// mrCounter is what Bind needs from a counter (satisfied by *Cntr).
-type mrCounter interface {
-	owner() provider.CntrOwner
-}
-
-// mrCounterRef is implemented by counters that track their bindings, so
-// that closing a counter bound to an MR returns ErrBusy.
-type mrCounterRef interface {
-	bindMR() error
-	unbindMR()
+	cntrs []*Cntr // counters bound with Bind, released at Close
 }
 
 // RegMR registers buf (fi_mr_reg). access is a set of MRAccessFlags bits;
@@ -114,7 +102,7 @@ func (d *Domain) RegMRAttr(attr *MRAttr, flags Flags) (*MR, error) {
 	if err := d.lc.hold(); err != nil {
 		return nil, opErr("fi_mr_regattr", prov, err)
 	}
-	mode := d.mrMode()
+	mode := d.mrEffectiveMode()
 	enabled := mode&MREndpoint == 0 && !(mode&MRRMAEvent != 0 && flags&FlagRMAEvent != 0)
 	r, err := d.ext.mr.Register(attr.IOV, attr.Access, attr.Offset, attr.RequestedKey, enabled)
 	if err != nil {
@@ -153,10 +141,11 @@ func (m *MR) region() *mrkey.Region { return m.r }
 
 // Bind associates a counter with the region (fi_mr_bind): it counts remote
 // accesses of the kinds in flags (FlagRemoteWrite, FlagRemoteRead;
-// FI_RMA_EVENT). Errors: ErrBadFlags for other flags, ErrInval for none or
-// a nil counter, ErrOpBadState after Enable of a region created disabled,
-// ErrClosed.
-func (m *MR) Bind(cntr mrCounter, flags Flags) error {
+// FI_RMA_EVENT). The counter cannot be closed while the MR is open.
+// Errors: ErrBadFlags for other flags, ErrInval for none or a nil counter,
+// ErrDomain for a counter of another domain, ErrOpBadState after Enable of
+// a region created disabled, ErrClosed for a closed MR or counter.
+func (m *MR) Bind(cntr *Cntr, flags Flags) error {
 	prov := m.dom.prov.Name()
 	if m.lc.isClosed() {
 		return opErr("fi_mr_bind", prov, ErrClosed)
@@ -164,16 +153,14 @@ func (m *MR) Bind(cntr mrCounter, flags Flags) error {
 	if cntr == nil {
 		return opErr("fi_mr_bind", prov, ErrInval)
 	}
-	ref, _ := cntr.(mrCounterRef)
-	if ref != nil {
-		if err := ref.bindMR(); err != nil {
-			return opErr("fi_mr_bind", prov, err)
-		}
+	if cntr.domain() != m.dom {
+		return opErr("fi_mr_bind", prov, ErrDomain)
+	}
+	if err := cntr.bindMR(); err != nil {
+		return opErr("fi_mr_bind", prov, err)
 	}
 	if err := m.r.Bind(cntr.owner(), flags); err != nil {
-		if ref != nil {
-			ref.unbindMR()
-		}
+		cntr.unbindMR()
 		return opErr("fi_mr_bind", prov, err)
 	}
 	m.mu.Lock()
@@ -206,9 +193,7 @@ func (m *MR) Close() error {
 	m.cntrs = nil
 	m.mu.Unlock()
 	for _, c := range cntrs {
-		if ref, ok := c.(mrCounterRef); ok {
-			ref.unbindMR()
-		}
+		c.unbindMR()
 	}
 	m.dom.lc.release()
 	return nil

@@ -2,7 +2,6 @@ package fabric
 
 import (
 	"errors"
-	"sync/atomic"
 	"testing"
 
 	"github.com/gofabric/fabric/provider"
@@ -10,17 +9,6 @@ import (
 
 const mrTestRW = FlagRemoteRead | FlagRemoteWrite
 
-// mrTestCntr stands in for *Cntr in MR.Bind.
-type mrTestCntr struct {
-	n, e atomic.Int64
-	held atomic.Int64
-}
-
-func (c *mrTestCntr) Inc()                            { c.n.Add(1) }
-func (c *mrTestCntr) IncErr()                         { c.e.Add(1) }
-func (c *mrTestCntr) owner() provider.CntrOwner       { return c }
-func (c *mrTestCntr) bindMR() error                   { c.held.Add(1); return nil }
-func (c *mrTestCntr) unbindMR()                       { c.held.Add(-1) }
 func mrTestMode(m MRMode) func(*Info)                 { return func(i *Info) { i.DomainAttr.MRMode = m } }
 func mrTestReg(t *testing.T, d *Domain, b []byte) *MR { return mrTestRegKey(t, d, b, 0) }
 
@@ -168,7 +156,11 @@ func TestMRBindEvents(t *testing.T) {
 	if _, err := d.mrKeys().Access(5, 0, 1, FlagRemoteWrite); err != provider.EKEYREJECTED {
 		t.Fatalf("access before fi_mr_enable: %v", err)
 	}
-	c := &mrTestCntr{}
+	c, err := d.OpenCntr(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
 	if err := m.Bind(c, FlagRemoteWrite); err != nil {
 		t.Fatal(err)
 	}
@@ -178,8 +170,17 @@ func TestMRBindEvents(t *testing.T) {
 	if err := m.Bind(nil, FlagRemoteWrite); !errors.Is(err, ErrInval) {
 		t.Fatalf("nil counter: %v", err)
 	}
-	if c.held.Load() != 1 {
-		t.Fatalf("counter holds %d", c.held.Load())
+	other := avTestOpenDomain(t, nil)
+	oc, err := other.OpenCntr(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oc.Close()
+	if err := m.Bind(oc, FlagRemoteWrite); !errors.Is(err, ErrDomain) {
+		t.Fatalf("counter of another domain: %v", err)
+	}
+	if err := c.Close(); !errors.Is(err, ErrBusy) {
+		t.Fatalf("closing a counter bound to an MR: %v", err)
 	}
 	if err := m.Enable(); err != nil {
 		t.Fatal(err)
@@ -187,16 +188,13 @@ func TestMRBindEvents(t *testing.T) {
 	if err := m.Bind(c, FlagRemoteWrite); !errors.Is(err, ErrOpBadState) {
 		t.Fatalf("bind after enable: %v", err)
 	}
-	if c.held.Load() != 1 {
-		t.Fatalf("failed bind kept a hold: %d", c.held.Load())
-	}
 	if _, err := d.mrKeys().Access(5, 0, 1, FlagRemoteWrite); err != nil {
 		t.Fatal(err)
 	}
 	d.mrKeys().Event(5, FlagRemoteWrite)
 	d.mrKeys().Event(5, FlagRemoteRead)
-	if c.n.Load() != 1 {
-		t.Fatalf("counter %d", c.n.Load())
+	if v, _ := c.Read(); v != 1 {
+		t.Fatalf("counter %d", v)
 	}
 	// Without FlagRMAEvent the region starts enabled.
 	m2 := mrTestRegKey(t, d, buf, 6)
@@ -206,13 +204,13 @@ func TestMRBindEvents(t *testing.T) {
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if c.held.Load() != 0 {
-		t.Fatalf("close did not release the counter: %d", c.held.Load())
+	if err := c.Close(); err != nil {
+		t.Fatalf("counter close after the MR closed: %v", err)
 	}
 	if err := m.Enable(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("enable after close: %v", err)
 	}
-	if err := m.Bind(c, FlagRemoteWrite); !errors.Is(err, ErrClosed) {
+	if err := m.Bind(oc, FlagRemoteWrite); !errors.Is(err, ErrClosed) {
 		t.Fatalf("bind after close: %v", err)
 	}
 	// FI_MR_ENDPOINT regions start disabled too.
