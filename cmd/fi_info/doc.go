@@ -1,0 +1,22 @@
+// Command fi_info lists the fabric interfaces the Go fabric library
+// offers, like libfabric's fi_info(1): the same options, the same output
+// and the same exit codes, so that scripts written for the C tool work
+// unchanged.
+//
+// Usage:
+//
+//	fi_info [-s ADDR | -n NAME] [-P PORT] [-c CAP1|CAP2..] [-m MOD1|MOD2..]
+//	        [-t EPTYPE] [-d DOMAIN] [-f FABRIC] [-a FMT] [-p PROV]
+//	        [-e | -g SUBSTR] [-i SUBSTR] [-l] [-v] [--version] [-h]
+//
+// Without options fi_info calls GetInfo with no hints and prints one short
+// block per Info; -v prints every field as fi_tostr does; -l lists the
+// providers; -e and -g list the environment variables the library reads.
+// When any of -c, -m, -t, -a, -p, -d, -f is given, hints are passed, with
+// every mode bit set unless -m says otherwise (as the C tool does).
+//
+// Exit status: 0 on success, the libfabric error number when GetInfo
+// fails (61 for FI_ENODATA, after printing "fi_getinfo: -61" on standard
+// error), 22 for an unrecognized capability, mode, endpoint type or
+// address format, 1 for a usage error or -h.
+package main
