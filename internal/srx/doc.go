@@ -32,7 +32,13 @@
 // A receive posted between GetMsg's ENOENT and the peer's QueueMsg is not
 // lost: QueueMsg re-checks the posted receives and, on a match, calls
 // Peer.StartMsg synchronously before returning. Peers must therefore not
-// hold, across QueueMsg, a lock that their StartMsg takes. Peer callbacks
+// hold, across QueueMsg, a lock that their StartMsg takes. QueueMsg returns
+// an error (EINVAL) only when it did not take the entry (not one returned
+// by GetMsg with ENOENT, already queued, no Peer); the peer then still owns
+// it. Once taken, the entry is the owner's until it calls Start* or
+// Discard*. Errors returned by Start* and Discard* are ignored: a peer that
+// cannot deliver reports it with an error completion (CompleteErr) and
+// still calls FreeEntry. Peer callbacks
 // (Start*, Discard*) are never made with the queue's lock held, so peers may
 // call back into the queue (FreeEntry ...) from them.
 //

@@ -408,14 +408,16 @@ func (q *Queue) queue(re *provider.RxEntry, tagged bool) error {
 		u.st = stHanded
 		q.nunexp--
 		q.mu.Unlock()
-		return discard(u)
+		_ = discard(u)
+		return nil
 	}
 	if p := q.findPosted(tagged, re.Addr, re.Tag); p != nil {
 		q.bindPosted(u, p)
 		u.st = stHanded
 		q.nunexp--
 		q.mu.Unlock()
-		return start(u)
+		_ = start(u)
+		return nil
 	}
 	u.st = stUnexp
 	q.unexp(tagged).push(u)
@@ -586,7 +588,8 @@ func (q *Queue) Post(m *provider.Msg, tagged bool) error {
 		setRecv(u, m, baseFlags(tagged))
 		u.st = stHanded
 		q.mu.Unlock()
-		return start(u)
+		_ = start(u)
+		return nil
 	}
 	if q.nposted >= q.size {
 		q.mu.Unlock()
@@ -653,13 +656,10 @@ func (q *Queue) postMulti(m *provider.Msg, tagged bool, addr provider.Addr) erro
 		starts = append(starts, u)
 	}
 	q.mu.Unlock()
-	var err error
 	for _, u := range starts {
-		if e := start(u); e != nil && err == nil {
-			err = e
-		}
+		_ = start(u)
 	}
-	return err
+	return nil
 }
 
 func (q *Queue) peek(m *provider.Msg, tagged bool, addr provider.Addr, claim, disc bool) error {
@@ -752,7 +752,8 @@ func (q *Queue) claim(m *provider.Msg, tagged bool, disc bool) error {
 	}
 	setRecv(u, m, baseFlags(tagged)|provider.FlagClaim)
 	q.mu.Unlock()
-	return start(u)
+	_ = start(u)
+	return nil
 }
 
 // Cancel cancels the first pending receive posted with context ctx: it
