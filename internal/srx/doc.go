@@ -25,9 +25,9 @@
 // sets Peer, PeerContext and (with remote CQ data) CQData and
 // Flags|FlagRemoteCQData, then calls QueueMsg/QueueTag. When a matching
 // receive is posted the owner fills IOV, Context, Complete and Flags and
-// calls Peer.StartMsg/StartTag; for FI_DISCARD, Cancel-free drops and Close
-// it calls Peer.DiscardMsg/DiscardTag instead (the peer writes no
-// completion). Either way the peer calls FreeEntry when done.
+// calls Peer.StartMsg/StartTag; for FI_DISCARD and at Close it calls
+// Peer.DiscardMsg/DiscardTag instead (the peer writes no completion).
+// Either way the peer calls FreeEntry when done.
 //
 // A receive posted between GetMsg's ENOENT and the peer's QueueMsg is not
 // lost: QueueMsg re-checks the posted receives and, on a match, calls
@@ -38,9 +38,9 @@
 // it. Once taken, the entry is the owner's until it calls Start* or
 // Discard*. Errors returned by Start* and Discard* are ignored: a peer that
 // cannot deliver reports it with an error completion (CompleteErr) and
-// still calls FreeEntry. Peer callbacks
-// (Start*, Discard*) are never made with the queue's lock held, so peers may
-// call back into the queue (FreeEntry ...) from them.
+// still calls FreeEntry. Peer callbacks (Start*, Discard*) are never made
+// with the queue's lock held, so peers may call back into the queue
+// (FreeEntry ...) from them.
 //
 // # Unexpected queue bound and FI_RM
 //
