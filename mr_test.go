@@ -132,7 +132,7 @@ func TestMRRegv(t *testing.T) {
 		if m.Len() != uint64(n*step) {
 			t.Fatalf("len %d", m.Len())
 		}
-		// The last 8 bytes, crossing the last iovec boundary when n > 1.
+		// 8 bytes across the boundary between the last two iovecs (n > 1).
 		if _, err := d.mrKeys().Access(m.Key(), uint64(n*step-step)-4, 8, FlagRemoteRead); n > 1 && err != nil {
 			t.Fatalf("access across the iovecs of one buffer: %v", err)
 		}
