@@ -121,7 +121,7 @@ func infoFakeATemplates() []*Info {
 			TxCtxCnt: 256, RxCtxCnt: 256, MaxEPTxCtx: 1, MaxEPRxCtx: 1, MaxEPSrxCtx: 1,
 			CntrCnt: 16, MRIOVLimit: 1, Caps: CapLocalComm | CapRemoteComm, MRCnt: 1024,
 		},
-		FabricAttr: &FabricAttr{Name: "127.0.0.1/32", ProvName: infoFakeA},
+		FabricAttr: &FabricAttr{Name: "127.0.0.1/32", ProvName: infoFakeA, APIVersion: Version(1, 17)},
 	}
 	msg := rdm.Dup()
 	msg.Caps = CapMsg | CapRMA | CapRead | CapWrite | CapRecv | CapSend | CapRemoteRead | CapRemoteWrite |

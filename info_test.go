@@ -177,6 +177,8 @@ func TestGetInfoNames(t *testing.T) {
 		{"fabric unknown", &Info{FabricAttr: &FabricAttr{Name: "nosuchfabric"}}, nil},
 		{"prov_version too new", &Info{FabricAttr: &FabricAttr{ProvName: infoFakeA, ProvVersion: Version(3, 2)}}, nil},
 		{"prov_version ok", &Info{FabricAttr: &FabricAttr{ProvName: infoFakeA, ProvVersion: Version(3, 1)}}, []string{infoFakeA, infoFakeA}},
+		// A hint copied from a result obtained with an older version.
+		{"api_version old", &Info{FabricAttr: &FabricAttr{ProvName: infoFakeA, APIVersion: Version(1, 5)}}, []string{infoFakeA, infoFakeA}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -920,4 +922,32 @@ func infoDiff(got, want string) string {
 		}
 	}
 	return "(equal)"
+}
+
+// GetInfo may be called from several goroutines at once (fi_getinfo(3)
+// NOTES).
+func TestGetInfoConcurrent(t *testing.T) {
+	infoIsolate(t)
+	want := InfoToString(infoMust(t, infoV, "", "", 0, &Info{Caps: CapMsg})[0])
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for i := 0; i < 50; i++ {
+				infos, err := GetInfo(infoV, "", "", 0, &Info{Caps: CapMsg})
+				if err == nil && InfoToString(infos[0]) != want {
+					err = errors.New("results differ between goroutines")
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -179,18 +179,18 @@ func AddrFormatOK(prov, user provider.AddrFormat) bool {
 	}
 }
 
+// checkFabric checks the fabric attributes. As in libfabric, the provider
+// name is not checked here: the caller selects providers by name (a
+// provider may report a composite name of its own). api_version is not
+// checked either: the returned Infos carry the version GetInfo was called
+// with, whatever the provider's template says, so a hint copied from an
+// earlier result must not exclude it.
 func checkFabric(prov, user *provider.FabricAttr) error {
-	if user.ProvName != "" && !NameEqual(FirstProvName(user.ProvName), FirstProvName(prov.ProvName)) {
-		return miss("fabric_attr.prov_name")
-	}
 	if user.Name != "" && !NameEqual(user.Name, prov.Name) {
 		return miss("fabric_attr.name")
 	}
 	if user.ProvVersion > prov.ProvVersion {
 		return miss("fabric_attr.prov_version")
-	}
-	if user.APIVersion != 0 && prov.APIVersion != 0 && user.APIVersion < prov.APIVersion {
-		return miss("fabric_attr.api_version")
 	}
 	return nil
 }
