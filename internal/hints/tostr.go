@@ -62,7 +62,7 @@ var tostrMRMode = []bitName{
 	{1 << 10, "FI_MR_HMEM"}, {1 << 11, "FI_MR_COLLECTIVE"},
 }
 
-// BitList renders v as fi_tostr renders a flag set: the names of the set
+// bitList renders v as fi_tostr renders a flag set: the names of the set
 // bits that table knows, separated by ", " ("FI_MSG, FI_RMA").
 func bitList(v uint64, table []bitName) string {
 	var b strings.Builder
