@@ -38,7 +38,8 @@ const infoEnvProvider = "FI_PROVIDER"
 // With FlagSource they name the local address: SrcAddr is the resolved
 // node:service, and at least one of them must be given. FlagNumericHost
 // says node is a numeric address: IP providers then do no name look-up,
-// and a node that is not numeric matches nothing.
+// and Infos with socket address formats are not returned for a node that
+// is not a numeric IP address.
 //
 // hints may be nil: every configuration of every provider is returned, as
 // the provider describes it. Otherwise every non-zero field of hints must
