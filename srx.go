@@ -9,15 +9,7 @@ import (
 
 // RecvMsg describes a receive for the RecvMsg/TRecvMsg calls (struct
 // fi_msg / fi_msg_tagged for receives).
-type RecvMsg struct {
-	IOV     [][]byte // buffers; the caller owns them until the completion
-	Desc    []any    // memory descriptors (MR.Desc()), may be nil
-	Addr    Addr     // source filter with FI_DIRECTED_RECV; AddrUnspec = anyone
-	Context any      // operation context reported in the completion
-	Tag     uint64   // tagged receives: the tag to match
-	Ignore  uint64   // tagged receives: tag bits to ignore
-	Data    uint64   // unused for receives
-}
+type RecvMsg = Msg
 
 // PeerSRX is the fi_peer_srx_context of an FI_PEER import: the owner's
 // receive queue that a peer provider's endpoints deliver into.

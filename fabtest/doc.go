@@ -1,0 +1,17 @@
+// Package fabtest is the conformance suite of the fabric library: each
+// behaviour that the libfabric 1.17 man pages (and libfabric's own fabtests)
+// require is stated once, as a named subtest ("fi_cq/read_empty_EAGAIN",
+// "fi_endpoint/send_before_enable_EOPBADSTATE" ...), and run against every
+// provider according to the capabilities it claims.
+//
+// A provider's test file is one call, in the manner of x/net/nettest:
+//
+//	func TestConformance(t *testing.T) {
+//		fabtest.Run(t, fabtest.Target{Provider: "udp", EPType: fabric.EPDgram})
+//	}
+//
+//	func TestFabtestHelper(t *testing.T) { fabtest.Helper(t) } // peer processes
+//
+// A case is skipped only when the target does not claim the capability it
+// needs (as reported by GetInfo); any other failure is a failure.
+package fabtest

@@ -1,0 +1,283 @@
+package fabtest
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	fabric "github.com/gofabric/fabric"
+)
+
+// Target names the provider configuration under test.
+type Target struct {
+	Provider string        // provider name, e.g. "udp"
+	EPType   fabric.EPType // endpoint type to test
+	// Caps are extra capabilities to request (primary caps beyond FI_MSG).
+	Caps fabric.Caps
+	// Node is the local address used for FI_SOURCE (default 127.0.0.1).
+	Node string
+	// Progress selects the data progress model; zero uses the provider default.
+	Progress fabric.Progress
+}
+
+func (tg Target) node() string {
+	if tg.Node == "" {
+		return "127.0.0.1"
+	}
+	return tg.Node
+}
+
+// timescale stretches real-time bounds (FABTEST_TIMESCALE, default 1; the
+// race detector doubles it).
+func timescale() time.Duration {
+	s := 1.0
+	if v, err := strconv.ParseFloat(os.Getenv("FABTEST_TIMESCALE"), 64); err == nil && v > 0 {
+		s = v
+	}
+	if raceEnabled {
+		s *= 2
+	}
+	return time.Duration(s * 1000)
+}
+
+// scaled returns d stretched by the time scale.
+func scaled(d time.Duration) time.Duration { return d * timescale() / 1000 }
+
+// hints returns the GetInfo hints for the target with extra caps.
+func (tg Target) hints(caps fabric.Caps) *fabric.Info {
+	h := fabric.AllocInfo()
+	h.Caps = fabric.CapMsg | tg.Caps | caps
+	h.EPAttr.Type = tg.EPType
+	h.FabricAttr.ProvName = tg.Provider
+	h.Mode = fabric.ModeContext | fabric.ModeContext2
+	if tg.Progress != 0 {
+		h.DomainAttr.DataProgress = tg.Progress
+	}
+	return h
+}
+
+// info returns the first Info for the target with caps, or skips the test
+// if the provider does not claim them (ErrNoData).
+func (tg Target) info(t testing.TB, caps fabric.Caps) *fabric.Info {
+	t.Helper()
+	infos, err := fabric.GetInfo(fabric.APIVersion, tg.node(), "", fabric.FlagSource, tg.hints(caps))
+	if err != nil {
+		if caps != 0 && errors.Is(err, fabric.ErrNoData) {
+			t.Skipf("%s does not claim %v", tg.Provider, caps)
+		}
+		t.Fatalf("GetInfo(%s %v %v): %v", tg.Provider, tg.EPType, caps, err)
+	}
+	return infos[0]
+}
+
+// claims reports whether the target's provider returns an info with caps.
+func (tg Target) claims(caps fabric.Caps) bool {
+	_, err := fabric.GetInfo(fabric.APIVersion, tg.node(), "", fabric.FlagSource, tg.hints(caps))
+	return err == nil
+}
+
+// env is one opened fabric/domain with an endpoint and its CQs.
+type env struct {
+	t    testing.TB
+	info *fabric.Info
+	fab  *fabric.Fabric
+	dom  *fabric.Domain
+	av   *fabric.AV
+	txcq *fabric.CQ
+	rxcq *fabric.CQ
+	ep   *fabric.Endpoint
+	addr []byte
+}
+
+type envOpts struct {
+	caps     fabric.Caps
+	format   fabric.CQFormat
+	cqSize   uint64
+	txFlags  fabric.Flags // extra CQ bind flags (FlagSelectiveCompletion)
+	rxFlags  fabric.Flags
+	noEnable bool
+	modify   func(*fabric.Info)
+	wait     fabric.WaitObj
+}
+
+// open builds an env; everything is closed by t.Cleanup in reverse order.
+func (tg Target) open(t testing.TB, o envOpts) *env {
+	t.Helper()
+	info := tg.info(t, o.caps)
+	if o.modify != nil {
+		o.modify(info)
+	}
+	e := &env{t: t, info: info}
+	var err error
+	if e.fab, err = fabric.Open(info); err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { closeOK(t, "fabric", e.fab.Close()) })
+	if e.dom, err = e.fab.OpenDomain(info); err != nil {
+		t.Fatalf("OpenDomain: %v", err)
+	}
+	t.Cleanup(func() { closeOK(t, "domain", e.dom.Close()) })
+	format := o.format
+	if format == 0 {
+		format = fabric.CQFormatTagged
+	}
+	e.txcq = e.openCQ(&fabric.CQAttr{Format: format, Size: o.cqSize, WaitObj: o.wait})
+	e.rxcq = e.openCQ(&fabric.CQAttr{Format: format, Size: o.cqSize, WaitObj: o.wait})
+	if info.EPAttr.Type != fabric.EPMsg {
+		if e.av, err = e.dom.OpenAV(&fabric.AVAttr{Type: info.DomainAttr.AVType}); err != nil {
+			t.Fatalf("OpenAV: %v", err)
+		}
+		t.Cleanup(func() { closeOK(t, "av", e.av.Close()) })
+	}
+	if e.ep, err = e.dom.OpenEndpoint(info); err != nil {
+		t.Fatalf("OpenEndpoint: %v", err)
+	}
+	t.Cleanup(func() { closeOK(t, "endpoint", e.ep.Close()) })
+	if err := e.ep.BindCQ(e.txcq, fabric.FlagTransmit|o.txFlags); err != nil {
+		t.Fatalf("bind tx cq: %v", err)
+	}
+	if err := e.ep.BindCQ(e.rxcq, fabric.FlagRecv|o.rxFlags); err != nil {
+		t.Fatalf("bind rx cq: %v", err)
+	}
+	if e.av != nil {
+		if err := e.ep.BindAV(e.av); err != nil {
+			t.Fatalf("bind av: %v", err)
+		}
+	}
+	if o.noEnable {
+		return e
+	}
+	if err := e.ep.Enable(); err != nil {
+		t.Fatalf("Enable: %v", err)
+	}
+	if e.addr, err = e.ep.Name(); err != nil {
+		t.Fatalf("Name: %v", err)
+	}
+	return e
+}
+
+func (e *env) openCQ(attr *fabric.CQAttr) *fabric.CQ {
+	e.t.Helper()
+	cq, err := e.dom.OpenCQ(attr)
+	if err != nil {
+		e.t.Fatalf("OpenCQ(%+v): %v", *attr, err)
+	}
+	e.t.Cleanup(func() { closeOK(e.t, "cq", cq.Close()) })
+	return cq
+}
+
+func closeOK(t testing.TB, what string, err error) {
+	t.Helper()
+	if err != nil && !errors.Is(err, fabric.ErrClosed) {
+		t.Errorf("close %s: %v", what, err)
+	}
+}
+
+// insert adds addr to e's AV and returns its fi_addr.
+func (e *env) insert(addr []byte) fabric.Addr {
+	e.t.Helper()
+	if e.av == nil {
+		return fabric.AddrUnspec
+	}
+	fa := make([]fabric.Addr, 1)
+	n, err := e.av.Insert([][]byte{addr}, fa, 0)
+	if err != nil || n != 1 {
+		e.t.Fatalf("AV insert: n=%d err=%v", n, err)
+	}
+	return fa[0]
+}
+
+// pair opens two connected envs: a can send to b at ab, b to a at ba.
+func (tg Target) pair(t testing.TB, o envOpts) (a, b *env, ab, ba fabric.Addr) {
+	t.Helper()
+	a = tg.open(t, o)
+	b = tg.open(t, o)
+	ab = a.insert(b.addr)
+	ba = b.insert(a.addr)
+	return a, b, ab, ba
+}
+
+// waitCQ reads cq until one entry arrives, driving progress of others
+// meanwhile, and fails after the bound. It returns the entry; an error
+// entry at the head is returned via errEntry with ok=false.
+func waitCQ(t testing.TB, cq *fabric.CQ, others ...*fabric.CQ) (fabric.CQEntry, *fabric.CQErrEntry) {
+	t.Helper()
+	var ent [1]fabric.CQEntry
+	deadline := time.Now().Add(scaled(5 * time.Second))
+	for time.Now().Before(deadline) {
+		n, err := cq.Read(ent[:])
+		if n == 1 {
+			return ent[0], nil
+		}
+		if errors.Is(err, fabric.ErrAvail) {
+			var ee fabric.CQErrEntry
+			if err := cq.ReadErr(&ee); err != nil {
+				t.Fatalf("ReadErr after ErrAvail: %v", err)
+			}
+			return fabric.CQEntry{}, &ee
+		}
+		if err != nil && !errors.Is(err, fabric.ErrAgain) {
+			t.Fatalf("cq.Read: %v", err)
+		}
+		for _, o := range others {
+			o.Read(nil)
+		}
+	}
+	t.Fatalf("no completion within %v", scaled(5*time.Second))
+	return fabric.CQEntry{}, nil
+}
+
+// expectEmpty drives progress for a while and fails if cq produces anything.
+func expectEmpty(t testing.TB, cq *fabric.CQ, d time.Duration, others ...*fabric.CQ) {
+	t.Helper()
+	var ent [1]fabric.CQEntry
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		n, err := cq.Read(ent[:])
+		if n != 0 || (err != nil && !errors.Is(err, fabric.ErrAgain)) {
+			t.Fatalf("unexpected completion: n=%d entry=%+v err=%v", n, ent[0], err)
+		}
+		for _, o := range others {
+			o.Read(nil)
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// retry calls post until it returns something other than ErrAgain, driving
+// progress through cqs (the fabtests FT_POST pattern).
+func retry(t testing.TB, what string, post func() error, cqs ...*fabric.CQ) {
+	t.Helper()
+	deadline := time.Now().Add(scaled(5 * time.Second))
+	for {
+		err := post()
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		for _, c := range cqs {
+			c.Read(nil)
+		}
+	}
+}
+
+// isErr fails unless errors.Is(err, want).
+func isErr(t testing.TB, what string, err error, want error) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Fatalf("%s: got %v, want %v", what, err, want)
+	}
+}
+
+// pattern fills b with the fi_pingpong alphabet pattern for message k.
+func pattern(b []byte, k int) []byte {
+	const a = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	for i := range b {
+		b[i] = a[(7*k+i)%len(a)]
+	}
+	return b
+}

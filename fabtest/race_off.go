@@ -1,0 +1,5 @@
+//go:build !race
+
+package fabtest
+
+const raceEnabled = false

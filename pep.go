@@ -1,0 +1,155 @@
+package fabric
+
+import (
+	"sync"
+
+	"github.com/gofabric/fabric/provider"
+)
+
+// PassiveEndpoint listens for connection requests (fi_passive_ep). Requests
+// arrive on the bound EQ as EventConnReq entries whose Info opens the
+// accepting endpoint.
+type PassiveEndpoint struct {
+	lc   lifecycle
+	fab  *Fabric
+	info *Info
+	p    provider.PassiveEndpoint
+	prov string
+	eq   *EQ
+	mu   sync.Mutex
+}
+
+// OpenPassiveEndpoint opens a passive endpoint (fi_passive_ep).
+func (f *Fabric) OpenPassiveEndpoint(info *Info) (*PassiveEndpoint, error) {
+	const op = "fi_passive_ep"
+	if info == nil || info.EPAttr == nil {
+		return nil, opErr(op, f.prov.Name(), ErrInval)
+	}
+	pf, ok := f.f.(provider.PassiveFabric)
+	if !ok {
+		return nil, opErr(op, f.prov.Name(), ErrNoSys)
+	}
+	if err := f.lc.hold(); err != nil {
+		return nil, opErr(op, f.prov.Name(), err)
+	}
+	ci := info.Dup()
+	p, err := pf.PassiveEndpoint(ci)
+	if err != nil {
+		f.lc.release()
+		return nil, opErr(op, f.prov.Name(), err)
+	}
+	return &PassiveEndpoint{fab: f, info: ci, p: p, prov: f.prov.Name()}, nil
+}
+
+// Bind binds the passive endpoint to an event queue (fi_pep_bind).
+func (pe *PassiveEndpoint) Bind(eq *EQ, flags Flags) error {
+	const op = "fi_pep_bind"
+	if eq == nil || flags != 0 {
+		return opErr(op, pe.prov, ErrInval)
+	}
+	pe.mu.Lock()
+	defer pe.mu.Unlock()
+	if pe.lc.isClosed() {
+		return opErr(op, pe.prov, ErrClosed)
+	}
+	if eq.fabric() != pe.fab {
+		return opErr(op, pe.prov, ErrDomain)
+	}
+	if pe.eq != nil {
+		return opErr(op, pe.prov, ErrInval)
+	}
+	var pr provider.Progresser
+	if p, ok := pe.p.(provider.Progresser); ok {
+		pr = p
+	}
+	if err := eq.bindEndpoint(pr); err != nil {
+		return opErr(op, pe.prov, err)
+	}
+	pe.eq = eq
+	return nil
+}
+
+// Listen starts listening (fi_listen); ErrNoEQ without a bound EQ.
+func (pe *PassiveEndpoint) Listen() error {
+	const op = "fi_listen"
+	pe.mu.Lock()
+	defer pe.mu.Unlock()
+	if pe.lc.isClosed() {
+		return opErr(op, pe.prov, ErrClosed)
+	}
+	if pe.eq == nil {
+		return opErr(op, pe.prov, ErrNoEQ)
+	}
+	return opErr(op, pe.prov, pe.p.Listen(fidWriter{w: pe.eq.writer(), prov: pe.p, root: pe}))
+}
+
+// Name returns the listening address (fi_getname).
+func (pe *PassiveEndpoint) Name() ([]byte, error) {
+	b, err := pe.p.Name()
+	return b, opErr("fi_getname", pe.prov, err)
+}
+
+// SetName sets the address to listen on (fi_setname), before Listen.
+func (pe *PassiveEndpoint) SetName(addr []byte) error {
+	if len(addr) == 0 {
+		return opErr("fi_setname", pe.prov, ErrInval)
+	}
+	return opErr("fi_setname", pe.prov, pe.p.SetName(addr))
+}
+
+// Reject refuses a connection request (fi_reject); handle is the Info.Handle
+// of the EventConnReq entry, data is returned to the requester.
+func (pe *PassiveEndpoint) Reject(handle any, data []byte) error {
+	if handle == nil {
+		return opErr("fi_reject", pe.prov, ErrInval)
+	}
+	return opErr("fi_reject", pe.prov, pe.p.Reject(handle, data))
+}
+
+// Info returns a copy of the passive endpoint's info.
+func (pe *PassiveEndpoint) Info() *Info { return pe.info.Dup() }
+
+// Close closes the passive endpoint.
+func (pe *PassiveEndpoint) Close() error {
+	pe.mu.Lock()
+	defer pe.mu.Unlock()
+	if err := pe.lc.beginClose(); err != nil {
+		return opErr("fi_close", pe.prov, err)
+	}
+	err := pe.p.Close()
+	if pe.eq != nil {
+		var pr provider.Progresser
+		if p, ok := pe.p.(provider.Progresser); ok {
+			pr = p
+		}
+		pe.eq.unbindEndpoint(pr)
+	}
+	pe.fab.lc.release()
+	return opErr("fi_close", pe.prov, err)
+}
+
+// fidWriter rewrites the FID of events a provider object reports into the
+// root object the application holds.
+type fidWriter struct {
+	w    provider.EQWriter
+	prov any
+	root any
+}
+
+func (f fidWriter) Write(e *EQEntry) error {
+	if e.FID == f.prov {
+		c := *e
+		c.FID = f.root
+		return f.w.Write(&c)
+	}
+	return f.w.Write(e)
+}
+
+func (f fidWriter) WriteErr(e *EQErrEntry) error {
+	if e.FID == f.prov {
+		c := *e
+		c.FID = f.root
+		return f.w.WriteErr(&c)
+	}
+	return f.w.WriteErr(e)
+}
