@@ -731,3 +731,50 @@ func BenchmarkReadEmpty(b *testing.B) {
 		q.Read(ent)
 	}
 }
+
+func TestManyBlockedReaders(t *testing.T) {
+	q, _ := New(Config{WaitObj: provider.WaitUnspec})
+	const readers = 8
+	got := make(chan int, readers)
+	for r := 0; r < readers; r++ {
+		go func() {
+			total := 0
+			ent := make([]provider.CQEntry, 2)
+			for {
+				n, err := q.SRead(ent, nil, 0, time.Time{}, nil)
+				if err == provider.EBADF {
+					got <- total
+					return
+				}
+				total += n
+			}
+		}()
+	}
+	time.Sleep(10 * time.Millisecond)
+	for i := 0; i < 1000; i++ {
+		q.Write(i, 0, 0, nil, 0, 0, 0)
+		if i%100 == 0 {
+			q.Signal()
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for q.Len() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if q.Len() != 0 {
+		t.Fatalf("%d entries left unread by %d blocked readers", q.Len(), readers)
+	}
+	q.Close()
+	total := 0
+	for r := 0; r < readers; r++ {
+		select {
+		case n := <-got:
+			total += n
+		case <-time.After(5 * time.Second):
+			t.Fatal("a reader stayed blocked after Close")
+		}
+	}
+	if total != 1000 {
+		t.Fatalf("readers got %d entries, want 1000", total)
+	}
+}
