@@ -1,0 +1,111 @@
+package main
+
+import (
+	"errors"
+	"time"
+
+	fabric "github.com/gofabric/fabric"
+)
+
+// initMsg sets up FI_EP_MSG as fi_pingpong 1.17 does: only the server
+// sends a name (its passive endpoint's); the client connects to it, the
+// server accepts the FI_CONNREQ, and both wait for FI_CONNECTED before the
+// first sync.
+func (p *pingpong) initMsg() error {
+	if p.client {
+		name, err := p.recvName()
+		if err != nil {
+			return err
+		}
+		info, err := p.getinfo(p.hints)
+		if err != nil {
+			return err
+		}
+		if err := p.openFabric(info); err != nil {
+			return err
+		}
+		if err := p.allocActive(info); err != nil {
+			return err
+		}
+		if err := p.initEP(); err != nil {
+			return err
+		}
+		if err := p.ep.Connect(name, nil); err != nil {
+			return failf(errnoOf(err), "fi_connect(): %v", err)
+		}
+		_, err = p.waitCM(fabric.EventConnected, "FI_CONNECTED")
+		return err
+	}
+	info, err := p.getinfo(p.hints)
+	if err != nil {
+		return err
+	}
+	p.info = info
+	if err := p.checkSize(); err != nil {
+		return err
+	}
+	if err := p.openFabric(info); err != nil {
+		return err
+	}
+	if p.pep, err = p.fab.OpenPassiveEndpoint(info); err != nil {
+		return failf(errnoOf(err), "fi_passive_ep(): %v", err)
+	}
+	if err := p.pep.Bind(p.eq, 0); err != nil {
+		return failf(errnoOf(err), "fi_pep_bind(): %v", err)
+	}
+	if err := p.pep.Listen(); err != nil {
+		return failf(errnoOf(err), "fi_listen(): %v", err)
+	}
+	if err := p.sendName(p.pep.Name()); err != nil {
+		return err
+	}
+	ev, err := p.waitCM(fabric.EventConnReq, "FI_CONNREQ")
+	if err != nil {
+		return err
+	}
+	if ev.Info == nil {
+		return failf(exitFailure, "FI_CONNREQ without an info")
+	}
+	reject := func(err error) error {
+		p.pep.Reject(ev.Info.Handle, nil)
+		return err
+	}
+	if err := p.allocActive(ev.Info); err != nil {
+		return reject(err)
+	}
+	if err := p.initEP(); err != nil {
+		return reject(err)
+	}
+	if err := p.ep.Accept(nil); err != nil {
+		return reject(failf(errnoOf(err), "fi_accept(): %v", err))
+	}
+	_, err = p.waitCM(fabric.EventConnected, "FI_CONNECTED")
+	return err
+}
+
+// waitCM waits (bounded by the timeout) for one connection event of the
+// given type on the EQ.
+func (p *pingpong) waitCM(want fabric.EventType, name string) (fabric.EQEntry, error) {
+	ms := -1
+	if p.o.timeout > 0 {
+		ms = int((p.o.timeout + time.Millisecond - 1) / time.Millisecond)
+	}
+	ev, err := p.eq.SRead(ms, 0)
+	switch {
+	case err == nil:
+	case errors.Is(err, fabric.ErrAvail):
+		var ee fabric.EQErrEntry
+		if rerr := p.eq.ReadErr(&ee); rerr != nil {
+			return ev, failf(errnoOf(rerr), "fi_eq_readerr(): %v", rerr)
+		}
+		return ev, failf(int(ee.Err), "eq_readerr: waiting for %s: %s", name, fabric.StrError(int(ee.Err)))
+	case errors.Is(err, fabric.ErrAgain):
+		return ev, failf(exitETIMEDOUT, "fi_eq_sread(): no %s event within %v: peer gone?", name, p.o.timeout)
+	default:
+		return ev, failf(errnoOf(err), "fi_eq_sread(): %v", err)
+	}
+	if ev.Event != want {
+		return ev, failf(exitFailure, "Unexpected CM event %v (want %s)", ev.Event, name)
+	}
+	return ev, nil
+}
