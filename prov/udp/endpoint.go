@@ -190,8 +190,9 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 // The datagram is handed to the kernel before Send returns, so the buffer
 // is reusable at once and the completion (written when m.Flags has
 // FlagCompletion) is immediate. EAGAIN means the socket buffer is full and
-// nothing was sent. A kernel error is reported as an error completion, or
-// returned for an inject without completion.
+// nothing was sent. A kernel error is reported as an error completion
+// (whatever FlagCompletion says), or returned by an inject that asked for
+// no completion.
 func (ep *endpoint) Send(m provider.Msg) error {
 	if st := ep.state.Load(); st != stateEnabled {
 		if st == stateClosed {
@@ -235,17 +236,15 @@ func (ep *endpoint) Send(m provider.Msg) error {
 	case sys.ErrClosed:
 		return provider.EBADF
 	}
-	if m.Flags&provider.FlagCompletion == 0 {
-		if ep.txCntr != nil {
-			ep.txCntr.IncErr()
-		}
-		return e.AsError()
-	}
-	_ = ep.txCQ.WriteErr(&provider.CQErrEntry{OpContext: m.Context, Flags: provider.FlagSend | provider.FlagMsg,
-		Err: e, ProvErrno: int(e), Src: provider.AddrNotAvail})
 	if ep.txCntr != nil {
 		ep.txCntr.IncErr()
 	}
+	if m.Flags&(provider.FlagInject|provider.FlagCompletion) == provider.FlagInject {
+		return e.AsError() // fi_inject: no completion at all, so the call reports it
+	}
+	// Errors complete even under selective completion.
+	_ = ep.txCQ.WriteErr(&provider.CQErrEntry{OpContext: m.Context, Flags: provider.FlagSend | provider.FlagMsg,
+		Err: e, ProvErrno: int(e), Src: provider.AddrNotAvail})
 	return nil
 }
 
@@ -430,9 +429,10 @@ func (ep *endpoint) WaitFD() int {
 }
 
 // Close stops the auto-progress goroutine, waits for a Progress call in
-// flight, and closes the socket. Nothing completes after Close returns;
-// unexpected datagrams still queued in a shared receive queue stay
-// deliverable (their data is held in memory).
+// flight, and closes the socket: nothing is received after Close returns.
+// Datagrams already queued as unexpected in a shared receive context stay
+// deliverable through it (their data is held in memory); the endpoint's
+// own receive queue discards them when it closes.
 func (ep *endpoint) Close() error {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()

@@ -436,7 +436,15 @@ func TestSendKernelError(t *testing.T) {
 	if err := a.ep.Send(provider.Msg{Buf: []byte("x"), Addr: six, Flags: provider.FlagInject}); err == nil {
 		t.Fatal("inject to an IPv6 address from an IPv4 socket succeeded")
 	}
-	if _, ne := a.tx.get(); ne != 2 {
+	// Under selective completion a failed send still completes in error.
+	if err := a.ep.Send(provider.Msg{Buf: []byte("x"), Addr: six, Context: "sel"}); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	_, _, errs = a.txCQ.snapshot()
+	if len(errs) != 2 || errs[1].OpContext != "sel" {
+		t.Fatalf("error completions %+v", errs)
+	}
+	if _, ne := a.tx.get(); ne != 3 {
 		t.Fatalf("send counter errors %d", ne)
 	}
 }
