@@ -339,7 +339,7 @@ func TestWatcherBacksOff(t *testing.T) {
 
 func watchers() int {
 	buf := make([]byte, 1<<20)
-	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "progress.(*Notifier).watch(")
+	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "created by github.com/gofabric/fabric/internal/progress.(*Notifier).startWatchersLocked")
 }
 
 func TestWatchersStopWhenNobodyParked(t *testing.T) {
