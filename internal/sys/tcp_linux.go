@@ -1,0 +1,192 @@
+//go:build linux
+
+package sys
+
+import (
+	"unsafe"
+
+	"github.com/gofabric/fabric/provider"
+	"golang.org/x/sys/unix"
+)
+
+// TCP stream sockets for the tcp provider. Every descriptor is
+// non-blocking and close-on-exec; the calls never block (connect and
+// accept return EINPROGRESS / EAGAIN), and waiting is done with the Conn's
+// WaitReadable/WaitWritable in the runtime's network poller. Addresses are
+// sockaddr bytes in libfabric's layout.
+
+// TCPSocket creates a non-blocking TCP socket of the family of addr (a
+// sockaddr_in or sockaddr_in6) with SO_REUSEADDR set. It does not bind.
+func TCPSocket(addr []byte) (*Conn, error) {
+	fam, ok := sockaddrFamily(addr)
+	if !ok {
+		return nil, provider.EINVAL
+	}
+	fd, err := unix.Socket(fam, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if err != nil {
+		return nil, errnoOf(err)
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+		unix.Close(fd)
+		return nil, errnoOf(err)
+	}
+	return newConn(fd, fam), nil
+}
+
+// TCPBind binds c to addr (port 0: an ephemeral port). EADDRINUSE is
+// returned as provider.EADDRINUSE.
+func TCPBind(c *Conn, addr []byte) error {
+	if _, ok := sockaddrFamily(addr); !ok {
+		return provider.EINVAL
+	}
+	var tmp [SizeofSockaddrMax]byte
+	ka := toKernel(addr, &tmp)
+	if !c.acquire() {
+		return ErrClosed
+	}
+	_, _, e := unix.Syscall(unix.SYS_BIND, uintptr(c.fd), uintptr(unsafe.Pointer(bytePtr(ka))), uintptr(len(ka)))
+	c.release()
+	if e != 0 {
+		return TranslateErrno(e)
+	}
+	return nil
+}
+
+// TCPListen puts c in the listening state with the given backlog.
+func TCPListen(c *Conn, backlog int) error {
+	if !c.acquire() {
+		return ErrClosed
+	}
+	defer c.release()
+	if err := unix.Listen(c.fd, backlog); err != nil {
+		return errnoOf(err)
+	}
+	return nil
+}
+
+// TCPAccept accepts one pending connection of the listening socket c
+// without blocking. It returns the new non-blocking Conn and the peer's
+// address, or EAGAIN when no connection is pending.
+func TCPAccept(c *Conn) (*Conn, []byte, provider.Errno) {
+	var buf [SizeofSockaddrMax]byte
+	l := uint32(len(buf))
+	if !c.acquire() {
+		return nil, nil, ErrClosed
+	}
+	var r uintptr
+	var e unix.Errno
+	for {
+		r, _, e = unix.Syscall6(unix.SYS_ACCEPT4, uintptr(c.fd), uintptr(unsafe.Pointer(&buf[0])),
+			uintptr(unsafe.Pointer(&l)), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0, 0)
+		if e != unix.EINTR && e != unix.ECONNABORTED {
+			break
+		}
+	}
+	c.release()
+	if e != 0 {
+		return nil, nil, TranslateErrno(e)
+	}
+	if int(l) > len(buf) {
+		l = uint32(len(buf))
+	}
+	peer := append([]byte(nil), buf[:l]...)
+	fromKernel(peer)
+	return newConn(int(r), c.family), peer, 0
+}
+
+// TCPConnect starts connecting c to addr without blocking. It returns 0
+// when the connection is established at once, EINPROGRESS when it is in
+// progress (TCPConnectDone reports the outcome), or the error.
+func TCPConnect(c *Conn, addr []byte) provider.Errno {
+	if _, ok := sockaddrFamily(addr); !ok {
+		return provider.EINVAL
+	}
+	var tmp [SizeofSockaddrMax]byte
+	ka := toKernel(addr, &tmp)
+	if !c.acquire() {
+		return ErrClosed
+	}
+	_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(c.fd), uintptr(unsafe.Pointer(bytePtr(ka))), uintptr(len(ka)))
+	c.release()
+	switch e {
+	case 0:
+		return 0
+	case unix.EINPROGRESS, unix.EINTR, unix.EALREADY:
+		return provider.EINPROGRESS
+	}
+	return TranslateErrno(e)
+}
+
+// TCPConnectDone reports, without blocking, whether the connect started
+// by TCPConnect has finished, and its error (SO_ERROR) if it failed.
+func TCPConnectDone(c *Conn) (bool, provider.Errno) {
+	if !c.acquire() {
+		return true, ErrClosed
+	}
+	defer c.release()
+	if !pollNow(c.fd, unix.POLLOUT) {
+		return false, 0
+	}
+	v, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err != nil {
+		return true, errnoOf(err)
+	}
+	if v != 0 {
+		if unix.Errno(v) == unix.EINPROGRESS || unix.Errno(v) == unix.EALREADY {
+			return false, 0
+		}
+		return true, TranslateErrno(unix.Errno(v))
+	}
+	return true, 0
+}
+
+// TCPPeerName returns the connected peer's address (getpeername).
+func TCPPeerName(c *Conn) ([]byte, error) {
+	if !c.acquire() {
+		return nil, ErrClosed
+	}
+	defer c.release()
+	var buf [SizeofSockaddrMax]byte
+	l := uint32(len(buf))
+	_, _, e := unix.RawSyscall(unix.SYS_GETPEERNAME, uintptr(c.fd), uintptr(unsafe.Pointer(&buf[0])),
+		uintptr(unsafe.Pointer(&l)))
+	if e != 0 {
+		return nil, TranslateErrno(e)
+	}
+	if int(l) > len(buf) {
+		l = uint32(len(buf))
+	}
+	out := append([]byte(nil), buf[:l]...)
+	fromKernel(out)
+	return out, nil
+}
+
+// TCPSetNoDelay sets TCP_NODELAY on c.
+func TCPSetNoDelay(c *Conn, on bool) error {
+	if !c.acquire() {
+		return ErrClosed
+	}
+	defer c.release()
+	v := 0
+	if on {
+		v = 1
+	}
+	if err := unix.SetsockoptInt(c.fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, v); err != nil {
+		return errnoOf(err)
+	}
+	return nil
+}
+
+// TCPShutdown shuts down both directions of c (shutdown(SHUT_RDWR)): the
+// peer reads end of stream, and local reads return end of stream. The
+// descriptor stays open until Close.
+func TCPShutdown(c *Conn) error {
+	if !c.acquire() {
+		return ErrClosed
+	}
+	defer c.release()
+	if err := unix.Shutdown(c.fd, unix.SHUT_RDWR); err != nil && err != unix.ENOTCONN {
+		return errnoOf(err)
+	}
+	return nil
+}
