@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,6 +65,8 @@ type Conn struct {
 	wclosed bool
 	free    []*waiter // idle waiters
 	all     []*waiter
+
+	cleanup runtime.Cleanup // closes the descriptor of a Conn dropped without Close
 }
 
 // A waiter is a duplicate of the Conn's descriptor registered with the
@@ -127,8 +130,12 @@ func Adopt(c syscall.Conn) (*Conn, error) {
 }
 
 func newConn(fd, fam int) *Conn {
-	return &Conn{fd: fd, family: fam, drained: make(chan struct{}, 1)}
+	c := &Conn{fd: fd, family: fam, drained: make(chan struct{}, 1)}
+	c.cleanup = runtime.AddCleanup(c, closeFD, fd)
+	return c
 }
+
+func closeFD(fd int) { unix.Close(fd) }
 
 // FD returns the socket descriptor (for FI_WAIT_FD wait sets), or -1 once
 // closed. The descriptor stays owned by the Conn.
@@ -178,6 +185,7 @@ func (c *Conn) Close() error {
 	if old != 0 {
 		<-c.drained
 	}
+	c.cleanup.Stop()
 	if err := unix.Close(c.fd); err != nil {
 		return errnoOf(err)
 	}

@@ -598,3 +598,47 @@ func TestInsertAddrOrder(t *testing.T) {
 		}
 	}
 }
+
+// A Conn dropped without Close does not leak its descriptor.
+func TestDroppedConnClosesFD(t *testing.T) {
+	before := countFDs()
+	func() {
+		c, err := OpenUDP(sa4(lo4, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.FD()
+	}()
+	deadline := time.Now().Add(2 * time.Second)
+	for countFDs() > before && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if n := countFDs(); n > before {
+		t.Fatalf("%d descriptors, %d before: dropped Conn leaked its socket", n, before)
+	}
+}
+
+func TestAdoptUDP(t *testing.T) {
+	u, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Adopt(u)
+	u.Close() // the Conn owns a duplicate
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	name, err := c.Name()
+	if err != nil || len(name) != 16 {
+		t.Fatalf("Name = % x, %v", name, err)
+	}
+	if _, e := c.SendTo([]byte("self"), name); e != 0 {
+		t.Fatal(e)
+	}
+	buf := make([]byte, 8)
+	if n, _ := recvWait(t, c, buf, nil); string(buf[:n]) != "self" {
+		t.Fatalf("got %q", buf[:n])
+	}
+}
