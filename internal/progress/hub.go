@@ -78,9 +78,6 @@ func (h *Hub) RemoveSource(p provider.Progresser) {
 		h.FD.RemoveSource(p)
 	}
 	h.Set.Remove(p)
-	if !h.Set.Contains(p) {
-		h.N.Forget(p)
-	}
 }
 
 // Signal wakes blocked readers and marks the FD wait object readable.

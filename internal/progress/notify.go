@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -49,7 +50,6 @@ type Notifier struct {
 	mu       sync.Mutex
 	ch       chan struct{}                // closed by the next notification; guarded by mu
 	watching map[provider.Progresser]bool // sources with a running watcher; guarded by mu
-	dead     map[provider.Progresser]bool // sources whose readiness wait failed; guarded by mu
 }
 
 // Notify wakes every parked reader. With nobody parked it is one atomic
@@ -206,7 +206,7 @@ func readinessOf(p provider.Progresser) bool {
 // that has none. n.mu is held.
 func (n *Notifier) startWatchersLocked(set *Set) {
 	for _, p := range set.Sources() {
-		if !readinessOf(p) || n.watching[p] || n.dead[p] {
+		if !readinessOf(p) || n.watching[p] {
 			continue
 		}
 		if n.watching == nil {
@@ -230,24 +230,11 @@ func (n *Notifier) stillWanted(set *Set, p provider.Progresser) bool {
 	return false
 }
 
-// markDead records that p's readiness wait fails (the source is closed)
-// and stops its watcher. The mark is cleared when p leaves the set.
-func (n *Notifier) markDead(p provider.Progresser) {
-	n.mu.Lock()
-	delete(n.watching, p)
-	if n.dead == nil {
-		n.dead = make(map[provider.Progresser]bool)
-	}
-	n.dead[p] = true
-	n.mu.Unlock()
-}
-
-// Forget clears the state kept for p (call it when p is removed from the
-// Set, so a source re-added later is watched again).
-func (n *Notifier) Forget(p provider.Progresser) {
-	n.mu.Lock()
-	delete(n.dead, p)
-	n.mu.Unlock()
+// isTimeout reports whether err is a readiness wait that reached its
+// deadline.
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
 }
 
 func waitReady(p provider.Progresser, deadline time.Time) error {
@@ -272,19 +259,28 @@ func waitReady(p provider.Progresser, deadline time.Time) error {
 }
 
 // watch waits for p's readiness while anyone is parked; on readiness it
-// runs the set's progress and wakes the readers. A source that reports readiness without producing anything is
-// polled with an exponential backoff instead of in a tight loop.
+// runs the set's progress and wakes the readers. A source that reports
+// readiness without producing anything, or whose readiness wait fails at
+// once (closed, not yet enabled), is asked again after an exponential
+// backoff instead of in a tight loop.
 func (n *Notifier) watch(set *Set, p provider.Progresser) {
 	backoff := time.Duration(0)
+	pause := func(limit time.Duration) {
+		if backoff == 0 {
+			backoff = MinBackoff
+		} else if backoff *= 2; backoff > limit {
+			backoff = limit
+		}
+		time.Sleep(backoff)
+	}
 	for n.stillWanted(set, p) {
 		deadline := time.Now().Add(WatchBound)
 		if err := waitReady(p, deadline); err != nil {
-			if time.Now().Before(deadline) {
-				// Failed before the deadline: the source is closed or
-				// broken. Stop watching it; readers still wake on writes
-				// and their own deadlines.
-				n.markDead(p)
-				return
+			if !isTimeout(err) && time.Now().Before(deadline) {
+				// Failed before the deadline: the source is closed or not
+				// ready to be waited on. Readers still wake on writes and
+				// their own deadlines; try again later.
+				pause(WatchBound)
 			}
 			continue
 		}
@@ -302,11 +298,6 @@ func (n *Notifier) watch(set *Set, p provider.Progresser) {
 			continue
 		}
 		// Ready but unproductive: pause before asking again.
-		if backoff == 0 {
-			backoff = MinBackoff
-		} else if backoff *= 2; backoff > MaxBackoff {
-			backoff = MaxBackoff
-		}
-		time.Sleep(backoff)
+		pause(MaxBackoff)
 	}
 }
