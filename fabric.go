@@ -60,6 +60,8 @@ type Domain struct {
 	info   *Info
 	prov   provider.Provider
 	ext    domainExt // state owned by the shared machinery (MR keys ...)
+	// peerOwner is the owner domain imported with OpenPeerDomain.
+	peerOwner *Domain
 }
 
 // OpenDomain opens a domain of this fabric (fi_domain). info is usually one
@@ -106,6 +108,9 @@ func (d *Domain) Close() error {
 		return opErr("fi_close", d.prov.Name(), err)
 	}
 	err := d.d.Close()
+	if d.peerOwner != nil {
+		d.peerOwner.lc.release()
+	}
 	d.fabric.lc.release()
 	return opErr("fi_close", d.prov.Name(), err)
 }

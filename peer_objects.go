@@ -1,0 +1,81 @@
+package fabric
+
+import (
+	"github.com/gofabric/fabric/peer"
+	"github.com/gofabric/fabric/provider"
+)
+
+// The root objects implement the owner side of fi_peer(3) where the owner
+// has something to offer a peer: an AV answers query/ep_addr, a CQ and a
+// counter are CQ and counter owners (see CQ.Owner, Cntr.Owner), and a domain
+// shares its memory registrations with a peer domain (OpenPeerDomain).
+
+var _ peer.AVOwner = (*AV)(nil)
+
+// Query returns the AV's current attributes (fi_ops_av_owner.query).
+func (a *AV) Query() (peer.AVAttr, error) {
+	if a.lc.isClosed() {
+		return peer.AVAttr{}, ErrClosed
+	}
+	return peer.AVAttr{Type: a.a.Type(), Count: uint64(a.a.Len()), RxCtxBits: a.a.RxCtxBits(),
+		Flags: a.attr.Flags}, nil
+}
+
+// EPAddr returns the fi_addr under which a local endpoint's address was
+// inserted in this AV, or AddrNotAvail (fi_ops_av_owner.ep_addr). ep is an
+// *Endpoint or raw address bytes.
+func (a *AV) EPAddr(ep any) Addr {
+	var name []byte
+	switch v := ep.(type) {
+	case *Endpoint:
+		b, err := v.Name()
+		if err != nil {
+			return AddrNotAvail
+		}
+		name = b
+	case []byte:
+		name = v
+	default:
+		return AddrNotAvail
+	}
+	return a.a.ReverseIndex(name)
+}
+
+// Owner returns the CQ's owner operations (fi_ops_cq_owner), through which
+// a peer provider writes completions into this CQ; pass it as CQAttr.Peer
+// when opening the peer's CQ with FlagPeer.
+func (c *CQ) Owner() provider.CQOwner { return c.owner() }
+
+// Owner returns the counter's owner operations (fi_ops_cntr_owner).
+func (c *Cntr) Owner() provider.CntrOwner { return c.owner() }
+
+// Owner returns the SRX's owner operations (fi_ops_srx_owner), for
+// importing this receive queue into a peer's domain with
+// Domain.OpenSRX(&RxAttr{OpFlags: FlagPeer}, &PeerSRX{Owner: s.Owner()}).
+func (s *SRX) Owner() provider.SRXOwner { return s.owner() }
+
+// OpenPeerDomain opens a domain of this fabric that imports the owner's
+// domain (fi_domain2 with FI_PEER and fi_peer_domain_context): memory
+// registered with either domain is one registration, so remote accesses
+// arriving at the peer's endpoints are checked against the owner's keys.
+// ctx.Domain must be an open *Domain.
+func (f *Fabric) OpenPeerDomain(info *Info, ctx *peer.DomainContext) (*Domain, error) {
+	if ctx == nil {
+		return nil, opErr("fi_domain2", f.prov.Name(), ErrInval)
+	}
+	owner, ok := ctx.Domain.(*Domain)
+	if !ok || owner == nil {
+		return nil, opErr("fi_domain2", f.prov.Name(), ErrInval)
+	}
+	if err := owner.lc.hold(); err != nil {
+		return nil, opErr("fi_domain2", f.prov.Name(), err)
+	}
+	d, err := f.OpenDomain(info)
+	if err != nil {
+		owner.lc.release()
+		return nil, err
+	}
+	d.ext.mr = owner.ext.mr
+	d.peerOwner = owner
+	return d, nil
+}
