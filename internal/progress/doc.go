@@ -16,8 +16,9 @@
 //     reports readiness: while anyone is parked, one watcher goroutine per
 //     such source waits for readiness with a bounded deadline, runs the
 //     Set's progress and notifies; watchers stop when nobody is parked, and
-//     back off when a source keeps reporting readiness without producing
-//     anything;
+//     back off exponentially when a source keeps reporting readiness without
+//     producing anything or its readiness wait fails at once (a closed or
+//     not yet enabled endpoint);
 //   - the deadline passes, the done channel closes, or the Notifier is
 //     closed.
 //
