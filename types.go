@@ -68,6 +68,12 @@ const (
 	CapDirectedRecv = provider.CapDirectedRecv
 )
 
+// Capability groups (fi_getinfo(3)).
+const (
+	PrimaryCaps   = provider.PrimaryCaps
+	SecondaryCaps = provider.SecondaryCaps
+)
+
 // Operation, completion and bind flags.
 const (
 	FlagMsg                 = provider.FlagMsg
