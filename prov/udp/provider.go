@@ -47,9 +47,9 @@ const (
 	infoCaps   = txCaps | rxCaps | domainCaps
 )
 
-// Version is the provider version (117.0, as libfabric 1.17's fi_info
-// prints it).
-var Version = provider.Version(117, 0)
+// Version is the provider version, FI_VERSION(117, 0): "117.0" as
+// libfabric 1.17's fi_info prints it.
+const Version uint32 = 117 << 16
 
 func init() { provider.Register(udpProvider{}) }
 
