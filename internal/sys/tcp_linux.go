@@ -52,6 +52,48 @@ func TCPBind(c *Conn, addr []byte) error {
 	return nil
 }
 
+// TCPRebind replaces the socket of c by a new TCP socket bound to addr
+// (fi_setname before listen or connect), keeping c's descriptor number:
+// the new socket is dup3'ed over it, so wait sets that registered the
+// number stay valid. It returns EBUSY while a goroutine is parked in one of
+// c's wait calls. On error c is unchanged.
+func TCPRebind(c *Conn, addr []byte) error {
+	n, err := TCPSocket(addr)
+	if err != nil {
+		return err
+	}
+	if err := TCPBind(n, addr); err != nil {
+		n.Close()
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.wclosed || !c.acquire() {
+		n.Close()
+		return ErrClosed
+	}
+	if len(c.free) != len(c.all) {
+		c.release()
+		n.Close()
+		return provider.EBUSY
+	}
+	err = unix.Dup3(n.fd, c.fd, unix.O_CLOEXEC)
+	if err == nil {
+		c.family = n.family
+	}
+	c.release()
+	n.Close()
+	if err != nil {
+		return errnoOf(err)
+	}
+	// The idle waiters duplicate the old socket; drop them.
+	for _, w := range c.all {
+		w.f.Close()
+	}
+	c.all, c.free = nil, nil
+	return nil
+}
+
 // TCPListen puts c in the listening state with the given backlog.
 func TCPListen(c *Conn, backlog int) error {
 	if !c.acquire() {

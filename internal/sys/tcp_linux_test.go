@@ -161,3 +161,46 @@ func TestTCPBadArgs(t *testing.T) {
 		t.Fatalf("nodelay closed: %v", err)
 	}
 }
+
+func TestTCPRebind(t *testing.T) {
+	lo := sa4([4]byte{127, 0, 0, 1}, 0)
+	c, err := TCPSocket(lo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := TCPBind(c, lo); err != nil {
+		t.Fatal(err)
+	}
+	fd := c.FD()
+	n1, _ := c.Name()
+	if err := TCPRebind(c, lo); err != nil {
+		t.Fatal(err)
+	}
+	n2, _ := c.Name()
+	if c.FD() != fd || bytes.Equal(n1, n2) {
+		t.Fatalf("rebind: fd %d->%d name %x->%x", fd, c.FD(), n1, n2)
+	}
+	// The rebound socket listens and accepts; waits work on it.
+	if err := TCPListen(c, 4); err != nil {
+		t.Fatal(err)
+	}
+	d, err := TCPSocket(n2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	TCPConnect(d, n2)
+	if err := c.WaitReadable(time.Now().Add(5 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	a, _, e := TCPAccept(c)
+	if e != 0 {
+		t.Fatal(e)
+	}
+	a.Close()
+	// Rebinding to an address in use fails and leaves c alone.
+	if err := TCPRebind(c, n2); err != provider.EADDRINUSE {
+		t.Fatalf("rebind in use: %v", err)
+	}
+}

@@ -10,6 +10,9 @@ func TCPSocket(addr []byte) (*Conn, error) { return nil, provider.ENOSYS }
 // TCPBind is not implemented on this platform.
 func TCPBind(c *Conn, addr []byte) error { return provider.ENOSYS }
 
+// TCPRebind is not implemented on this platform.
+func TCPRebind(c *Conn, addr []byte) error { return provider.ENOSYS }
+
 // TCPListen is not implemented on this platform.
 func TCPListen(c *Conn, backlog int) error { return provider.ENOSYS }
 
