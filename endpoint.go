@@ -406,6 +406,7 @@ func (e *Endpoint) enableLocked() error {
 	}
 	res.MR = e.dom.mrKeys()
 	res.Source = e.caps&CapSource != 0
+	res.SourceErr = e.caps&CapSourceErr != 0
 	if e.srxObj != nil {
 		if e.ownRQ {
 			e.rq.Close()

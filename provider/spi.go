@@ -147,6 +147,19 @@ type Resources struct {
 	MR      MRKeys
 	// Source reports whether completions should carry source addresses (FI_SOURCE).
 	Source bool
+	// SourceErr reports whether a message from an address not in the AV
+	// completes in error with FI_EADDRNOTAVAIL and the raw source address
+	// in the error data (FI_SOURCE_ERR). Providers write such entries
+	// through the optional UnknownSrcWriter of the RxCQ.
+	SourceErr bool
+}
+
+// UnknownSrcWriter is an optional CQOwner extension for FI_SOURCE_ERR:
+// it records a receive completion whose source is not in the AV; the CQ
+// reports it as an error entry (FI_EADDRNOTAVAIL) carrying the raw address
+// in ErrData.
+type UnknownSrcWriter interface {
+	WriteUnknownSrc(ctx any, flags Flags, length uint64, buf []byte, data, tag uint64, raw []byte) error
 }
 
 // ---- provider SPI ----
