@@ -36,17 +36,11 @@ func (p *pingpong) initMsg() error {
 		_, err = p.waitCM(fabric.EventConnected, "FI_CONNECTED")
 		return err
 	}
-	info, err := p.getinfo(p.hints)
-	if err != nil {
-		return err
-	}
-	p.info = info
-	if err := p.checkSize(); err != nil {
-		return err
-	}
+	info := p.info
 	if err := p.openFabric(info); err != nil {
 		return err
 	}
+	var err error
 	if p.pep, err = p.fab.OpenPassiveEndpoint(info); err != nil {
 		return failf(errnoOf(err), "fi_passive_ep(): %v", err)
 	}

@@ -62,6 +62,21 @@ func runPingpong(o *options, stdout, stderr io.Writer) (err error) {
 		}
 	}()
 	p.hints = p.makeHints()
+	// Check provider, endpoint type and size before touching the control
+	// channel, so that bad options fail at once with a clear message.
+	// The server keeps this info; the client asks again with the
+	// server's address once it has it.
+	info, err := p.getinfo(p.hints)
+	if err == nil {
+		p.info = info
+		err = p.checkSize()
+	}
+	if err != nil {
+		if p.client {
+			p.pokeServer()
+		}
+		return err
+	}
 	if err := p.ctrlInit(); err != nil {
 		return err
 	}
@@ -95,6 +110,23 @@ func runPingpong(o *options, stdout, stderr io.Writer) (err error) {
 func (p *pingpong) debugf(format string, args ...any) {
 	if p.o.verbose {
 		fmt.Fprintf(p.stderr, "[debug] "+format, args...)
+	}
+}
+
+// pokeServer connects to the server's control port and closes at once,
+// so that a server waiting for this client ends ("remote connection
+// closed") instead of waiting forever.
+func (p *pingpong) pokeServer() {
+	port := p.o.dstPort
+	if port == 0 {
+		port = defaultCtrlPort
+	}
+	network := "tcp4"
+	if p.o.ipv6 {
+		network = "tcp6"
+	}
+	if c, err := net.DialTimeout(network, net.JoinHostPort(p.o.dstAddr, strconv.Itoa(port)), time.Second); err == nil {
+		c.Close()
 	}
 }
 
@@ -428,10 +460,7 @@ func (p *pingpong) initConnectionless() error {
 			return err
 		}
 	} else {
-		info, err := p.getinfo(p.hints)
-		if err != nil {
-			return err
-		}
+		info := p.info
 		if err := p.openFabric(info); err != nil {
 			return err
 		}
