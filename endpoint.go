@@ -66,6 +66,8 @@ type Endpoint struct {
 	parent *Endpoint         // alias parent
 	aliasT bool              // alias for transmit (true) or receive
 	sep    *ScalableEndpoint // owning scalable endpoint of a tx/rx context
+
+	avCancel func() // stops AV insert notifications
 }
 
 // OpenEndpoint opens an active endpoint (fi_endpoint). info is usually one
@@ -434,6 +436,9 @@ func (e *Endpoint) enableLocked() error {
 	if err := e.p.Enable(&e.res); err != nil {
 		return err
 	}
+	if l, ok := e.p.(provider.AVListener); ok && e.av != nil {
+		e.avCancel = e.av.onInsert(l.AddrInserted)
+	}
 	e.enabled.Store(true)
 	return nil
 }
@@ -471,6 +476,9 @@ func (ep *Endpoint) Close() error {
 			seen[c] = true
 			c.unbindEndpoint(ep.p)
 		}
+	}
+	if ep.avCancel != nil {
+		ep.avCancel()
 	}
 	if ep.av != nil {
 		ep.av.unbindEndpoint()

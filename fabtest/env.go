@@ -82,6 +82,7 @@ func (tg Target) claims(caps fabric.Caps) bool {
 type env struct {
 	t    testing.TB
 	info *fabric.Info
+	eq   *fabric.EQ // connection-oriented endpoints
 	fab  *fabric.Fabric
 	dom  *fabric.Domain
 	av   *fabric.AV
@@ -92,14 +93,16 @@ type env struct {
 }
 
 type envOpts struct {
-	caps     fabric.Caps
-	format   fabric.CQFormat
-	cqSize   uint64
-	txFlags  fabric.Flags // extra CQ bind flags (FlagSelectiveCompletion)
-	rxFlags  fabric.Flags
-	noEnable bool
-	modify   func(*fabric.Info)
-	wait     fabric.WaitObj
+	caps      fabric.Caps
+	format    fabric.CQFormat
+	cqSize    uint64
+	txFlags   fabric.Flags // extra CQ bind flags (FlagSelectiveCompletion)
+	rxFlags   fabric.Flags
+	noEnable  bool
+	modify    func(*fabric.Info)
+	wait      fabric.WaitObj
+	connReq   *fabric.Info // MSG: open the endpoint from this FI_CONNREQ info
+	deferConn bool         // MSG: leave the endpoint for Connect to enable
 }
 
 // open builds an env; everything is closed by t.Cleanup in reverse order.
@@ -131,10 +134,24 @@ func (tg Target) open(t testing.TB, o envOpts) *env {
 		}
 		t.Cleanup(func() { closeOK(t, "av", e.av.Close()) })
 	}
+	if info.EPAttr.Type == fabric.EPMsg {
+		if e.eq, err = e.fab.OpenEQ(&fabric.EQAttr{WaitObj: fabric.WaitUnspec}); err != nil {
+			t.Fatalf("OpenEQ: %v", err)
+		}
+		t.Cleanup(func() { closeOK(t, "eq", e.eq.Close()) })
+	}
+	if o.connReq != nil {
+		info = o.connReq
+	}
 	if e.ep, err = e.dom.OpenEndpoint(info); err != nil {
 		t.Fatalf("OpenEndpoint: %v", err)
 	}
 	t.Cleanup(func() { closeOK(t, "endpoint", e.ep.Close()) })
+	if e.eq != nil {
+		if err := e.ep.BindEQ(e.eq); err != nil {
+			t.Fatalf("bind eq: %v", err)
+		}
+	}
 	if err := e.ep.BindCQ(e.txcq, fabric.FlagTransmit|o.txFlags); err != nil {
 		t.Fatalf("bind tx cq: %v", err)
 	}
@@ -146,7 +163,7 @@ func (tg Target) open(t testing.TB, o envOpts) *env {
 			t.Fatalf("bind av: %v", err)
 		}
 	}
-	if o.noEnable {
+	if o.noEnable || o.connReq != nil || (info.EPAttr.Type == fabric.EPMsg && o.deferConn) {
 		return e
 	}
 	if err := e.ep.Enable(); err != nil {
@@ -189,9 +206,15 @@ func (e *env) insert(addr []byte) fabric.Addr {
 	return fa[0]
 }
 
-// pair opens two connected envs: a can send to b at ab, b to a at ba.
+// pair opens two connected envs: a can send to b at ab, b to a at ba. For
+// connection-oriented endpoints a connects to a passive endpoint on b's
+// fabric and the addresses are AddrUnspec.
 func (tg Target) pair(t testing.TB, o envOpts) (a, b *env, ab, ba fabric.Addr) {
 	t.Helper()
+	if tg.EPType == fabric.EPMsg {
+		a, b = tg.connect(t, o)
+		return a, b, fabric.AddrUnspec, fabric.AddrUnspec
+	}
 	a = tg.open(t, o)
 	b = tg.open(t, o)
 	ab = a.insert(b.addr)
@@ -280,4 +303,95 @@ func pattern(b []byte, k int) []byte {
 		b[i] = a[(7*k+i)%len(a)]
 	}
 	return b
+}
+
+// waitEvent reads eq until an event arrives (or an error entry), bounded.
+func waitEvent(t testing.TB, eq *fabric.EQ) (fabric.EQEntry, *fabric.EQErrEntry) {
+	t.Helper()
+	ev, err := eq.SRead(int(scaled(5*time.Second)/time.Millisecond), 0)
+	if err == nil {
+		return ev, nil
+	}
+	if errors.Is(err, fabric.ErrAvail) {
+		var ee fabric.EQErrEntry
+		if err := eq.ReadErr(&ee); err != nil {
+			t.Fatalf("EQ ReadErr: %v", err)
+		}
+		return fabric.EQEntry{}, &ee
+	}
+	t.Fatalf("EQ SRead: %v", err)
+	return fabric.EQEntry{}, nil
+}
+
+// listener is a passive endpoint with its own fabric and EQ.
+type listener struct {
+	info *fabric.Info
+	fab  *fabric.Fabric
+	eq   *fabric.EQ
+	pep  *fabric.PassiveEndpoint
+	name []byte
+}
+
+func (tg Target) listen(t testing.TB, o envOpts) *listener {
+	t.Helper()
+	l := &listener{info: tg.info(t, o.caps)}
+	var err error
+	if l.fab, err = fabric.Open(l.info); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeOK(t, "fabric", l.fab.Close()) })
+	if l.eq, err = l.fab.OpenEQ(&fabric.EQAttr{WaitObj: fabric.WaitUnspec}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeOK(t, "eq", l.eq.Close()) })
+	if l.pep, err = l.fab.OpenPassiveEndpoint(l.info); err != nil {
+		t.Fatalf("fi_passive_ep: %v", err)
+	}
+	t.Cleanup(func() { closeOK(t, "pep", l.pep.Close()) })
+	if err := l.pep.Bind(l.eq, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.pep.Listen(); err != nil {
+		t.Fatalf("fi_listen: %v", err)
+	}
+	if l.name, err = l.pep.Name(); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// accept reads one FI_CONNREQ from l and returns an accepted env (not yet
+// FI_CONNECTED: the caller waits for that event on env.eq).
+func (tg Target) accept(t testing.TB, l *listener, o envOpts, data []byte) *env {
+	t.Helper()
+	ev, ee := waitEvent(t, l.eq)
+	if ee != nil || ev.Event != fabric.EventConnReq || ev.Info == nil {
+		t.Fatalf("want FI_CONNREQ, got %+v %+v", ev, ee)
+	}
+	o.connReq = ev.Info
+	b := tg.open(t, o)
+	if err := b.ep.Accept(data); err != nil {
+		t.Fatalf("fi_accept: %v", err)
+	}
+	return b
+}
+
+// connect sets up a connected pair: a is the connecting side, b the
+// accepting one.
+func (tg Target) connect(t testing.TB, o envOpts) (a, b *env) {
+	t.Helper()
+	l := tg.listen(t, o)
+	o.deferConn = true
+	a = tg.open(t, o)
+	if err := a.ep.Connect(l.name, nil); err != nil {
+		t.Fatalf("fi_connect: %v", err)
+	}
+	b = tg.accept(t, l, o, nil)
+	for _, e := range []*env{a, b} {
+		ev, ee := waitEvent(t, e.eq)
+		if ee != nil || ev.Event != fabric.EventConnected || ev.FID != e.ep {
+			t.Fatalf("want FI_CONNECTED for %p, got %+v %+v", e.ep, ev, ee)
+		}
+	}
+	return a, b
 }

@@ -325,3 +325,10 @@ type SharedTxDomain interface {
 type SharedTx interface {
 	Close() error
 }
+
+// AVListener is implemented by endpoints that want to know when addresses
+// are inserted into their AV, to resolve the sources of queued unexpected
+// messages (through SRXOwner.ForeachUnspecAddr).
+type AVListener interface {
+	AddrInserted()
+}

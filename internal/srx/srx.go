@@ -923,3 +923,34 @@ func CompleteErr(cq provider.CQOwner, cntr provider.CntrOwner, e *provider.RxEnt
 		cntr.IncErr()
 	}
 }
+
+// CompleteFrom is Complete for providers that know the raw source address
+// of the message: with sourceErr (FI_SOURCE_ERR) and a source that is not in
+// the AV (src is AddrNotAvail), a successful receive is reported through
+// the CQ's provider.UnknownSrcWriter, which turns it into an
+// FI_EADDRNOTAVAIL error entry carrying raw.
+func CompleteFrom(cq provider.CQOwner, cntr provider.CntrOwner, e *provider.RxEntry, n int, olen uint64,
+	src provider.Addr, raw []byte, sourceErr bool) {
+	if !sourceErr || src != provider.AddrNotAvail || len(raw) == 0 || olen > 0 || !e.Complete {
+		Complete(cq, cntr, e, n, olen, src)
+		return
+	}
+	w, ok := cq.(provider.UnknownSrcWriter)
+	if !ok {
+		Complete(cq, cntr, e, n, olen, src)
+		return
+	}
+	flags := e.Flags & provider.ReportedCompFlags
+	var data uint64
+	if e.Flags&provider.FlagRemoteCQData != 0 {
+		data = e.CQData
+	}
+	var buf []byte
+	if oe, ok := e.OwnerContext.(*entry); ok && oe.parent != nil && len(e.IOV) == 1 {
+		buf = e.IOV[0][:min(n, len(e.IOV[0]))]
+	}
+	_ = w.WriteUnknownSrc(e.Context, flags, uint64(n), buf, data, e.Tag, raw)
+	if cntr != nil {
+		cntr.Inc()
+	}
+}

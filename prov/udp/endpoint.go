@@ -39,6 +39,7 @@ type endpoint struct {
 	rq             provider.SRXOwner
 	needSrc        bool // look up the source fi_addr of every datagram
 	reportSrc      bool // FI_SOURCE: completions carry the source
+	sourceErr      bool // FI_SOURCE_ERR: unknown sources complete with FI_EADDRNOTAVAIL
 
 	// Receive side, guarded by rxMu.
 	rxMu   sync.Mutex
@@ -55,9 +56,11 @@ type endpoint struct {
 
 // ubuf holds an unexpected datagram until a receive matches it.
 type ubuf struct {
-	b    []byte // pooled buffer (MaxMsgSize), or a larger one-off
-	n    int    // bytes stored
-	size int    // the datagram's real length
+	b      []byte // pooled buffer (MaxMsgSize), or a larger one-off
+	n      int    // bytes stored
+	size   int    // the datagram's real length
+	src    [28]byte
+	srcLen int // length of the source sockaddr in src
 }
 
 var (
@@ -177,6 +180,7 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
 	ep.av, ep.rq = r.AV, r.SRX
 	ep.reportSrc = r.Source
+	ep.sourceErr = r.SourceErr && r.Source
 	ep.needSrc = r.Source || ep.caps&(provider.CapSource|provider.CapDirectedRecv) != 0
 	ep.state.Store(stateEnabled)
 	if ep.auto {
@@ -291,7 +295,7 @@ func (ep *endpoint) deliver(data []byte, size int, from []byte) {
 	e, err := ep.rq.GetMsg(src, uint64(size))
 	switch {
 	case err == nil:
-		ep.complete(e, data, uint64(size-len(data)))
+		ep.complete(e, data, uint64(size-len(data)), from)
 		ep.rq.FreeEntry(e)
 	case err == provider.ENOENT && e != nil:
 		u := ep.getUbuf(len(data))
@@ -302,6 +306,7 @@ func (ep *endpoint) deliver(data []byte, size int, from []byte) {
 		}
 		u.n = copy(u.b, data)
 		u.size = size
+		u.srcLen = copy(u.src[:], from)
 		e.Peer = ep
 		e.PeerContext = u
 		if ep.rq.QueueMsg(e) != nil {
@@ -319,13 +324,29 @@ func (ep *endpoint) deliver(data []byte, size int, from []byte) {
 // complete copies data into e's buffers and writes the completion: an
 // FI_ETRUNC error completion with olen when the message does not fit
 // (extra counts bytes already lost before the copy).
-func (ep *endpoint) complete(e *provider.RxEntry, data []byte, extra uint64) {
+func (ep *endpoint) complete(e *provider.RxEntry, data []byte, extra uint64, from []byte) {
 	n, olen := srx.Deliver(e, data)
 	src := provider.AddrNotAvail
 	if ep.reportSrc {
 		src = e.Addr
 	}
-	srx.Complete(ep.rxCQ, ep.rxCntr, e, n, olen+extra, src)
+	srx.CompleteFrom(ep.rxCQ, ep.rxCntr, e, n, olen+extra, src, from, ep.sourceErr)
+}
+
+// AddrInserted is called after addresses were inserted into the bound AV:
+// the owner resolves the sources of queued unexpected datagrams that were
+// unknown when they arrived (fi_ops_srx_owner.foreach_unspec_addr).
+func (ep *endpoint) AddrInserted() {
+	if ep.state.Load() != stateEnabled || !ep.needSrc {
+		return
+	}
+	ep.rq.ForeachUnspecAddr(func(e *provider.RxEntry) provider.Addr {
+		u, ok := e.PeerContext.(*ubuf)
+		if !ok || u == nil {
+			return provider.AddrNotAvail
+		}
+		return ep.av.Reverse(u.src[:u.srcLen])
+	})
 }
 
 // StartMsg delivers a queued unexpected datagram into the receive that now
@@ -336,7 +357,7 @@ func (ep *endpoint) StartMsg(e *provider.RxEntry) error {
 		return provider.EINVAL
 	}
 	e.PeerContext = nil
-	ep.complete(e, u.b[:u.n], uint64(u.size-u.n))
+	ep.complete(e, u.b[:u.n], uint64(u.size-u.n), u.src[:u.srcLen])
 	ep.putUbuf(u)
 	ep.rq.FreeEntry(e)
 	return nil
@@ -386,7 +407,7 @@ func (ep *endpoint) putUbuf(u *ubuf) {
 	if len(u.b) > MaxMsgSize {
 		u.b = nil
 	}
-	u.n, u.size = 0, 0
+	u.n, u.size, u.srcLen = 0, 0, 0
 	ep.poolMu.Lock()
 	ep.live--
 	ep.free = append(ep.free, u)

@@ -42,7 +42,7 @@ const (
 // Capabilities. FI_MULTICAST is not offered (no fi_join).
 const (
 	txCaps     = provider.CapMsg | provider.CapSend
-	rxCaps     = provider.CapMsg | provider.CapRecv | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv
+	rxCaps     = provider.CapMsg | provider.CapRecv | provider.CapSource | provider.CapSourceErr | provider.CapDirectedRecv | provider.CapMultiRecv
 	domainCaps = provider.CapLocalComm | provider.CapRemoteComm
 	infoCaps   = txCaps | rxCaps | domainCaps
 )
@@ -76,6 +76,16 @@ func (udpProvider) Params() []provider.Param {
 // kind of machine (anchors §5.2-5.4); FI_PROGRESS_AUTO starts a goroutine
 // per endpoint that parks in the network poller.
 func baseInfo(hints *provider.Info) *provider.Info {
+	info := baseInfoAll(hints)
+	// FI_SOURCE_ERR changes what completions look like: only when asked for.
+	if hints == nil || hints.Caps&provider.CapSourceErr == 0 {
+		info.Caps &^= provider.CapSourceErr
+		info.RxAttr.Caps &^= provider.CapSourceErr
+	}
+	return info
+}
+
+func baseInfoAll(hints *provider.Info) *provider.Info {
 	ctrl, data := provider.ProgressAuto, provider.ProgressManual
 	if hints != nil && hints.DomainAttr != nil {
 		if p := hints.DomainAttr.ControlProgress; p == provider.ProgressAuto || p == provider.ProgressManual {
