@@ -203,7 +203,7 @@ func init() {
 		}
 	})
 	register("fi_endpoint/cancel_recv_ECANCELED", func(t *testing.T, tg Target) {
-		e := tg.open(t, envOpts{})
+		peer, e, dst, _ := tg.pair(t, envOpts{})
 		ctxA, ctxB := new(int), new(int)
 		if err := e.ep.Recv(make([]byte, 64), nil, fabric.AddrUnspec, ctxA); err != nil {
 			t.Fatal(err)
@@ -224,8 +224,6 @@ func init() {
 			expectEmpty(t, e.rxcq, scaled(20e6))
 		}
 		// ctxB is still posted: a message reaches it.
-		peer := tg.open(t, envOpts{})
-		dst := peer.insert(e.addr)
 		retry(t, "send", func() error { return peer.ep.Send([]byte("hi"), nil, dst, nil) }, peer.txcq)
 		ent, ee := waitCQ(t, e.rxcq, peer.txcq)
 		if ee != nil || ent.OpContext != ctxB || ent.Len != 2 {

@@ -196,7 +196,7 @@ func closeOK(t testing.TB, what string, err error) {
 func (e *env) insert(addr []byte) fabric.Addr {
 	e.t.Helper()
 	if e.av == nil {
-		return fabric.AddrUnspec
+		e.t.Skip("needs connectionless addressing (an AV)")
 	}
 	fa := make([]fabric.Addr, 1)
 	n, err := e.av.Insert([][]byte{addr}, fa, 0)
