@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# Side-by-side comparison of libfabric's C fi_pingpong and this project's
+# cmd/fi_pingpong, in one run on one machine, on loopback.
+#
+#   bench/compare.sh
+#
+# For every configuration (provider/endpoint) both implement, and every size
+# the provider allows, the C pair and the Go pair run with identical
+# arguments, interleaved (C then Go, Go then C on the next repetition), so
+# that both see the same machine conditions. fi_pingpong times connection
+# setup inside its loop and has no warm-up, so every point is run twice,
+# with N/5 and N iterations, and the figure reported is the steady-state
+# one-way latency
+#     usec = (T_N - T_N/5) / (2 * (N - N/5)),  T = usec/xfer * 2 * iterations
+# (usec/xfer as printed: half a round trip), with MB/sec = size / usec
+# (fi_pingpong's convention: both directions, decimal MB). The table shows
+# the medians over the repetitions and the Go/C ratios: < 1 means Go is
+# faster for usec/xfer, > 1 means Go is faster for MB/sec.
+#
+# env:
+#   REPS=3            repetitions of every point
+#   ITERS=10000       iterations N for sizes <= 4 KiB (64 KiB: N/5, 1 MiB: N/50;
+#                     at least 10); the correction run uses N/5
+#   CONFIGS="udp/dgram tcp/msg"   configurations to try (see configs below);
+#                     one that the Go library does not implement yet is skipped
+#   SIZES="1 64 1024 4096 65536 1048576"   capped by each provider's limit
+#   OUT=dir           logs and raw.tsv (default /tmp/compare-<date>)
+#   C_PINGPONG=path   the C tool (default: fi_pingpong in PATH)
+#   GO_PINGPONG=path  our tool (default: built from ./cmd/fi_pingpong)
+#   PORT_BASE=n       first control port (default: random in 20000-29999)
+#   SETTLE=0.3        seconds between the server listening and the client start
+set -u
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$BENCH_DIR/.." && pwd)
+
+REPS=${REPS:-3}
+ITERS=${ITERS:-10000}
+CONFIGS=${CONFIGS:-"udp/dgram tcp/msg"}
+SIZES=${SIZES:-"1 64 1024 4096 65536 1048576"}
+OUT=${OUT:-/tmp/compare-$(date +%Y%m%d-%H%M%S)}
+SETTLE=${SETTLE:-0.3}
+PORT=${PORT_BASE:-$((20000 + RANDOM % 10000))}
+RAW=$OUT/raw.tsv
+mkdir -p "$OUT/logs"
+
+# name | provider | endpoint | extra env (both tools) | max message size
+# (libfabric 1.17: udp 1472; tcp unlimited). FI_TCP_NODELAY=1 because the
+# C tcp provider of 1.17 leaves Nagle on by default.
+config_line() {
+	case "$1" in
+	udp/dgram) echo "udp|dgram||1472" ;;
+	tcp/msg) echo "tcp|msg|FI_TCP_NODELAY=1|0" ;;
+	tcp/rdm) echo "tcp|rdm|FI_TCP_NODELAY=1|0" ;;
+	shm/rdm) echo "shm|rdm||0" ;;
+	*) return 1 ;;
+	esac
+}
+
+C_PP=${C_PINGPONG:-$(command -v fi_pingpong || true)}
+if [ -z "$C_PP" ]; then
+	echo "compare.sh: the C fi_pingpong is not installed (apt-get install libfabric-bin)" >&2
+	exit 1
+fi
+GO_PP=${GO_PINGPONG:-}
+if [ -z "$GO_PP" ]; then
+	GO_PP=$OUT/fi_pingpong-go
+	(cd "$ROOT" && go build -o "$GO_PP" ./cmd/fi_pingpong) || { echo "compare.sh: go build failed" >&2; exit 1; }
+fi
+
+BASE_ENV=(FI_UDP_IFACE=lo FI_TCP_IFACE=lo FI_SOCKETS_IFACE=lo)
+
+# is_listening PORT: something listens on TCP PORT (from /proc, so that we
+# do not consume the server's only accept by probing it).
+is_listening() {
+	local hex
+	hex=$(printf ':%04X' "$1")
+	awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p {f = 1} END {exit !f}' \
+		/proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+next_port() {
+	PORT=$((PORT + 1))
+	[ "$PORT" -ge 32000 ] && PORT=20001
+	while is_listening "$PORT"; do PORT=$((PORT + 1)); done
+}
+
+# stop_pid PID GRACE: wait up to GRACE s for our server, then TERM/KILL it
+# (that PID only).
+stop_pid() {
+	local pid=$1 grace=$2 i
+	for ((i = 0; i < grace * 20; i++)); do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return $?; }
+		sleep 0.05
+	done
+	echo "  server $pid still running after ${grace}s: TERM" >&2
+	kill -TERM "$pid" 2>/dev/null
+	sleep 0.5
+	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 1
+}
+
+# run_one BIN PROV EP ENV SIZE ITERS LOG -> prints the client's usec/xfer,
+# or fails. Server and client are the same binary with the same arguments.
+run_one() {
+	local bin=$1 prov=$2 ep=$3 envs=$4 size=$5 n=$6 log=$7 tmo spid i rc
+	next_port
+	tmo=$((30 + n / 100))
+	local -a e=(env "${BASE_ENV[@]}" $envs)
+	local -a args=(-p "$prov" -e "$ep" -S "$size" -I "$n")
+	timeout -k 2 "$tmo" "${e[@]}" "$bin" "${args[@]}" -B "$PORT" </dev/null >"$log.server" 2>&1 &
+	spid=$!
+	for ((i = 0; i < 500; i++)); do
+		is_listening "$PORT" && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.01
+	done
+	if ! is_listening "$PORT"; then
+		echo "  server did not listen on port $PORT (see $log.server)" >&2
+		stop_pid "$spid" 0
+		return 1
+	fi
+	sleep "$SETTLE"
+	timeout -k 2 "$tmo" "${e[@]}" "$bin" "${args[@]}" -P "$PORT" 127.0.0.1 </dev/null >"$log.client" 2>&1
+	rc=$?
+	stop_pid "$spid" 5 || rc=${rc:-1}
+	[ "$rc" -eq 0 ] || { echo "  FAIL rc=$rc: $bin ${args[*]} (see $log.*)" >&2; return 1; }
+	awk '$1 ~ /^[0-9]/ && NF == 8 {u = $7} END {if (u == "") exit 1; print u}' "$log.client"
+}
+
+# point IMPL BIN CFG PROV EP ENV SIZE N REP: two runs, corrected figure.
+point() {
+	local impl=$1 bin=$2 cfg=$3 prov=$4 ep=$5 envs=$6 size=$7 n=$8 rep=$9
+	local n1=$((n / 5)) u1 u2 corr mb log
+	log="$OUT/logs/$impl.${cfg//\//_}.$size.r$rep"
+	u1=$(run_one "$bin" "$prov" "$ep" "$envs" "$size" "$n1" "$log.n1") || return 1
+	u2=$(run_one "$bin" "$prov" "$ep" "$envs" "$size" "$n" "$log.n") || return 1
+	corr=$(awk -v u1="$u1" -v u2="$u2" -v a="$n1" -v b="$n" \
+		'BEGIN {c = (u2*2*b - u1*2*a) / (2*(b-a)); if (c <= 0) c = u2; printf "%.3f", c}')
+	mb=$(awk -v s="$size" -v c="$corr" 'BEGIN {printf "%.2f", s / c}')
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$impl" "$cfg" "$size" "$rep" "$n" "$corr" "$mb" "$u2" >>"$RAW"
+	printf '  rep %s %-3s %-10s %8s B  %9s usec/xfer (raw %s)  %10s MB/s\n' "$rep" "$impl" "$cfg" "$size" "$corr" "$u2" "$mb"
+}
+
+iters_for() {
+	local s=$1 n
+	if [ "$s" -le 4096 ]; then n=$ITERS
+	elif [ "$s" -le 65536 ]; then n=$((ITERS / 5))
+	else n=$((ITERS / 50))
+	fi
+	[ "$n" -lt 10 ] && n=10
+	echo "$n"
+}
+
+# sizes_for MAX: SIZES capped by a provider limit (0 = none); the first
+# size above the limit is replaced by the limit itself (udp: ... 1024 1472).
+sizes_for() {
+	local max=$1 s out=""
+	for s in $SIZES; do
+		if [ "$max" -gt 0 ] && [ "$s" -gt "$max" ]; then
+			[[ " $out " == *" $max "* ]] || out="$out $max"
+			break
+		fi
+		out="$out $s"
+	done
+	echo $out
+}
+
+# go_supports PROV EP: our tool validates provider and endpoint type before
+# it opens the control port: 61 (FI_ENODATA) means not implemented, a
+# timeout waiting for a client means supported.
+go_supports() {
+	local rc
+	next_port
+	env "${BASE_ENV[@]}" "$GO_PP" -p "$1" -e "$2" -S 1 -B "$PORT" --timeout 0.05 >/dev/null 2>&1
+	rc=$?
+	[ "$rc" -ne 61 ]
+}
+
+printf 'impl\tconfig\tsize\trep\titers\tusec\tmbps\traw\n' >"$RAW"
+echo "# compare: $(date -Is) host=$(hostname) cpus=$(nproc) reps=$REPS iters=$ITERS out=$OUT"
+echo "# C: $C_PP ($(dpkg-query -W -f='${Version}' libfabric-bin 2>/dev/null || echo '?'))  Go: $GO_PP ($(go version 2>/dev/null | awk '{print $3}'))"
+echo "# loadavg: $(cat /proc/loadavg)"
+
+declare -a RUN_CFGS=()
+for cfg in $CONFIGS; do
+	line=$(config_line "$cfg") || { echo "compare.sh: unknown config $cfg" >&2; exit 1; }
+	IFS='|' read -r prov ep _ _ <<<"$line"
+	if ! go_supports "$prov" "$ep"; then
+		echo "# skipping $cfg: not implemented by the Go library yet"
+		continue
+	fi
+	RUN_CFGS+=("$cfg")
+done
+[ ${#RUN_CFGS[@]} -gt 0 ] || { echo "compare.sh: nothing to compare" >&2; exit 1; }
+
+fails=0
+for rep in $(seq 1 "$REPS"); do
+	for cfg in "${RUN_CFGS[@]}"; do
+		IFS='|' read -r prov ep envs max <<<"$(config_line "$cfg")"
+		for size in $(sizes_for "$max"); do
+			n=$(iters_for "$size")
+			# alternate the order so that neither side always goes first
+			if [ $((rep % 2)) -eq 1 ]; then
+				point C "$C_PP" "$cfg" "$prov" "$ep" "$envs" "$size" "$n" "$rep" || fails=$((fails + 1))
+				point Go "$GO_PP" "$cfg" "$prov" "$ep" "$envs" "$size" "$n" "$rep" || fails=$((fails + 1))
+			else
+				point Go "$GO_PP" "$cfg" "$prov" "$ep" "$envs" "$size" "$n" "$rep" || fails=$((fails + 1))
+				point C "$C_PP" "$cfg" "$prov" "$ep" "$envs" "$size" "$n" "$rep" || fails=$((fails + 1))
+			fi
+		done
+	done
+done
+
+echo
+"$BENCH_DIR/compare_summary.sh" "$RAW" | tee "$OUT/summary.txt"
+echo "# loadavg: $(cat /proc/loadavg)  failures: $fails  raw: $RAW"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Summarise bench/compare.sh's raw.tsv: per configuration and size, the
+# median setup-corrected usec/xfer and MB/sec of the C and the Go
+# fi_pingpong over the repetitions, and the Go/C ratios.
+#
+#   bench/compare_summary.sh raw.tsv [raw2.tsv ...]   (files are pooled)
+#
+# Columns: usec/xfer and MB/sec medians (C, Go), Go/C ratios (usec: < 1 is
+# Go faster; MB/s: > 1 is Go faster), repetitions, and the median of the
+# uncorrected usec/xfer fi_pingpong printed (raw).
+set -u
+[ $# -ge 1 ] || { echo "usage: $0 raw.tsv..." >&2; exit 2; }
+awk -F'\t' '
+function median(key, which,    n, i, j, v, a) {
+	n = cnt[key]
+	for (i = 1; i <= n; i++) a[i] = val[which, key, i]
+	for (i = 2; i <= n; i++) {            # insertion sort (mawk has no asort)
+		v = a[i]; j = i - 1
+		while (j >= 1 && a[j] > v) { a[j + 1] = a[j]; j-- }
+		a[j + 1] = v
+	}
+	if (n % 2) return a[(n + 1) / 2]
+	return (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function fmt(x) {
+	if (x >= 100) return sprintf("%.0f", x)
+	if (x >= 10) return sprintf("%.1f", x)
+	return sprintf("%.2f", x)
+}
+function human(n) {
+	if (n >= 1048576 && n % 1048576 == 0) return (n / 1048576) "M"
+	if (n >= 1024 && n % 1024 == 0) return (n / 1024) "K"
+	return n
+}
+FNR == 1 { next }
+NF >= 8 {
+	key = $1 SUBSEP $2 SUBSEP $3
+	i = ++cnt[key]
+	val["u", key, i] = $6; val["m", key, i] = $7; val["r", key, i] = $8
+	if (!(($2 SUBSEP $3) in seen)) { seen[$2, $3] = 1; order[++norder] = $2 SUBSEP $3 }
+}
+END {
+	printf "%-10s %8s | %10s %10s %7s | %10s %10s %7s | %4s | %9s %9s\n",
+		"config", "size", "C usec", "Go usec", "Go/C", "C MB/s", "Go MB/s", "Go/C", "reps", "C raw", "Go raw"
+	for (k = 1; k <= norder; k++) {
+		split(order[k], p, SUBSEP)
+		c = "C" SUBSEP order[k]; g = "Go" SUBSEP order[k]
+		if (!(c in cnt) || !(g in cnt)) continue
+		cu = median(c, "u"); gu = median(g, "u")
+		cm = median(c, "m"); gm = median(g, "m")
+		cr = median(c, "r"); gr = median(g, "r")
+		reps = cnt[c] < cnt[g] ? cnt[c] : cnt[g]
+		printf "%-10s %8s | %10s %10s %7.2f | %10s %10s %7.2f | %4d | %9s %9s\n",
+			p[1], human(p[2]), fmt(cu), fmt(gu), gu / cu, fmt(cm), fmt(gm), (cm > 0 ? gm / cm : 0), reps, fmt(cr), fmt(gr)
+	}
+}' "$@"
