@@ -81,7 +81,14 @@ func (d *Domain) OpenEndpoint(info *Info) (*Endpoint, error) {
 		return nil, opErr(op, d.prov.Name(), err)
 	}
 	ci := info.Dup()
-	pe, err := d.d.Endpoint(ci)
+	pinfo := ci
+	if pep, ok := ci.Handle.(*PassiveEndpoint); ok {
+		// An endpoint opened from an info whose handle is a passive
+		// endpoint adopts its address; the provider sees its own object.
+		pinfo = ci.Dup()
+		pinfo.Handle = pep.p
+	}
+	pe, err := d.d.Endpoint(pinfo)
 	if err != nil {
 		d.lc.release()
 		return nil, opErr(op, d.prov.Name(), err)

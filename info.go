@@ -122,6 +122,12 @@ func GetInfo(version uint32, node, service string, flags Flags, hints *Info) ([]
 		var h *Info
 		if hints != nil {
 			h = hints.Dup()
+			if pe, ok := h.Handle.(*PassiveEndpoint); ok {
+				if pe.fab.prov != p {
+					continue
+				}
+				h.Handle = pe.p // the provider sees its own passive endpoint
+			}
 		}
 		got, err := p.GetInfo(version, node, service, flags, h)
 		if err != nil {
@@ -134,6 +140,9 @@ func GetInfo(version uint32, node, service string, flags Flags, hints *Info) ([]
 				continue
 			}
 			if info := infoFilter(version, name, p.Version(), node, service, flags, pi, hints); info != nil {
+				if hints != nil && hints.Handle != nil {
+					info.Handle = hints.Handle
+				}
 				out = append(out, info)
 			}
 		}
