@@ -1,0 +1,79 @@
+// Package tcp is the "tcp" provider: connection-oriented endpoints
+// (FI_EP_MSG) over TCP, wire-compatible with libfabric 1.17's tcp provider
+// (tcpx), so that Go and C endpoints connect and exchange messages, tagged
+// messages, remote CQ data and RMA reads and writes in both directions.
+//
+// Import it for its side effect of registering the provider:
+//
+//	import _ "github.com/gofabric/fabric/prov/tcp"
+//
+// # Connection management
+//
+// A passive endpoint (fabric or domain PassiveEndpoint) listens on its
+// source address: the src_addr of its Info, or the first interface address
+// (FI_TCP_IFACE selects the interface), with the port given, or a random
+// port of [FI_TCP_PORT_LOW_RANGE, FI_TCP_PORT_HIGH_RANGE] when both are
+// set, or an ephemeral one. Each connection request is reported on the EQ
+// as FI_CONNREQ with the request's connection data; its Info carries the
+// peer's address as dest_addr and, as Handle, the request: an endpoint
+// opened from that Info adopts the connection and Accept answers it, or
+// the passive endpoint's Reject refuses it with data, which the requester
+// receives as an EQ error entry with FI_ECONNREFUSED. Both sides report
+// FI_CONNECTED (the connecting side with the accept data). Connection data
+// is limited to FI_OPT_CM_DATA_SIZE = 256 bytes (read-only option); longer
+// data gives FI_EINVAL. FI_SHUTDOWN is reported exactly once per endpoint:
+// after a local Shutdown, when the peer shuts down or goes away, or when
+// the connection fails.
+//
+// # Data transfer and completions
+//
+// Send, sendv, sendmsg, inject, senddata and injectdata, tagged sends (op 1
+// frames, matched by the peer's receive queue), RMA write, writedata,
+// inject write and read (the target checks the key, access and range of
+// every region against the domain's registrations; with mr_mode 0 remote
+// addresses are offsets into the region). Receives are posted to the
+// receive queue (the SRX owner); messages that arrive before a matching
+// receive are buffered (up to 64 KiB each, 8 MiB per endpoint) or, beyond
+// that and for delivery-complete messages, left in the stream until a
+// receive is posted, as libfabric does.
+//
+// Completions are written in posting order (comp_order FI_ORDER_STRICT).
+// A send or write completes when its frame is written to the socket;
+// with FI_DELIVERY_COMPLETE, FI_TRANSMIT_COMPLETE or FI_MATCH_COMPLETE the
+// frame carries libfabric's delivery-complete flag and the operation
+// completes when the peer's ACK arrives (libfabric maps transmit complete
+// to delivery complete too); FI_COMMIT_COMPLETE on writes sends the commit
+// flag, also ACKed. A read completes when its response has been received.
+// FI_INJECT copies the data before returning. FI_FENCE holds an operation
+// (and everything posted after it) until all earlier ones have completed.
+//
+// Differences from libfabric 1.17:
+//   - A message larger than the posted receive completes with FI_ETRUNC,
+//     len = the bytes placed and olen = the excess, and the connection stays
+//     usable: the excess is read from the stream and dropped (libfabric
+//     drops the connection, ofiwg/libfabric#8274). The wire is unchanged.
+//   - A malformed frame, or an RMA request with a bad key, access or range,
+//     ends the connection, as in libfabric, and is also reported as an
+//     error completion on the receive CQ (FI_EIO, or the access error)
+//     before FI_SHUTDOWN. The initiator of a failed read or
+//     delivery-complete write gets an error completion (the connection is
+//     gone); a plain write has already completed, as in libfabric, and only
+//     FI_SHUTDOWN tells.
+//   - A target completion for writedata has flags FI_RMA|FI_REMOTE_WRITE|
+//     FI_REMOTE_CQ_DATA and len = the bytes written (libfabric: no FI_RMA,
+//     len 0).
+//   - Data progress defaults to FI_PROGRESS_MANUAL: progress runs inline in
+//     the application's CQ, counter and EQ reads with raw non-blocking
+//     system calls. FI_PROGRESS_AUTO adds two goroutines per connected
+//     endpoint parked in the runtime's network poller. Control progress is
+//     FI_PROGRESS_AUTO by default, as in libfabric (goroutines parked in the
+//     poller accept connections and finish connects; reading the EQ also
+//     progresses them inline).
+//   - FI_TAGGED, FI_MULTI_RECV and FI_FENCE are offered when the hints ask
+//     for them (libfabric's tcp lists neither for FI_EP_MSG).
+//   - TCP_NODELAY is set on every data connection by default, as in
+//     libfabric; FI_TCP_NODELAY=0 turns it off.
+//
+// Environment: FI_TCP_IFACE, FI_TCP_PORT_LOW_RANGE, FI_TCP_PORT_HIGH_RANGE,
+// FI_TCP_TX_SIZE, FI_TCP_RX_SIZE (default 256), FI_TCP_NODELAY.
+package tcp

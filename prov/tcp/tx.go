@@ -1,0 +1,549 @@
+package tcp
+
+import (
+	"github.com/gofabric/fabric/internal/sys"
+	"github.com/gofabric/fabric/internal/wire/tcpwire"
+	"github.com/gofabric/fabric/provider"
+)
+
+// Transmit side. Operations are kept in posting order in a ring (pend)
+// until they complete, so completions are written in posting order
+// (comp_order FI_ORDER_STRICT). Frames are written from the ring in the
+// same order, except that ACKs and read responses (control frames) go
+// ahead of application frames at frame boundaries, as in libfabric. An
+// operation completes when its frame is written, or, with
+// FI_DELIVERY_COMPLETE / FI_TRANSMIT_COMPLETE (sent as the delivery
+// complete flag, which the peer ACKs), when its ACK arrives; a read
+// completes when its response has been received.
+
+type opKind uint8
+
+const (
+	kMsg opKind = iota
+	kTagged
+	kWrite
+	kRead
+	kRsp // read response (control frame)
+	kAck // ACK (control frame)
+)
+
+const (
+	waitNone = iota
+	waitAck
+	waitRsp
+)
+
+// wqCap is the number of frames gathered into one writev.
+const wqCap = 16
+
+// numCtrl is the number of control frames (ACKs, read responses) that may
+// be queued at once; beyond it the receive side stops reading requests.
+const numCtrl = 64
+
+type txOp struct {
+	kind     opKind
+	wait     uint8
+	written  bool // the frame is on the wire (waiting for an ACK or response)
+	done     bool
+	fence    bool
+	complete bool // write a successful completion
+	err      provider.Errno
+	h        tcpwire.Header
+	hdr      [tcpwire.MaxHeaderSize]byte
+	hlen     int
+	iov      [IOVLimit][]byte // payload (msg, write, response) or destination (read)
+	niov     int
+	plen     int // payload bytes sent (read: bytes expected back)
+	sent     int // frame bytes written
+	ctx      any
+	flags    provider.Flags // completion flags
+	cntr     int            // counter index
+	inj      [InjectSize]byte
+	next     *txOp
+}
+
+// total is the frame length: header plus payload (a read request has no
+// payload; plen is what its response brings).
+func (op *txOp) total() int {
+	if op.kind == kRead {
+		return op.hlen
+	}
+	return op.hlen + op.plen
+}
+
+type txState struct {
+	cap     int
+	ops     []txOp
+	free    *txOp
+	pend    []*txOp // ring of posted operations, posting order
+	head    uint64  // oldest not completed
+	wr      uint64  // next to write
+	tail    uint64  // next free slot
+	wq      [wqCap]*txOp
+	wqHead  int
+	wqLen   int
+	ctrl    [numCtrl]txOp
+	cfree   *txOp
+	rspq    [numCtrl]*txOp
+	rspHead int
+	rspLen  int
+	acks    int  // ACKs owed to the peer
+	blocked bool // the last write would have blocked
+}
+
+func (t *txState) init(n int) {
+	t.cap = n
+	t.ops = make([]txOp, n)
+	t.pend = make([]*txOp, n)
+	for i := range t.ops {
+		t.ops[i].next = t.free
+		t.free = &t.ops[i]
+	}
+	for i := range t.ctrl {
+		t.ctrl[i].next = t.cfree
+		t.cfree = &t.ctrl[i]
+	}
+}
+
+func (t *txState) outstanding() int { return int(t.tail - t.head) }
+
+func (t *txState) at(i uint64) *txOp { return t.pend[i%uint64(len(t.pend))] }
+
+func (t *txState) alloc() *txOp {
+	op := t.free
+	if op == nil {
+		return nil
+	}
+	t.free = op.next
+	op.next = nil
+	return op
+}
+
+func (t *txState) release(op *txOp) {
+	*op = txOp{next: t.free}
+	t.free = op
+}
+
+func (t *txState) allocCtrl() *txOp {
+	op := t.cfree
+	if op == nil {
+		return nil
+	}
+	t.cfree = op.next
+	op.next = nil
+	return op
+}
+
+func (t *txState) releaseCtrl(op *txOp) {
+	*op = txOp{next: t.cfree}
+	t.cfree = op
+}
+
+// Send transmits a message (send, sendv, sendmsg, senddata, inject).
+func (ep *endpoint) Send(m provider.Msg) error { return ep.post(&m, kMsg) }
+
+// TSend transmits a tagged message (libfabric's op 1 frame, matched by the
+// peer's receive queue).
+func (ep *endpoint) TSend(m provider.Msg) error { return ep.post(&m, kTagged) }
+
+// Write writes to remote memory (write, writev, writemsg, writedata,
+// inject_write).
+func (ep *endpoint) Write(m provider.Msg) error { return ep.post(&m, kWrite) }
+
+// Read reads remote memory (read, readv, readmsg).
+func (ep *endpoint) Read(m provider.Msg) error { return ep.post(&m, kRead) }
+
+// post queues an operation and writes what the socket takes now. The
+// caller's buffers are used in place until the completion (copied for
+// FI_INJECT).
+func (ep *endpoint) post(m *provider.Msg, kind opKind) error {
+	iov := m.IOV
+	var one [1][]byte
+	if iov == nil {
+		one[0] = m.Buf
+		iov = one[:]
+	}
+	if len(iov) > IOVLimit {
+		return provider.EINVAL
+	}
+	var plen uint64
+	for _, b := range iov {
+		plen += uint64(len(b))
+	}
+	inject := m.Flags&provider.FlagInject != 0
+	if inject && (plen > InjectSize || kind == kRead) {
+		return provider.EINVAL
+	}
+	rma := m.RMA
+	var rone [1]provider.RMAIOV
+	if kind == kWrite || kind == kRead {
+		if rma == nil {
+			rone[0] = m.RMAOne
+			rma = rone[:]
+		}
+		if len(rma) == 0 || len(rma) > tcpwire.MaxRMAIOV {
+			return provider.EINVAL
+		}
+		var rl uint64
+		for _, r := range rma {
+			rl += r.Len
+		}
+		if rl != plen {
+			return provider.EINVAL
+		}
+	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	switch ep.state {
+	case epConnected, epConnecting:
+	case epClosed:
+		return provider.EBADF
+	default:
+		if !ep.enabled {
+			return provider.EOPBADSTATE
+		}
+		return provider.ENOTCONN
+	}
+	t := &ep.tx
+	op := t.alloc()
+	if op == nil {
+		return provider.EAGAIN
+	}
+	op.kind = kind
+	op.ctx = m.Context
+	op.complete = m.Flags&provider.FlagCompletion != 0
+	op.fence = m.Flags&provider.FlagFence != 0
+	h := &op.h
+	dc := m.Flags&(provider.FlagDeliveryComplete|provider.FlagTransmitComplete|provider.FlagMatchComplete|
+		provider.FlagCommitComplete) != 0
+	switch kind {
+	case kMsg, kTagged:
+		h.Op = tcpwire.OpMsg
+		op.flags, op.cntr = provider.FlagSend|provider.FlagMsg, provider.CntrSend
+		if kind == kTagged {
+			h.Op, h.Tag = tcpwire.OpTagged, m.Tag
+			op.flags = provider.FlagSend | provider.FlagTagged
+		}
+		if dc {
+			h.Flags |= tcpwire.FlagDeliveryComplete
+			op.wait = waitAck
+		}
+	case kWrite:
+		h.Op = tcpwire.OpWrite
+		op.flags, op.cntr = provider.FlagRMA|provider.FlagWrite, provider.CntrWrite
+		switch {
+		case m.Flags&provider.FlagCommitComplete != 0:
+			h.Flags |= tcpwire.FlagCommitComplete
+			op.wait = waitAck
+		case dc:
+			h.Flags |= tcpwire.FlagDeliveryComplete
+			op.wait = waitAck
+		}
+	case kRead:
+		h.Op = tcpwire.OpReadReq
+		op.flags, op.cntr = provider.FlagRMA|provider.FlagRead, provider.CntrRead
+		op.wait = waitRsp
+	}
+	if kind == kWrite || kind == kRead {
+		h.RMACount = uint8(len(rma))
+		for i, r := range rma {
+			h.RMA[i] = tcpwire.RMAIOV{Addr: r.Addr, Len: r.Len, Key: r.Key}
+		}
+	}
+	if m.Flags&provider.FlagRemoteCQData != 0 && kind != kRead {
+		h.Flags |= tcpwire.FlagCQData
+		h.CQData = m.Data
+	}
+	if inject {
+		n := 0
+		for _, b := range iov {
+			n += copy(op.inj[n:], b)
+		}
+		op.iov[0] = op.inj[:n]
+		op.niov = 1
+	} else {
+		op.niov = copy(op.iov[:], iov)
+	}
+	op.plen = int(plen)
+	if kind == kRead {
+		h.SetPayload(0)
+	} else {
+		h.SetPayload(plen)
+	}
+	t.pend[t.tail%uint64(len(t.pend))] = op
+	t.tail++
+	if ep.state == epConnected && !t.blocked {
+		ep.flushTx()
+		ep.drain()
+		if t.blocked && ep.auto {
+			ep.kick(ep.txKick)
+		}
+	}
+	return nil
+}
+
+// pick moves the next frame to write into the write queue: an owed ACK,
+// then a read response, then the next application frame (a fenced one
+// only once everything before it has completed). ep.mu is held.
+func (ep *endpoint) pick() bool {
+	t := &ep.tx
+	if t.wqLen == wqCap {
+		return false
+	}
+	var op *txOp
+	switch {
+	case t.acks > 0 && t.cfree != nil:
+		op = t.allocCtrl()
+		op.kind = kAck
+		op.h = tcpwire.ACK()
+		op.hlen = tcpwire.PutHeader(op.hdr[:], &op.h, ep.swap)
+		t.acks--
+	case t.rspLen > 0:
+		op = t.rspq[t.rspHead]
+		t.rspq[t.rspHead] = nil
+		t.rspHead = (t.rspHead + 1) % numCtrl
+		t.rspLen--
+	case t.wr < t.tail:
+		op = t.at(t.wr)
+		if op.fence && t.wr != t.head {
+			return false
+		}
+		op.hlen = tcpwire.PutHeader(op.hdr[:], &op.h, ep.swap)
+		t.wr++
+	default:
+		return false
+	}
+	t.wq[(t.wqHead+t.wqLen)%wqCap] = op
+	t.wqLen++
+	return true
+}
+
+// frameVecs appends the unwritten parts of op's frame to vec.
+func frameVecs(vec [][]byte, op *txOp) [][]byte {
+	off := op.sent
+	if off < op.hlen {
+		vec = append(vec, op.hdr[off:op.hlen])
+		off = 0
+	} else {
+		off -= op.hlen
+	}
+	if op.kind == kRead {
+		return vec
+	}
+	for _, b := range op.iov[:op.niov] {
+		if off >= len(b) {
+			off -= len(b)
+			continue
+		}
+		vec = append(vec, b[off:])
+		off = 0
+	}
+	return vec
+}
+
+func frameVecCount(op *txOp) int {
+	if op.kind == kRead {
+		return 1
+	}
+	return 1 + op.niov
+}
+
+// flushTx writes queued frames until the socket would block. ep.mu is
+// held and the endpoint is connected.
+func (ep *endpoint) flushTx() {
+	t := &ep.tx
+	for {
+		for ep.pick() {
+		}
+		if t.wqLen == 0 {
+			t.blocked = false
+			return
+		}
+		var vbuf [sys.MaxIOV][]byte
+		vec := vbuf[:0]
+		total := 0
+		for i := 0; i < t.wqLen; i++ {
+			op := t.wq[(t.wqHead+i)%wqCap]
+			if i > 0 && len(vec)+frameVecCount(op) > sys.MaxIOV {
+				break
+			}
+			vec = frameVecs(vec, op)
+			total += op.total() - op.sent
+		}
+		var n int
+		var e provider.Errno
+		switch len(vec) {
+		case 0:
+		case 1:
+			n, e = ep.conn.Write(vec[0])
+		default:
+			n, e = ep.conn.Writev(vec)
+		}
+		switch e {
+		case 0:
+		case provider.EAGAIN, provider.EINTR, provider.ENOBUFS:
+			t.blocked = true
+			return
+		default:
+			ep.disconnect(e, 0, false)
+			return
+		}
+		wrote := n
+		for n > 0 && t.wqLen > 0 {
+			op := t.wq[t.wqHead]
+			rem := op.total() - op.sent
+			if n < rem {
+				op.sent += n
+				break
+			}
+			n -= rem
+			op.sent = op.total()
+			t.wq[t.wqHead] = nil
+			t.wqHead = (t.wqHead + 1) % wqCap
+			t.wqLen--
+			ep.written(op)
+		}
+		if wrote < total {
+			// A short write: the socket buffer is full.
+			t.blocked = true
+			return
+		}
+	}
+}
+
+// written handles a frame that is entirely on the wire.
+func (ep *endpoint) written(op *txOp) {
+	switch op.kind {
+	case kAck, kRsp:
+		ep.tx.releaseCtrl(op)
+		if ep.rx.st == rxWaitCtrl && ep.auto {
+			ep.kick(ep.rxKick)
+		}
+	default:
+		if op.wait == waitNone {
+			op.done = true
+		} else {
+			op.written = true
+		}
+	}
+}
+
+// drain completes finished operations in posting order. ep.mu is held.
+func (ep *endpoint) drain() {
+	t := &ep.tx
+	for t.head < t.tail {
+		op := t.at(t.head)
+		if !op.done {
+			return
+		}
+		t.pend[t.head%uint64(len(t.pend))] = nil
+		t.head++
+		ep.completeOp(op)
+		t.release(op)
+	}
+}
+
+func (ep *endpoint) completeOp(op *txOp) {
+	c := ep.res.Cntrs[op.cntr]
+	if op.err != 0 {
+		if cq := ep.res.TxCQ; cq != nil {
+			_ = cq.WriteErr(&provider.CQErrEntry{OpContext: op.ctx, Flags: op.flags, Err: op.err,
+				ProvErrno: int(op.err), Src: provider.AddrNotAvail})
+		}
+		if c != nil {
+			c.IncErr()
+		}
+		return
+	}
+	if op.complete && ep.res.TxCQ != nil {
+		_ = ep.res.TxCQ.Write(op.ctx, op.flags, 0, nil, 0, 0, provider.AddrNotAvail)
+	}
+	if c != nil {
+		c.Inc()
+	}
+}
+
+// ackReceived completes the oldest operation waiting for an ACK; false if
+// none is waiting (a protocol error).
+func (ep *endpoint) ackReceived() bool {
+	t := &ep.tx
+	for i := t.head; i < t.wr; i++ {
+		op := t.at(i)
+		if op.wait == waitAck && op.written && !op.done {
+			op.done = true
+			return true
+		}
+	}
+	return false
+}
+
+// oldestRead returns the oldest read waiting for its response, or nil.
+func (ep *endpoint) oldestRead() *txOp {
+	t := &ep.tx
+	for i := t.head; i < t.wr; i++ {
+		op := t.at(i)
+		if op.wait == waitRsp && op.written && !op.done {
+			return op
+		}
+	}
+	return nil
+}
+
+// failTx completes every outstanding operation with err, in posting
+// order, and drops queued control frames. ep.mu is held.
+func (ep *endpoint) failTx(err provider.Errno) {
+	t := &ep.tx
+	for t.wqLen > 0 {
+		op := t.wq[t.wqHead]
+		t.wq[t.wqHead] = nil
+		t.wqHead = (t.wqHead + 1) % wqCap
+		t.wqLen--
+		if op.kind == kAck || op.kind == kRsp {
+			t.releaseCtrl(op)
+		}
+	}
+	for t.rspLen > 0 {
+		t.releaseCtrl(t.rspq[t.rspHead])
+		t.rspq[t.rspHead] = nil
+		t.rspHead = (t.rspHead + 1) % numCtrl
+		t.rspLen--
+	}
+	t.acks = 0
+	t.blocked = false
+	for i := t.head; i < t.tail; i++ {
+		op := t.at(i)
+		if !op.done {
+			op.done, op.err = true, err
+		}
+	}
+	t.wr = t.tail
+	ep.drain()
+}
+
+// discardAll drops every outstanding operation without completions
+// (endpoint close).
+func (t *txState) discardAll(ep *endpoint) {
+	for t.head < t.tail {
+		op := t.at(t.head)
+		t.pend[t.head%uint64(len(t.pend))] = nil
+		t.head++
+		t.release(op)
+	}
+	t.wr = t.tail
+	for t.wqLen > 0 {
+		op := t.wq[t.wqHead]
+		t.wq[t.wqHead] = nil
+		t.wqHead = (t.wqHead + 1) % wqCap
+		t.wqLen--
+		if op.kind == kAck || op.kind == kRsp {
+			t.releaseCtrl(op)
+		}
+	}
+	for t.rspLen > 0 {
+		t.releaseCtrl(t.rspq[t.rspHead])
+		t.rspq[t.rspHead] = nil
+		t.rspHead = (t.rspHead + 1) % numCtrl
+		t.rspLen--
+	}
+	t.acks = 0
+}
