@@ -403,7 +403,7 @@ func checkRx(prov *provider.Info, u *provider.RxAttr, infoMode provider.Mode) er
 	if infoMode&p.Mode != p.Mode {
 		return miss("rx_attr.mode")
 	}
-	if u.OpFlags&^p.OpFlags != 0 {
+	if u.OpFlags&^rxOpFlagsAccepted(prov) != 0 {
 		return miss("rx_attr.op_flags")
 	}
 	if u.MsgOrder&^p.MsgOrder != 0 {
@@ -424,6 +424,20 @@ func checkRx(prov *provider.Info, u *provider.RxAttr, infoMode provider.Mode) er
 	return nil
 }
 
+// rxOpFlagsAccepted is the set of default receive flags a hint may ask
+// for: the provider's, plus those the shared machinery implements for every
+// provider: FI_COMPLETION (selective completion is handled above the
+// provider) and, when the provider claims FI_MULTI_RECV, FI_MULTI_RECV
+// (multi-receive buffers live in the shared receive queue). Transmit hints
+// likewise always accept FI_COMPLETION.
+func rxOpFlagsAccepted(prov *provider.Info) provider.Flags {
+	f := prov.RxAttr.OpFlags | provider.FlagCompletion
+	if (prov.Caps|prov.RxAttr.Caps)&provider.CapMultiRecv != 0 {
+		f |= provider.FlagMultiRecv
+	}
+	return f
+}
+
 func checkTx(p, u *provider.TxAttr, infoMode provider.Mode) error {
 	if u.Caps&^p.Caps != 0 {
 		return miss("tx_attr.caps")
@@ -434,7 +448,7 @@ func checkTx(p, u *provider.TxAttr, infoMode provider.Mode) error {
 	if infoMode&p.Mode != p.Mode {
 		return miss("tx_attr.mode")
 	}
-	if u.OpFlags&^p.OpFlags != 0 {
+	if u.OpFlags&^(p.OpFlags|provider.FlagCompletion) != 0 {
 		return miss("tx_attr.op_flags")
 	}
 	if u.MsgOrder&^p.MsgOrder != 0 {

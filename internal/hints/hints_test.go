@@ -187,3 +187,30 @@ func TestNormalize(t *testing.T) {
 		t.Fatal("Normalize replaced an existing attribute")
 	}
 }
+
+// Default operation flags: FI_COMPLETION is always accepted, FI_MULTI_RECV
+// on receives only when the provider claims FI_MULTI_RECV, other flags only
+// when the provider lists them.
+func TestOpFlagsAccepted(t *testing.T) {
+	v := provider.Version(1, 17)
+	check := func(prov *provider.Info, tx, rx provider.Flags) error {
+		u := &provider.Info{TxAttr: &provider.TxAttr{OpFlags: tx}, RxAttr: &provider.RxAttr{OpFlags: rx}}
+		return Check(v, prov, u)
+	}
+	prov := testInfo()
+	if err := check(prov, provider.FlagCompletion, provider.FlagCompletion); err != nil {
+		t.Fatalf("FI_COMPLETION refused: %v", err)
+	}
+	if err := check(prov, 0, provider.FlagMultiRecv); !errors.Is(err, provider.ENODATA) {
+		t.Fatalf("FI_MULTI_RECV without the capability: %v", err)
+	}
+	if err := check(prov, provider.FlagInject, 0); !errors.Is(err, provider.ENODATA) {
+		t.Fatalf("unlisted FI_INJECT: %v", err)
+	}
+	prov.Caps |= provider.CapMultiRecv
+	prov.RxAttr.Caps |= provider.CapMultiRecv
+	prov.TxAttr.OpFlags = provider.FlagInject
+	if err := check(prov, provider.FlagInject, provider.FlagMultiRecv|provider.FlagCompletion); err != nil {
+		t.Fatalf("listed and generic flags refused: %v", err)
+	}
+}
