@@ -119,7 +119,9 @@ func newNode(t testing.TB, info *provider.Info, o opts) *node {
 	for i := range n.cntrs {
 		n.cntrs[i] = must(cntr.New(cntr.Config{}))(t)
 	}
-	for _, s := range []interface{ AddSource(provider.Progresser) error }{n.txCQ, n.rxCQ, n.eq} {
+	for _, s := range []interface {
+		AddSource(provider.Progresser) error
+	}{n.txCQ, n.rxCQ, n.eq} {
 		if err := s.AddSource(n.ep); err != nil {
 			t.Fatal(err)
 		}

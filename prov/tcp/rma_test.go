@@ -58,7 +58,7 @@ func TestRMAWriteReadWriteData(t *testing.T) {
 		// complete; then a big read of 1 MiB into 2 buffers.
 		if err := cli.ep.Write(provider.Msg{IOV: [][]byte{[]byte("01"), []byte("2345"), []byte("67")}, Context: "w2",
 			Flags: provider.FlagCompletion | provider.FlagDeliveryComplete,
-			RMA: []provider.RMAIOV{{Addr: 0x80, Len: 4, Key: 0xc0de}, {Addr: 0xa0, Len: 4, Key: 0xc0de}}}); err != nil {
+			RMA:   []provider.RMAIOV{{Addr: 0x80, Len: 4, Key: 0xc0de}, {Addr: 0xa0, Len: 4, Key: 0xc0de}}}); err != nil {
 			t.Fatal(err)
 		}
 		expectComp(t, cli.txCQ, "w2", provider.FlagRMA|provider.FlagWrite, srv)
