@@ -1,0 +1,432 @@
+package fabtest
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	fabric "github.com/gofabric/fabric"
+	"github.com/gofabric/fabric/provider"
+)
+
+// sendRecv posts a receive of rlen bytes on b, sends msg from a and returns
+// b's receive completion.
+func sendRecv(t *testing.T, a, b *env, ab fabric.Addr, msg []byte, rlen int, rctx any) (fabric.CQEntry, *fabric.CQErrEntry, []byte) {
+	t.Helper()
+	buf := make([]byte, rlen)
+	if err := b.ep.Recv(buf, nil, fabric.AddrUnspec, rctx); err != nil {
+		t.Fatal(err)
+	}
+	retry(t, "send", func() error { return a.ep.Send(msg, nil, ab, nil) }, a.txcq)
+	got, ee := waitCQ(t, b.rxcq, a.txcq)
+	return got, ee, buf
+}
+
+// drainTx reads a's transmit completions until n have been seen.
+func drainTx(t *testing.T, cq *fabric.CQ, n int, others ...*fabric.CQ) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		if _, ee := waitCQ(t, cq, others...); ee != nil {
+			t.Fatalf("send completion %d: %+v", i, ee)
+		}
+	}
+}
+
+func init() {
+	register("fi_cq/open_close_sizes", func(t *testing.T, tg Target) {
+		e := tg.open(t, envOpts{noEnable: true})
+		sizes := []uint64{0}
+		for s := uint64(1); s <= 1<<16; s *= 2 {
+			sizes = append(sizes, s)
+		}
+		for _, s := range sizes {
+			cq, err := e.dom.OpenCQ(&fabric.CQAttr{Size: s, WaitObj: fabric.WaitUnspec})
+			if err != nil {
+				t.Fatalf("fi_cq_open(size %d): %v", s, err)
+			}
+			if a := cq.Attr(); a.Size < s || a.Size == 0 || a.Format == fabric.CQFormatUnspec {
+				t.Fatalf("size %d: attr %+v (size and format must be filled in)", s, a)
+			}
+			if err := cq.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	register("fi_cq/formats_fill_their_fields", func(t *testing.T, tg Target) {
+		for _, f := range []fabric.CQFormat{fabric.CQFormatUnspec, fabric.CQFormatData, fabric.CQFormatTagged} {
+			a, b, ab, _ := tg.pair(t, envOpts{format: f})
+			rctx, sctx := new(int), new(int)
+			buf := make([]byte, 16)
+			if err := b.ep.Recv(buf, nil, fabric.AddrUnspec, rctx); err != nil {
+				t.Fatal(err)
+			}
+			retry(t, "send", func() error { return a.ep.Send([]byte("fmt"), nil, ab, sctx) }, a.txcq)
+			got, ee := waitCQ(t, b.rxcq, a.txcq)
+			if ee != nil || got.OpContext != rctx {
+				t.Fatalf("format %v: %+v %+v", f, got, ee)
+			}
+			sent, ee := waitCQ(t, a.txcq, b.rxcq)
+			if ee != nil || sent.OpContext != sctx {
+				t.Fatalf("format %v: send completion %+v %+v", f, sent, ee)
+			}
+			switch f {
+			case fabric.CQFormatUnspec:
+				if b.rxcq.Attr().Format == fabric.CQFormatUnspec {
+					t.Fatal("FI_CQ_FORMAT_UNSPEC not resolved to a format")
+				}
+			default:
+				if got.Flags != fabric.FlagRecv|fabric.FlagMsg || got.Len != 3 || got.Buf != nil || got.Data != 0 || got.Tag != 0 {
+					t.Fatalf("format %v receive entry %+v: want flags FI_RECV|FI_MSG, len 3, no buf/data/tag", f, got)
+				}
+				if sent.Flags != fabric.FlagSend|fabric.FlagMsg || sent.Buf != nil || sent.Data != 0 {
+					t.Fatalf("format %v send entry %+v", f, sent)
+				}
+			}
+		}
+	})
+	register("fi_cq/read_count_bounds_and_nil_progress", func(t *testing.T, tg Target) {
+		a, b, ab, _ := tg.pair(t, envOpts{})
+		const n = 5
+		for i := 0; i < n; i++ {
+			if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := 0; i < n; i++ {
+			retry(t, "send", func() error { return a.ep.Send([]byte{byte(i)}, nil, ab, nil) }, a.txcq)
+		}
+		drainTx(t, a.txcq, n, b.rxcq)
+		// fi_cq_read(cq, NULL, 0) only drives progress and reports state.
+		deadline := time.Now().Add(scaled(5 * time.Second))
+		for {
+			_, err := b.rxcq.Read(nil)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
+				t.Fatalf("Read(nil) with completions pending: %v", err)
+			}
+		}
+		ent := make([]fabric.CQEntry, 2)
+		total := 0
+		for total < n && time.Now().Before(deadline) {
+			k, err := b.rxcq.Read(ent)
+			if k < 0 || k > len(ent) {
+				t.Fatalf("Read of %d entries returned %d", len(ent), k)
+			}
+			if err != nil && !errors.Is(err, fabric.ErrAgain) {
+				t.Fatal(err)
+			}
+			for _, c := range ent[:k] {
+				if c.OpContext != total {
+					t.Fatalf("completion %d has context %v", total, c.OpContext)
+				}
+				total++
+			}
+		}
+		if total != n {
+			t.Fatalf("read %d of %d completions", total, n)
+		}
+		_, err := b.rxcq.Read(ent)
+		isErr(t, "read after draining", err, fabric.ErrAgain)
+	})
+	register("fi_cq/error_entry_keeps_order_among_successes", func(t *testing.T, tg Target) {
+		a, b, ab, _ := tg.pair(t, envOpts{})
+		bufs := [][]byte{make([]byte, 16), make([]byte, 2), make([]byte, 16)}
+		for i, buf := range bufs {
+			if err := b.ep.Recv(buf, nil, fabric.AddrUnspec, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, m := range []string{"first", "second", "third"} {
+			msg := []byte(m)
+			retry(t, "send", func() error { return a.ep.Send(msg, nil, ab, nil) }, a.txcq)
+			waitCQ(t, a.txcq)
+		}
+		got, ee := waitCQ(t, b.rxcq)
+		if ee != nil || got.OpContext != 0 {
+			t.Fatalf("first completion %+v %+v", got, ee)
+		}
+		// The truncated receive is next: reads return ErrAvail until it is
+		// read with ReadErr; ReadErr then reports ErrAgain.
+		var ent [1]fabric.CQEntry
+		deadline := time.Now().Add(scaled(5 * time.Second))
+		for {
+			_, err := b.rxcq.Read(ent[:])
+			if errors.Is(err, fabric.ErrAvail) {
+				break
+			}
+			if !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
+				t.Fatalf("read before the error entry: %v", err)
+			}
+		}
+		_, err := b.rxcq.Read(ent[:])
+		isErr(t, "second read with the error at the head", err, fabric.ErrAvail)
+		var e fabric.CQErrEntry
+		if err := b.rxcq.ReadErr(&e); err != nil {
+			t.Fatal(err)
+		}
+		if !errors.Is(e.Err, fabric.ErrTrunc) || e.OpContext != 1 || e.Flags != fabric.FlagRecv|fabric.FlagMsg ||
+			e.Len != 2 || e.Olen != 4 {
+			t.Fatalf("error entry %+v; want ETRUNC, ctx 1, FI_RECV|FI_MSG, len 2, olen 4", e)
+		}
+		isErr(t, "second readerr", b.rxcq.ReadErr(&e), fabric.ErrAgain)
+		got, ee = waitCQ(t, b.rxcq)
+		if ee != nil || got.OpContext != 2 || string(bufs[2][:got.Len]) != "third" {
+			t.Fatalf("success after the error %+v %+v", got, ee)
+		}
+	})
+	register("fi_cq/threshold_cond_and_affinity_accepted", func(t *testing.T, tg Target) {
+		a, b, ab, _ := tg.pair(t, envOpts{})
+		cq := b.openCQ(&fabric.CQAttr{WaitObj: fabric.WaitUnspec, WaitCond: fabric.CQCondThreshold,
+			Format: fabric.CQFormatContext})
+		aff := b.openCQ(&fabric.CQAttr{Flags: provider.FlagAffinity, SignalingVector: 1})
+		_ = aff
+		ep := b.bareEndpoint()
+		for _, err := range []error{ep.BindCQ(cq, fabric.FlagTransmit|fabric.FlagRecv), bindAVIfAny(ep, b), ep.Enable()} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		name, err := ep.Name()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := ab
+		if a.av != nil {
+			dst = a.insert(name)
+		} else {
+			t.Skip("needs connectionless addressing")
+		}
+		const n = 3
+		for i := 0; i < n; i++ {
+			if err := ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := 0; i < n; i++ {
+			retry(t, "send", func() error { return a.ep.Send([]byte("t"), nil, dst, nil) }, a.txcq)
+		}
+		drainTx(t, a.txcq, n)
+		ent := make([]fabric.CQEntry, 8)
+		got := 0
+		deadline := time.Now().Add(scaled(5 * time.Second))
+		for got < n && time.Now().Before(deadline) {
+			k, err := cq.SRead(ent, n-got, int(scaled(5*time.Second)/time.Millisecond))
+			if err != nil {
+				t.Fatalf("sread with threshold: %v", err)
+			}
+			got += k
+		}
+		if got != n {
+			t.Fatalf("threshold sread delivered %d of %d", got, n)
+		}
+	})
+	register("fi_cq/readfrom_unknown_or_without_FI_SOURCE_NOTAVAIL", func(t *testing.T, tg Target) {
+		connectionless(t, tg)
+		// Without FI_SOURCE the source is FI_ADDR_NOTAVAIL even for a known
+		// peer; with FI_SOURCE (no FI_SOURCE_ERR) an unknown peer is too.
+		for _, caps := range []fabric.Caps{0, fabric.CapSource} {
+			o := envOpts{caps: caps}
+			if caps == 0 {
+				// FI_SOURCE is secondary: providers return it unasked.
+				o.modify = func(in *fabric.Info) {
+					in.Caps &^= fabric.CapSource | fabric.CapSourceErr
+					in.RxAttr.Caps &^= fabric.CapSource | fabric.CapSourceErr
+				}
+			}
+			b := tg.open(t, o)
+			a := tg.open(t, envOpts{})
+			ab := a.insert(b.addr)
+			if caps == 0 {
+				b.insert(a.addr)
+			}
+			if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, "r"); err != nil {
+				t.Fatal(err)
+			}
+			retry(t, "send", func() error { return a.ep.Send([]byte("src"), nil, ab, nil) }, a.txcq)
+			var ent [1]fabric.CQEntry
+			src := []fabric.Addr{7}
+			deadline := time.Now().Add(scaled(5 * time.Second))
+			for {
+				n, err := b.rxcq.ReadFrom(ent[:], src)
+				if n == 1 {
+					break
+				}
+				if err != nil && !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
+					t.Fatalf("caps %v: ReadFrom: %v", caps, err)
+				}
+				a.txcq.Read(nil)
+			}
+			if ent[0].OpContext != "r" || src[0] != fabric.AddrNotAvail {
+				t.Fatalf("caps %v: entry %+v source %v; want FI_ADDR_NOTAVAIL", caps, ent[0], src[0])
+			}
+		}
+		e := tg.open(t, envOpts{})
+		_, err := e.rxcq.ReadFrom(make([]fabric.CQEntry, 2), make([]fabric.Addr, 1))
+		isErr(t, "ReadFrom with a short source slice", err, fabric.ErrInval)
+	})
+	register("fi_cq/source_err_data_copy_and_insertable", func(t *testing.T, tg Target) {
+		connectionless(t, tg)
+		b := tg.open(t, envOpts{caps: fabric.CapSource | fabric.CapSourceErr})
+		a := tg.open(t, envOpts{})
+		ab := a.insert(b.addr)
+		for i := 0; i < 2; i++ {
+			if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := 0; i < 2; i++ {
+			retry(t, "send", func() error { return a.ep.Send([]byte("?"), nil, ab, nil) }, a.txcq)
+		}
+		// First error: a caller buffer shorter than the address gets a copy
+		// of what fits.
+		_, ee := waitCQ(t, b.rxcq, a.txcq)
+		if ee == nil || !errors.Is(ee.Err, fabric.ErrAddrNotAvail) {
+			t.Fatalf("first unknown-source completion: %+v", ee)
+		}
+		if !bytes.Equal(ee.ErrData, a.addr) {
+			t.Fatalf("provider-owned err_data % x; want % x", ee.ErrData, a.addr)
+		}
+		var ent [1]fabric.CQEntry
+		deadline := time.Now().Add(scaled(5 * time.Second))
+		for {
+			_, err := b.rxcq.Read(ent[:])
+			if errors.Is(err, fabric.ErrAvail) {
+				break
+			}
+			if !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
+				t.Fatalf("second unknown-source completion: %v", err)
+			}
+			a.txcq.Read(nil)
+		}
+		user := make([]byte, 4)
+		e := fabric.CQErrEntry{ErrData: user}
+		if err := b.rxcq.ReadErr(&e); err != nil {
+			t.Fatal(err)
+		}
+		if len(e.ErrData) != 4 || &e.ErrData[0] != &user[0] || !bytes.Equal(e.ErrData, a.addr[:4]) {
+			t.Fatalf("err_data copied into a 4-byte buffer = % x", e.ErrData)
+		}
+		// The reported address is insertable, and then the sender is known.
+		ba := b.insert(ee.ErrData)
+		if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, "known"); err != nil {
+			t.Fatal(err)
+		}
+		retry(t, "send", func() error { return a.ep.Send([]byte("!"), nil, ab, nil) }, a.txcq)
+		src := make([]fabric.Addr, 1)
+		for {
+			n, err := b.rxcq.ReadFrom(ent[:], src)
+			if n == 1 {
+				break
+			}
+			if err != nil && !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
+				t.Fatalf("after inserting err_data: %v", err)
+			}
+		}
+		if ent[0].OpContext != "known" || src[0] != ba {
+			t.Fatalf("after insert: %+v from %v; want from %v", ent[0], src[0], ba)
+		}
+	})
+	register("fi_cq/shared_by_endpoints_and_directions", func(t *testing.T, tg Target) {
+		connectionless(t, tg)
+		e := tg.open(t, envOpts{noEnable: true})
+		shared := e.openCQ(&fabric.CQAttr{Format: fabric.CQFormatMsg})
+		var eps [2]*fabric.Endpoint
+		var fa [2]fabric.Addr
+		for i := range eps {
+			eps[i] = e.bareEndpoint()
+			for _, err := range []error{eps[i].BindCQ(shared, fabric.FlagTransmit|fabric.FlagRecv), eps[i].BindAV(e.av),
+				eps[i].Enable()} {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			name, err := eps[i].Name()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fa[i] = e.insert(name)
+		}
+		// 0 -> 1 and 1 -> 0: four completions on the one CQ.
+		for i := range eps {
+			if err := eps[i].Recv(make([]byte, 8), nil, fabric.AddrUnspec, "recv"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range eps {
+			i := i
+			retry(t, "send", func() error { return eps[i].Send([]byte("x"), nil, fa[1-i], "send") }, shared)
+		}
+		counts := map[any]int{}
+		for k := 0; k < 4; k++ {
+			got, ee := waitCQ(t, shared)
+			if ee != nil {
+				t.Fatalf("shared CQ error %+v", ee)
+			}
+			want := fabric.FlagSend | fabric.FlagMsg
+			if got.OpContext == "recv" {
+				want = fabric.FlagRecv | fabric.FlagMsg
+			}
+			if got.Flags != want {
+				t.Fatalf("entry %+v", got)
+			}
+			counts[got.OpContext]++
+		}
+		if counts["send"] != 2 || counts["recv"] != 2 {
+			t.Fatalf("shared CQ entries %v; want 2 sends and 2 receives", counts)
+		}
+		isErr(t, "close the shared CQ", shared.Close(), fabric.ErrBusy)
+	})
+	register("fi_cq/wait_fd_readable_on_completion", func(t *testing.T, tg Target) {
+		a, b, ab, _ := tg.pair(t, envOpts{wait: fabric.WaitFD})
+		fd, err := b.rxcq.WaitFD()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.rxcq.TryWait(); err != nil {
+			t.Fatalf("trywait on an empty CQ: %v", err)
+		}
+		if r, ok := fdReadable(fd); ok && r {
+			t.Fatal("wait fd readable before anything arrived")
+		}
+		retry(t, "send", func() error { return a.ep.Send([]byte("fd"), nil, ab, nil) }, a.txcq)
+		deadline := time.Now().Add(scaled(5 * time.Second))
+		for {
+			if r, ok := fdReadable(fd); !ok || r {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("wait fd never became readable for an arriving message")
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+		// fi_trywait now refuses to let the caller block, and a read gets it.
+		for time.Now().Before(deadline) && !errors.Is(b.rxcq.TryWait(), fabric.ErrAgain) {
+		}
+		got, ee := waitCQ(t, b.rxcq, a.txcq)
+		if ee != nil || got.Len != 2 {
+			t.Fatalf("completion %+v %+v", got, ee)
+		}
+	})
+	register("fi_cq/strerror_printable", func(t *testing.T, tg Target) {
+		e := tg.open(t, envOpts{})
+		for _, errno := range []int{int(fabric.ErrTrunc), int(fabric.ErrCanceled), 0, 12345} {
+			if s := e.rxcq.StrError(errno, nil); s == "" {
+				t.Fatalf("fi_cq_strerror(%d) is empty", errno)
+			}
+		}
+	})
+}
+
+// bindAVIfAny binds e's AV to ep when e has one.
+func bindAVIfAny(ep *fabric.Endpoint, e *env) error {
+	if e.av == nil {
+		return nil
+	}
+	return ep.BindAV(e.av)
+}
