@@ -223,8 +223,7 @@ func (s *SRX) SetOpt(level, name int, v uint64) error {
 }
 
 // Close closes the SRX (fi_close). It returns ErrBusy while endpoints are
-// bound to it. Pending receives are discarded without completions, as
-// fi_close(3) says of outstanding operations.
+// bound to it. Pending receives complete with FI_ECANCELED.
 func (s *SRX) Close() error {
 	if err := s.lc.beginClose(); err != nil {
 		return opErr("fi_close", s.dom.prov.Name(), err)

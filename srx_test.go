@@ -288,8 +288,8 @@ func TestSRXClose(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if ok, er := cq.take(); len(er) != 0 || len(ok) != 0 {
-		t.Fatalf("close completions %+v %+v; fi_close discards silently", ok, er)
+	if _, er := cq.take(); len(er) != 1 || er[0].Err != ErrCanceled {
+		t.Fatalf("close completions %+v", er)
 	}
 	if err := s.Close(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("second close: %v", err)

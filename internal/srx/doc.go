@@ -86,9 +86,8 @@
 // FI_MSG or FI_TAGGED, plus FI_MULTI_RECV for a multi-receive buffer);
 // nothing is written into a cancelled buffer afterwards, except messages
 // of a multi-receive buffer that were already handed to a peer, in which
-// case the cancel completion is written once they are freed. Close drops
-// every pending receive without a completion (fi_close(3): outstanding
-// operations are discarded silently) and discards every unexpected message
+// case the cancel completion is written once they are freed. Close cancels
+// every pending receive the same way and discards every unexpected message
 // through its peer's Discard*.
 //
 // # Counters

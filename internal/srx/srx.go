@@ -799,14 +799,21 @@ func (q *Queue) Cancel(ctx any) error {
 	return nil
 }
 
-// Close discards every pending receive and every unexpected message, as
-// fi_close(3) of an endpoint or shared receive context does: "discarded
-// operations will silently be dropped, with no completions reported".
-// Unexpected messages are dropped through their peer's Discard*. Later
-// posts return EBADF; GetMsg/GetTag return EBADF and a nil entry; entries
-// already handed to peers may still complete and be freed (a multi-receive
-// buffer with such entries is released without a completion of its own).
+// Close cancels every pending receive (FI_ECANCELED completions) and
+// discards every unexpected message through its peer. Later posts return
+// EBADF; GetMsg/GetTag return EBADF and a nil entry; entries already handed
+// to peers may still be freed.
+//
+// Project rule (DEVELOPERS.md "nothing a caller posted is silently lost"):
+// this is deliberately stricter than fi_endpoint(3), which allows close to
+// drop outstanding operations silently. Do not change it to a silent drop.
 func (q *Queue) Close() error {
+	type canceled struct {
+		ctx   any
+		flags provider.Flags
+		tag   uint64
+	}
+	var cancels []canceled
 	var discards []*entry
 	q.mu.Lock()
 	if q.closed {
@@ -819,12 +826,16 @@ func (q *Queue) Close() error {
 			p := l.head
 			l.remove(p)
 			q.nposted--
-			if p.multi && p.outstanding > 0 {
-				p.st = stReleased
-				p.needRelease = false
-				p.cancelled = false
-				continue
+			flags := baseFlags(p.tag)
+			if p.multi {
+				flags |= provider.FlagMultiRecv
+				if p.outstanding > 0 {
+					p.st = stReleased
+					p.cancelled = true
+					continue
+				}
 			}
+			cancels = append(cancels, canceled{p.rx.Context, flags, p.rx.Tag})
 			q.free(p)
 		}
 	}
@@ -837,7 +848,13 @@ func (q *Queue) Close() error {
 			discards = append(discards, u)
 		}
 	}
+	cq := q.cq
 	q.mu.Unlock()
+	if cq != nil {
+		for _, c := range cancels {
+			writeCanceled(cq, c.ctx, c.flags, c.tag)
+		}
+	}
 	for _, u := range discards {
 		_ = discard(u)
 	}

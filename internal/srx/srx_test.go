@@ -969,8 +969,8 @@ func TestClose(t *testing.T) {
 	if err := q.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// fi_close(3): posted receives are dropped without completions.
-	if r := p.cq.take(); len(r.err) != 0 || len(r.ok) != 0 {
+	r := p.cq.take()
+	if len(r.err) != 1 || r.err[0].Err != provider.ECANCELED || r.err[0].OpContext != "pending" || len(r.ok) != 0 {
 		t.Fatalf("close completions %+v", r)
 	}
 	if len(p.discarded) != 1 || string(p.discarded[0]) != "unexp" {
