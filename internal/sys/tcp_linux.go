@@ -16,8 +16,9 @@ import (
 // sockaddr bytes in libfabric's layout.
 
 // TCPSocket creates a non-blocking TCP socket of the family of addr (a
-// sockaddr_in or sockaddr_in6) with SO_REUSEADDR set. It does not bind.
-func TCPSocket(addr []byte) (*Conn, error) {
+// sockaddr_in or sockaddr_in6), with SO_REUSEADDR set when reuseAddr is
+// true (listening sockets). It does not bind.
+func TCPSocket(addr []byte, reuseAddr bool) (*Conn, error) {
 	fam, ok := sockaddrFamily(addr)
 	if !ok {
 		return nil, provider.EINVAL
@@ -26,9 +27,11 @@ func TCPSocket(addr []byte) (*Conn, error) {
 	if err != nil {
 		return nil, errnoOf(err)
 	}
-	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
-		unix.Close(fd)
-		return nil, errnoOf(err)
+	if reuseAddr {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+			unix.Close(fd)
+			return nil, errnoOf(err)
+		}
 	}
 	return newConn(fd, fam), nil
 }
@@ -52,13 +55,14 @@ func TCPBind(c *Conn, addr []byte) error {
 	return nil
 }
 
-// TCPRebind replaces the socket of c by a new TCP socket bound to addr
+// TCPRebind replaces the socket of c by a new TCP socket (with
+// SO_REUSEADDR when reuseAddr is true) bound to addr
 // (fi_setname before listen or connect), keeping c's descriptor number:
 // the new socket is dup3'ed over it, so wait sets that registered the
 // number stay valid. It returns EBUSY while a goroutine is parked in one of
 // c's wait calls. On error c is unchanged.
-func TCPRebind(c *Conn, addr []byte) error {
-	n, err := TCPSocket(addr)
+func TCPRebind(c *Conn, addr []byte, reuseAddr bool) error {
+	n, err := TCPSocket(addr, reuseAddr)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ import (
 func tcpPair(t *testing.T) (ln, cli, srv *Conn) {
 	t.Helper()
 	lo := sa4([4]byte{127, 0, 0, 1}, 0)
-	ln, err := TCPSocket(lo)
+	ln, err := TCPSocket(lo, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func tcpPair(t *testing.T) (ln, cli, srv *Conn) {
 	if err != nil || binary.BigEndian.Uint16(name[2:]) == 0 {
 		t.Fatalf("listen name %x %v", name, err)
 	}
-	cli, err = TCPSocket(name)
+	cli, err = TCPSocket(name, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestTCPConnectAcceptShutdown(t *testing.T) {
 func TestTCPConnectRefused(t *testing.T) {
 	lo := sa4([4]byte{127, 0, 0, 1}, 0)
 	// Find a port nobody listens on: bind, read the port, close.
-	s, err := TCPSocket(lo)
+	s, err := TCPSocket(lo, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestTCPConnectRefused(t *testing.T) {
 	}
 	name, _ := s.Name()
 	s.Close()
-	c, err := TCPSocket(name)
+	c, err := TCPSocket(name, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +136,11 @@ func TestTCPConnectRefused(t *testing.T) {
 }
 
 func TestTCPBadArgs(t *testing.T) {
-	if _, err := TCPSocket([]byte{1}); err != provider.EINVAL {
+	if _, err := TCPSocket([]byte{1}, true); err != provider.EINVAL {
 		t.Fatalf("socket: %v", err)
 	}
 	lo := sa4([4]byte{127, 0, 0, 1}, 0)
-	c, err := TCPSocket(lo)
+	c, err := TCPSocket(lo, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestTCPBadArgs(t *testing.T) {
 
 func TestTCPRebind(t *testing.T) {
 	lo := sa4([4]byte{127, 0, 0, 1}, 0)
-	c, err := TCPSocket(lo)
+	c, err := TCPSocket(lo, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestTCPRebind(t *testing.T) {
 	}
 	fd := c.FD()
 	n1, _ := c.Name()
-	if err := TCPRebind(c, lo); err != nil {
+	if err := TCPRebind(c, lo, true); err != nil {
 		t.Fatal(err)
 	}
 	n2, _ := c.Name()
@@ -185,7 +185,7 @@ func TestTCPRebind(t *testing.T) {
 	if err := TCPListen(c, 4); err != nil {
 		t.Fatal(err)
 	}
-	d, err := TCPSocket(n2)
+	d, err := TCPSocket(n2, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestTCPRebind(t *testing.T) {
 	}
 	a.Close()
 	// Rebinding to an address in use fails and leaves c alone.
-	if err := TCPRebind(c, n2); err != provider.EADDRINUSE {
+	if err := TCPRebind(c, n2, true); err != provider.EADDRINUSE {
 		t.Fatalf("rebind in use: %v", err)
 	}
 }

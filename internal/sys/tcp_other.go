@@ -5,13 +5,13 @@ package sys
 import "github.com/gofabric/fabric/provider"
 
 // TCPSocket is not implemented on this platform.
-func TCPSocket(addr []byte) (*Conn, error) { return nil, provider.ENOSYS }
+func TCPSocket(addr []byte, reuseAddr bool) (*Conn, error) { return nil, provider.ENOSYS }
 
 // TCPBind is not implemented on this platform.
 func TCPBind(c *Conn, addr []byte) error { return provider.ENOSYS }
 
 // TCPRebind is not implemented on this platform.
-func TCPRebind(c *Conn, addr []byte) error { return provider.ENOSYS }
+func TCPRebind(c *Conn, addr []byte, reuseAddr bool) error { return provider.ENOSYS }
 
 // TCPListen is not implemented on this platform.
 func TCPListen(c *Conn, backlog int) error { return provider.ENOSYS }

@@ -261,25 +261,50 @@ func TestSetNameAndPortRange(t *testing.T) {
 	if err := pe.SetName(l.name); err != provider.EADDRINUSE {
 		t.Fatalf("setname to a listening address: %v", err)
 	}
-	q := must(eq.New(eq.Config{}))(t)
+	q := must(eq.New(eq.Config{WaitObj: provider.WaitUnspec}))(t)
 	defer q.Close()
+	if err := q.AddSource(pe); err != nil {
+		t.Fatal(err)
+	}
 	if err := pe.Listen(q); err != nil {
 		t.Fatal(err)
 	}
 	if err := pe.SetName(info.SrcAddr); err != provider.EOPBADSTATE {
 		t.Fatalf("setname after listen: %v", err)
 	}
-	cli := newNode(t, info, opts{})
-	if err := cli.ep.SetName(withPort(info.SrcAddr, 0)); err != nil {
+	// An active endpoint: ephemeral port, an address in use, after enable.
+	ep, err := newEndpoint(info)
+	if err != nil {
 		t.Fatal(err)
 	}
-	srv := newNode(t, info, opts{})
-	_ = srv
+	defer ep.Close()
+	if err := ep.SetName(withPort(info.SrcAddr, 0)); err != nil {
+		t.Fatal(err)
+	}
+	name, _ := ep.Name()
+	if binary.BigEndian.Uint16(name[2:]) == 0 {
+		t.Fatalf("setname port 0: %x", name)
+	}
+	other := newNode(t, info, opts{})
+	oname, _ := other.ep.Name()
+	if err := ep.SetName(oname); err != provider.EADDRINUSE {
+		t.Fatalf("setname to an address in use: %v", err)
+	}
+	if err := other.ep.SetName(info.SrcAddr); err != provider.EOPBADSTATE {
+		t.Fatalf("setname after enable: %v", err)
+	}
+	// The endpoint connects from the address it was given.
+	cli := newNode(t, info, opts{})
 	if err := cli.ep.Connect(after, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	if err := cli.ep.SetName(info.SrcAddr); err != provider.EOPBADSTATE {
-		t.Fatalf("setname while connecting: %v", err)
+	ev := expectEvent(t, q, provider.EventConnReq)
+	cname, _ := cli.ep.Name()
+	if !bytes.Equal(ev.Info.DestAddr, cname) {
+		t.Fatalf("connreq dest_addr %x, client name %x", ev.Info.DestAddr, cname)
+	}
+	if err := pe.Reject(ev.Info.Handle, nil); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package tcp
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,7 @@ type endpoint struct {
 	auto     bool // FI_PROGRESS_AUTO data progress: goroutines parked in the netpoller
 	ctrlAuto bool // FI_PROGRESS_AUTO control progress: a goroutine finishes Connect
 	nodelay  bool
+	sharedRx bool // the receive queue is a shared receive context
 
 	mu      sync.Mutex
 	state   epState
@@ -115,6 +117,9 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 		ep.auto = info.DomainAttr.DataProgress == provider.ProgressAuto
 		ep.ctrlAuto = info.DomainAttr.ControlProgress != provider.ProgressManual
 	}
+	if info.EPAttr != nil {
+		ep.sharedRx = info.EPAttr.RxCtxCnt == provider.SharedContext
+	}
 	txSize := uint64(DefaultQueueSize)
 	if info.TxAttr != nil && info.TxAttr.Size > 0 {
 		txSize = min(info.TxAttr.Size, maxQueueSize)
@@ -136,7 +141,7 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 		if _, f, ok := decodeSockaddr(fam); !ok || !formatOK(info.AddrFormat, f) {
 			return nil, provider.EINVAL
 		}
-		conn, err := sys.TCPSocket(fam)
+		conn, err := sys.TCPSocket(fam, false)
 		if err != nil {
 			return nil, err
 		}
@@ -163,21 +168,20 @@ func (ep *endpoint) Name() ([]byte, error) {
 	return ep.conn.Name()
 }
 
-// SetName binds the endpoint to addr (fi_setname); only before Connect.
+// SetName binds the endpoint to addr (fi_setname); only before Enable.
 func (ep *endpoint) SetName(addr []byte) error {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
-	switch ep.state {
-	case epClosed:
+	switch {
+	case ep.state == epClosed:
 		return provider.EBADF
-	case epIdle:
-	default:
+	case ep.state != epIdle || ep.enabled:
 		return provider.EOPBADSTATE
 	}
 	if _, f, ok := decodeSockaddr(addr); !ok || !formatOK(ep.fmt, f) {
 		return provider.EINVAL
 	}
-	return sys.TCPRebind(ep.conn, addr)
+	return sys.TCPRebind(ep.conn, addr, false)
 }
 
 // Peer returns the connected peer's address (fi_getpeer).
@@ -504,8 +508,33 @@ func (ep *endpoint) disconnect(err, proto provider.Errno, local bool) {
 		}
 	}
 	ep.failTx(err)
+	ep.flushPosted()
 	if ep.res.EQ != nil && (was == epConnected || local) {
 		_ = ep.res.EQ.Write(&provider.EQEntry{Event: provider.EventShutdown, FID: ep})
+	}
+}
+
+// flushPosted completes the untagged receives still posted to the
+// endpoint's own receive queue with ECANCELED: the connection is gone and
+// they can never match (libfabric flushes its receive queue likewise). A
+// shared receive context is left alone: other endpoints may still serve
+// its receives. ep.mu is held.
+func (ep *endpoint) flushPosted() {
+	q := ep.res.SRX
+	if q == nil || ep.sharedRx {
+		return
+	}
+	for {
+		// The largest size takes a whole multi-receive buffer at once.
+		e, err := q.GetMsg(provider.AddrUnspec, math.MaxUint64)
+		if err != nil {
+			if e != nil {
+				q.FreeEntry(e)
+			}
+			return
+		}
+		srx.CompleteErr(ep.res.RxCQ, ep.res.Cntrs[provider.CntrRecv], e, provider.ECANCELED, provider.AddrNotAvail)
+		q.FreeEntry(e)
 	}
 }
 

@@ -105,7 +105,7 @@ func newPEP(info *provider.Info) (*pep, error) {
 	if _, f, ok := decodeSockaddr(src); !ok || !formatOK(info.AddrFormat, f) {
 		return nil, provider.EINVAL
 	}
-	conn, err := sys.TCPSocket(src)
+	conn, err := sys.TCPSocket(src, true)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func (p *pep) SetName(addr []byte) error {
 	if _, f, ok := decodeSockaddr(addr); !ok || !formatOK(p.fmt, f) {
 		return provider.EINVAL
 	}
-	return bindPort(addr, func(a []byte) error { return sys.TCPRebind(p.conn, a) })
+	return bindPort(addr, func(a []byte) error { return sys.TCPRebind(p.conn, a, true) })
 }
 
 // GetOpt returns FI_OPT_CM_DATA_SIZE (256).

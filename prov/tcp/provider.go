@@ -146,6 +146,9 @@ func baseInfo(hints *provider.Info) *provider.Info {
 		}
 		if hints.RxAttr != nil {
 			want |= hints.RxAttr.Caps
+			if hints.RxAttr.OpFlags&provider.FlagMultiRecv != 0 {
+				want |= provider.CapMultiRecv
+			}
 		}
 		caps |= want & (extraTxCaps | extraRxCaps)
 		tx |= want & extraTxCaps
