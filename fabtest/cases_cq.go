@@ -119,7 +119,11 @@ func init() {
 		}
 	})
 	register("fi_cq/overrun_EOVERRUN", func(t *testing.T, tg Target) {
-		a, b, ab, _ := tg.pair(t, envOpts{})
+		// Only without resource management may a CQ overrun (fi_domain(3));
+		// fi_cq/rm_enabled_full_cq_EAGAIN_no_overrun covers FI_RM_ENABLED.
+		a, b, ab, _ := tg.pair(t, envOpts{modify: func(in *fabric.Info) {
+			in.DomainAttr.ResourceMgmt = fabric.RMDisabled
+		}})
 		cq := a.openCQ(&fabric.CQAttr{Size: 2, Format: fabric.CQFormatContext})
 		ep, err := a.dom.OpenEndpoint(a.info)
 		if err != nil {

@@ -86,6 +86,7 @@ type CQ struct {
 	head, n int
 	errs    []provider.CQErrEntry // FIFO of error entries, power-of-two capacity
 	eh, en  int
+	held    int // slots reserved with Reserve, not yet written
 	overrun bool
 	dropped uint64
 	closed  bool
@@ -136,12 +137,15 @@ func (q *CQ) Progress() { q.hub.Set.Run() }
 // ---- owner side (provider.CQOwner) ----
 
 // push reserves the tail slot; q.mu is held. It reports false (and records
-// the overrun) when the CQ is full or already overrun.
-func (q *CQ) push() (*slot, error) {
+// the overrun) when the CQ is full or already overrun. reserved says the
+// caller holds a slot taken with Reserve, which it consumes.
+func (q *CQ) push(reserved bool) (*slot, error) {
 	if q.closed {
 		return nil, provider.EBADF
 	}
-	if q.overrun || q.n >= q.cfg.Size {
+	if reserved && q.held > 0 {
+		q.held--
+	} else if q.overrun || q.n+q.held >= q.cfg.Size {
 		q.overrun = true
 		q.dropped++
 		return nil, provider.EOVERRUN
@@ -152,6 +156,40 @@ func (q *CQ) push() (*slot, error) {
 	s := &q.ring[(q.head+q.n)&(len(q.ring)-1)]
 	q.n++
 	return s, nil
+}
+
+// Reserve claims room for one completion that the caller writes later with
+// WriteReserved or WriteErrReserved (or gives back with Unreserve). It
+// reports false when the CQ has no room: entries and reservations fill
+// its size, or it is overrun or closed. Providers with resource management
+// enabled (FI_RM_ENABLED) use it to answer FI_EAGAIN instead of overrunning
+// the CQ (fi_domain(3)). Unreserved writes never take reserved room.
+func (q *CQ) Reserve() bool {
+	q.mu.Lock()
+	ok := !q.closed && !q.overrun && q.n+q.held < q.cfg.Size
+	if ok {
+		q.held++
+	}
+	q.mu.Unlock()
+	return ok
+}
+
+// Unreserve gives back a slot taken with Reserve and not written.
+func (q *CQ) Unreserve() {
+	q.mu.Lock()
+	if q.held > 0 {
+		q.held--
+	}
+	q.mu.Unlock()
+}
+
+// Full reports whether a write now would overrun the CQ (or the CQ is
+// closed): queued entries and reservations fill its size.
+func (q *CQ) Full() bool {
+	q.mu.Lock()
+	full := q.closed || q.overrun || q.n+q.held >= q.cfg.Size
+	q.mu.Unlock()
+	return full
 }
 
 func (q *CQ) grow() {
@@ -166,8 +204,18 @@ func (q *CQ) grow() {
 // provider.ReportedCompFlags are dropped. It returns EOVERRUN when the CQ is
 // full (the completion is lost and the CQ is overrun).
 func (q *CQ) Write(ctx any, flags provider.Flags, length uint64, buf []byte, data, tag uint64, src provider.Addr) error {
+	return q.write(false, ctx, flags, length, buf, data, tag, src)
+}
+
+// WriteReserved is Write into a slot taken with Reserve.
+func (q *CQ) WriteReserved(ctx any, flags provider.Flags, length uint64, buf []byte, data, tag uint64, src provider.Addr) error {
+	return q.write(true, ctx, flags, length, buf, data, tag, src)
+}
+
+func (q *CQ) write(reserved bool, ctx any, flags provider.Flags, length uint64, buf []byte, data, tag uint64,
+	src provider.Addr) error {
 	q.mu.Lock()
-	s, err := q.push()
+	s, err := q.push(reserved)
 	if err != nil {
 		q.mu.Unlock()
 		return err
@@ -183,12 +231,20 @@ func (q *CQ) Write(ctx any, flags provider.Flags, length uint64, buf []byte, dat
 
 // WriteErr adds an error completion (fi_ops_cq_owner writeerr); e is
 // copied, including ErrData. Err is made positive; 0 becomes EOTHER.
-func (q *CQ) WriteErr(e *provider.CQErrEntry) error {
+func (q *CQ) WriteErr(e *provider.CQErrEntry) error { return q.writeErr(false, e) }
+
+// WriteErrReserved is WriteErr into a slot taken with Reserve.
+func (q *CQ) WriteErrReserved(e *provider.CQErrEntry) error { return q.writeErr(true, e) }
+
+func (q *CQ) writeErr(reserved bool, e *provider.CQErrEntry) error {
 	if e == nil {
+		if reserved {
+			q.Unreserve()
+		}
 		return provider.EINVAL
 	}
 	q.mu.Lock()
-	s, err := q.push()
+	s, err := q.push(reserved)
 	if err != nil {
 		q.mu.Unlock()
 		return err
@@ -511,7 +567,7 @@ func (q *CQ) Close() error {
 	q.closed = true
 	clear(q.ring)
 	clear(q.errs)
-	q.n, q.en = 0, 0
+	q.n, q.en, q.held = 0, 0, 0
 	q.mu.Unlock()
 	return q.hub.Close()
 }

@@ -778,3 +778,73 @@ func TestManyBlockedReaders(t *testing.T) {
 		t.Fatalf("readers got %d entries, want 1000", total)
 	}
 }
+
+// Reserve holds room for a later write: unreserved writes cannot take it,
+// reserved writes always find it, and a full CQ refuses reservations
+// instead of overrunning (FI_RM_ENABLED providers answer FI_EAGAIN).
+func TestReserve(t *testing.T) {
+	q := mustNew(t, Config{Size: 2})
+	if !q.Reserve() {
+		t.Fatal("reserve on an empty CQ")
+	}
+	if err := q.Write(1, 0, 0, nil, 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !q.Full() || q.Reserve() {
+		t.Fatal("one entry plus one reservation must fill a size-2 CQ")
+	}
+	if err := q.Write(2, 0, 0, nil, 0, 0, 0); err != provider.EOVERRUN {
+		t.Fatalf("unreserved write into reserved room: %v", err)
+	}
+	q = mustNew(t, Config{Size: 2})
+	q.Reserve()
+	q.Reserve()
+	if err := q.WriteReserved(1, 0, 0, nil, 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.WriteErrReserved(&provider.CQErrEntry{OpContext: 2, Err: provider.EIO}); err != nil {
+		t.Fatal(err)
+	}
+	if q.Reserve() || !q.Full() {
+		t.Fatal("full CQ accepted a reservation")
+	}
+	ent := make([]provider.CQEntry, 2)
+	if n, err := q.Read(ent); n != 1 || err != nil || ent[0].OpContext != 1 {
+		t.Fatalf("read: %d %v", n, err)
+	}
+	if !q.Reserve() {
+		t.Fatal("reserve after a read freed a slot")
+	}
+	q.Unreserve()
+	if q.Full() {
+		t.Fatal("unreserve did not give the slot back")
+	}
+	if ov, _ := q.Overrun(); ov {
+		t.Fatal("reservations overran the CQ")
+	}
+	if err := q.WriteErrReserved(nil); err != provider.EINVAL {
+		t.Fatalf("nil reserved error entry: %v", err)
+	}
+	q.Close()
+	if q.Reserve() || !q.Full() {
+		t.Fatal("closed CQ accepted a reservation")
+	}
+}
+
+func TestReserveAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip()
+	}
+	q := mustNew(t, Config{Size: 4})
+	ent := make([]provider.CQEntry, 1)
+	ctx := new(int)
+	n := testing.AllocsPerRun(100, func() {
+		if q.Reserve() {
+			q.WriteReserved(ctx, provider.FlagSend, 0, nil, 0, 0, provider.AddrNotAvail)
+		}
+		q.Read(ent)
+	})
+	if n != 0 {
+		t.Fatalf("reserve+write+read allocates %v times", n)
+	}
+}

@@ -25,6 +25,7 @@ const maxDatagram = 65536
 type endpoint struct {
 	state atomic.Int32
 	auto  bool // FI_PROGRESS_AUTO: a goroutine progresses receives
+	rm    bool // FI_RM_ENABLED: never overrun a CQ
 	caps  provider.Caps
 	fmt   provider.AddrFormat
 
@@ -34,6 +35,8 @@ type endpoint struct {
 
 	// Set by Enable, read-only afterwards.
 	txCQ, rxCQ     provider.CQOwner
+	txRes          cqReserver // txCQ's reservations, with rm (nil if it has none)
+	rxFull         cqFuller   // rxCQ's fullness, with rm (nil if unknown)
 	txCntr, rxCntr provider.CntrOwner
 	av             provider.AVView
 	rq             provider.SRXOwner
@@ -62,6 +65,20 @@ type ubuf struct {
 	src    [28]byte
 	srcLen int // length of the source sockaddr in src
 }
+
+// cqReserver is implemented by the shared CQ (internal/cq): room for a
+// completion is claimed before the operation it reports is started, so
+// that with resource management the provider answers EAGAIN rather than
+// overrun the CQ.
+type cqReserver interface {
+	Reserve() bool
+	Unreserve()
+	WriteReserved(ctx any, flags provider.Flags, length uint64, buf []byte, data, tag uint64, src provider.Addr) error
+	WriteErrReserved(e *provider.CQErrEntry) error
+}
+
+// cqFuller reports whether a CQ has no room left.
+type cqFuller interface{ Full() bool }
 
 var (
 	_ provider.Endpoint   = (*endpoint)(nil)
@@ -97,6 +114,7 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 	if info.DomainAttr != nil && info.DomainAttr.DataProgress == provider.ProgressAuto {
 		ep.auto = true
 	}
+	ep.rm = info.DomainAttr == nil || info.DomainAttr.ResourceMgmt != provider.RMDisabled
 	return ep, nil
 }
 
@@ -177,6 +195,10 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 		return provider.EINVAL
 	}
 	ep.txCQ, ep.rxCQ = r.TxCQ, r.RxCQ
+	if ep.rm {
+		ep.txRes, _ = r.TxCQ.(cqReserver)
+		ep.rxFull, _ = r.RxCQ.(cqFuller)
+	}
 	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
 	ep.av, ep.rq = r.AV, r.SRX
 	ep.reportSrc = r.Source
@@ -193,7 +215,8 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 // Send transmits m as one datagram to the address m.Addr has in the AV.
 // The datagram is handed to the kernel before Send returns, so the buffer
 // is reusable at once and the completion (written when m.Flags has
-// FlagCompletion) is immediate. EAGAIN means the socket buffer is full and
+// FlagCompletion) is immediate. EAGAIN means the socket buffer is full, or
+// (FI_RM_ENABLED) the transmit CQ has no room for the completion, and
 // nothing was sent. A kernel error is reported as an error completion
 // (whatever FlagCompletion says), or returned by an inject that asked for
 // no completion.
@@ -217,6 +240,17 @@ func (ep *endpoint) Send(m provider.Msg) error {
 	if dest == nil {
 		return provider.EINVAL
 	}
+	// With resource management the completion's room in the CQ is claimed
+	// first: a full CQ makes the send EAGAIN (fi_domain(3) "Tx CQ"), never
+	// an overrun. A pure inject writes no completion at all.
+	res := ep.txRes
+	if res != nil && m.Flags&(provider.FlagInject|provider.FlagCompletion) != provider.FlagInject {
+		if !res.Reserve() {
+			return provider.EAGAIN
+		}
+	} else {
+		res = nil
+	}
 	var e provider.Errno
 	switch {
 	case m.IOV == nil:
@@ -229,15 +263,29 @@ func (ep *endpoint) Send(m provider.Msg) error {
 	switch e {
 	case 0:
 		if m.Flags&provider.FlagCompletion != 0 {
-			_ = ep.txCQ.Write(m.Context, provider.FlagSend|provider.FlagMsg, 0, nil, 0, 0, provider.AddrNotAvail)
+			if res != nil {
+				_ = res.WriteReserved(m.Context, provider.FlagSend|provider.FlagMsg, 0, nil, 0, 0, provider.AddrNotAvail)
+				res = nil
+			} else {
+				_ = ep.txCQ.Write(m.Context, provider.FlagSend|provider.FlagMsg, 0, nil, 0, 0, provider.AddrNotAvail)
+			}
+		}
+		if res != nil {
+			res.Unreserve()
 		}
 		if ep.txCntr != nil {
 			ep.txCntr.Inc()
 		}
 		return nil
 	case provider.EAGAIN, provider.ENOBUFS, provider.EINTR:
+		if res != nil {
+			res.Unreserve()
+		}
 		return provider.EAGAIN
 	case sys.ErrClosed:
+		if res != nil {
+			res.Unreserve()
+		}
 		return provider.EBADF
 	}
 	if ep.txCntr != nil {
@@ -247,8 +295,13 @@ func (ep *endpoint) Send(m provider.Msg) error {
 		return e.AsError() // fi_inject: no completion at all, so the call reports it
 	}
 	// Errors complete even under selective completion.
-	_ = ep.txCQ.WriteErr(&provider.CQErrEntry{OpContext: m.Context, Flags: provider.FlagSend | provider.FlagMsg,
-		Err: e, ProvErrno: int(e), Src: provider.AddrNotAvail})
+	ee := provider.CQErrEntry{OpContext: m.Context, Flags: provider.FlagSend | provider.FlagMsg,
+		Err: e, ProvErrno: int(e), Src: provider.AddrNotAvail}
+	if res != nil {
+		_ = res.WriteErrReserved(&ee)
+	} else {
+		_ = ep.txCQ.WriteErr(&ee)
+	}
 	return nil
 }
 
@@ -288,6 +341,12 @@ func (ep *endpoint) progressLocked() {
 // deliver matches one datagram against the receive queue: into the posted
 // receive, or queued as unexpected in a pooled copy, or dropped.
 func (ep *endpoint) deliver(data []byte, size int, from []byte) {
+	if ep.rxFull != nil && ep.rxFull.Full() {
+		// FI_RM_ENABLED: a receive CQ without room is never overrun; a
+		// datagram endpoint drops the message instead (fi_domain(3)).
+		ep.drops.Add(1)
+		return
+	}
 	src := provider.AddrNotAvail
 	if ep.needSrc {
 		src = ep.av.Reverse(from)
