@@ -500,3 +500,45 @@ func mustName(t *testing.T, ep *fabric.Endpoint) []byte {
 	}
 	return b
 }
+
+func init() {
+	register("fi_close/wakes_blocked_waiters_signal_wakes_sread", func(t *testing.T, tg Target) {
+		e := tg.open(t, envOpts{noEnable: true})
+		long := int(scaled(10*time.Second) / time.Millisecond)
+		wait := func(what string, f func() error, wake func() error, want error) {
+			t.Helper()
+			done := make(chan error, 1)
+			go func() { done <- f() }()
+			time.Sleep(10 * time.Millisecond)
+			if err := wake(); err != nil {
+				t.Fatalf("%s: waking: %v", what, err)
+			}
+			select {
+			case err := <-done:
+				if !errors.Is(err, want) {
+					t.Fatalf("%s returned %v; want %v", what, err, want)
+				}
+			case <-time.After(scaled(5 * time.Second)):
+				t.Fatalf("%s stayed blocked", what)
+			}
+		}
+		cq, err := e.dom.OpenCQ(&fabric.CQAttr{WaitObj: fabric.WaitUnspec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ent := make([]fabric.CQEntry, 1)
+		wait("fi_cq_sread woken by fi_cq_signal", func() error { _, err := cq.SRead(ent, 0, long); return err },
+			cq.Signal, fabric.ErrAgain)
+		wait("fi_cq_sread woken by fi_close", func() error { _, err := cq.SRead(ent, 0, long); return err },
+			cq.Close, fabric.ErrClosed)
+		eq, err := e.fab.OpenEQ(&fabric.EQAttr{WaitObj: fabric.WaitUnspec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wait("fi_eq_sread woken by fi_close", func() error { _, err := eq.SRead(long, 0); return err },
+			eq.Close, fabric.ErrClosed)
+		if c, err := e.dom.OpenCntr(&fabric.CntrAttr{WaitObj: fabric.WaitUnspec}); err == nil {
+			wait("fi_cntr_wait woken by fi_close", func() error { return c.Wait(1, long) }, c.Close, fabric.ErrClosed)
+		}
+	})
+}

@@ -369,3 +369,35 @@ func init() {
 		}
 	})
 }
+
+func init() {
+	register("fi_endpoint/alias_ops_use_alias_flags", func(t *testing.T, tg Target) {
+		a, b, ab, _ := tg.pair(t, envOpts{txFlags: fabric.FlagSelectiveCompletion})
+		alias, err := a.ep.Alias(fabric.FlagTransmit | fabric.FlagCompletion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer alias.Close()
+		for i := 0; i < 2; i++ {
+			if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Through the parent: selective completion, no entry.
+		retry(t, "send", func() error { return a.ep.Send([]byte("p"), nil, ab, "parent") }, a.txcq)
+		waitCQ(t, b.rxcq, a.txcq)
+		expectEmpty(t, a.txcq, scaled(5*time.Millisecond))
+		// Through the alias: its FI_COMPLETION default asks for one.
+		retry(t, "alias send", func() error { return alias.Send([]byte("a"), nil, ab, "alias") }, a.txcq)
+		got, ee := waitCQ(t, a.txcq, b.rxcq)
+		if ee != nil || got.OpContext != "alias" {
+			t.Fatalf("alias send completion %+v %+v", got, ee)
+		}
+		waitCQ(t, b.rxcq, a.txcq)
+		isErr(t, "bind through an alias", alias.BindCQ(a.txcq, fabric.FlagTransmit), fabric.ErrOpBadState)
+		if err := alias.Close(); err != nil {
+			t.Fatal(err)
+		}
+		isErr(t, "send through a closed alias", alias.Send([]byte("x"), nil, ab, nil), fabric.ErrClosed)
+	})
+}
