@@ -319,4 +319,3 @@ func itoa(n int) string {
 	return string(b[i:])
 }
 
-func helperMain() int { return 0 }

@@ -305,3 +305,41 @@ func TestSendBeforeConnected(t *testing.T) {
 	}
 	expectComp(t, cli.txCQ, "q", provider.FlagSend|provider.FlagMsg, srv)
 }
+
+// TestAutoProgressWithoutCalls: with FI_PROGRESS_AUTO, messages (small,
+// and large ones whose send blocks on a full socket) are delivered and
+// completed while nobody calls Progress or reads a CQ.
+func TestAutoProgressWithoutCalls(t *testing.T) {
+	cli, srv := pair(t, opts{auto: true})
+	sizes := []int{10, 8 << 20, 100}
+	bufs := make([][]byte, len(sizes))
+	for i, s := range sizes {
+		bufs[i] = make([]byte, s)
+		srv.post(bufs[i], i)
+	}
+	for i, s := range sizes {
+		cli.send(pattern(make([]byte, s), i), i, 0)
+	}
+	deadline := time.Now().Add(waitLimit)
+	for srv.rxCQ.Len() < len(sizes) || cli.txCQ.Len() < len(sizes) {
+		if time.Now().After(deadline) {
+			t.Fatalf("auto progress: %d receive and %d send completions", srv.rxCQ.Len(), cli.txCQ.Len())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for i, s := range sizes {
+		e := expectComp(t, srv.rxCQ, i, provider.FlagRecv|provider.FlagMsg)
+		if e.Len != uint64(s) || !bytes.Equal(bufs[i], pattern(make([]byte, s), i)) {
+			t.Fatalf("message %d differs", i)
+		}
+	}
+	// The peer going away is noticed without calls too.
+	cli.close()
+	for srv.eq.Len() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no FI_SHUTDOWN under auto progress")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	expectEvent(t, srv.eq, provider.EventShutdown)
+}

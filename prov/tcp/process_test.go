@@ -1,0 +1,126 @@
+package tcp
+
+import (
+	"bufio"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofabric/fabric/internal/cq"
+	"github.com/gofabric/fabric/internal/eq"
+	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/provider"
+)
+
+// helperMain is the peer process of TestPeerProcessKilled (TestMain runs
+// it when TCP_TEST_HELPER is set): it connects to the listener named in
+// TCP_TEST_HELPER_PEER, starts sending a 64 MiB message, says "sending"
+// and keeps progressing until it is killed.
+func helperMain() int {
+	fail := func(what string, err error) int {
+		fmt.Fprintf(os.Stderr, "helper: %s: %v\n", what, err)
+		return 1
+	}
+	peer, err := hex.DecodeString(os.Getenv("TCP_TEST_HELPER_PEER"))
+	if err != nil {
+		return fail("peer", err)
+	}
+	os.Setenv(envIface, "lo")
+	infos, err := tcpProvider{}.GetInfo(provider.APIVersion, "", "", 0,
+		&provider.Info{AddrFormat: provider.SockAddrIn})
+	if err != nil {
+		return fail("getinfo", err)
+	}
+	ep, err := newEndpoint(infos[0])
+	if err != nil {
+		return fail("endpoint", err)
+	}
+	txcq, _ := cq.New(cq.Config{})
+	q, _ := eq.New(eq.Config{WaitObj: provider.WaitUnspec})
+	q.AddSource(ep)
+	txcq.AddSource(ep)
+	rq := srx.New(srx.Config{})
+	if err := ep.Enable(&provider.Resources{TxCQ: txcq, RxCQ: txcq, EQ: q, SRX: rq}); err != nil {
+		return fail("enable", err)
+	}
+	if err := ep.Connect(peer, []byte("child")); err != nil {
+		return fail("connect", err)
+	}
+	if ev, err := q.SRead(0, time.Now().Add(5*time.Second), nil); err != nil || ev.Event != provider.EventConnected {
+		return fail("connected", err)
+	}
+	if err := ep.Send(provider.Msg{Buf: make([]byte, 64<<20), Flags: provider.FlagCompletion}); err != nil {
+		return fail("send", err)
+	}
+	fmt.Println("sending")
+	var e [4]provider.CQEntry
+	for {
+		txcq.Read(e[:])
+	}
+}
+
+// TestPeerProcessKilled: the peer process is killed (SIGKILL) in the
+// middle of a 64 MiB message while our delivery-complete send waits for
+// its ACK: both complete in error, FI_SHUTDOWN is reported once, later
+// posts fail.
+func TestPeerProcessKilled(t *testing.T) {
+	info := loInfo(t, opts{})
+	l := listen(t, info)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "TCP_TEST_HELPER=1", "TCP_TEST_HELPER_PEER="+hex.EncodeToString(l.name))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	ev := expectEvent(t, l.eq, provider.EventConnReq)
+	if string(ev.CMData) != "child" {
+		t.Fatalf("connreq data %q", ev.CMData)
+	}
+	n := newNode(t, ev.Info, opts{})
+	got := make([]byte, 64<<20)
+	n.post(got, "recv")
+	if err := n.ep.Accept(nil); err != nil {
+		t.Fatal(err)
+	}
+	expectEvent(t, n.eq, provider.EventConnected)
+	n.send([]byte("needs-an-ack"), "dc", provider.FlagDeliveryComplete)
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || strings.TrimSpace(line) != "sending" {
+		t.Fatalf("helper: %q %v", line, err)
+	}
+	deadline := time.Now().Add(waitLimit)
+	for n.ep.rx.placed < 1<<20 && time.Now().Before(deadline) {
+		n.ep.Progress()
+	}
+	if n.ep.rx.placed == 0 {
+		t.Fatal("no data arrived from the helper")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	ee := expectErr(t, n.rxCQ)
+	if ee.OpContext != "recv" {
+		t.Fatalf("receive error %+v", ee)
+	}
+	ee = expectErr(t, n.txCQ)
+	if ee.OpContext != "dc" {
+		t.Fatalf("send error %+v", ee)
+	}
+	expectEvent(t, n.eq, provider.EventShutdown)
+	expectNoEvent(t, n.eq, 30*time.Millisecond)
+	if err := n.ep.Send(provider.Msg{Buf: []byte("late"), Flags: provider.FlagCompletion}); err != provider.ENOTCONN {
+		t.Fatalf("send after the peer died: %v", err)
+	}
+}
