@@ -318,4 +318,3 @@ func itoa(n int) string {
 	}
 	return string(b[i:])
 }
-
