@@ -527,7 +527,7 @@ func init() {
 			t.Fatal(err)
 		}
 		ent := make([]fabric.CQEntry, 1)
-		wait("fi_cq_sread woken by fi_cq_signal", func() error { _, err := cq.SRead(ent, 0, long); return err },
+		wait("fi_cq_sread(-1) woken by fi_cq_signal", func() error { _, err := cq.SRead(ent, 0, -1); return err },
 			cq.Signal, fabric.ErrAgain)
 		wait("fi_cq_sread woken by fi_close", func() error { _, err := cq.SRead(ent, 0, long); return err },
 			cq.Close, fabric.ErrClosed)

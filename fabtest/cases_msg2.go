@@ -237,3 +237,102 @@ func init() {
 		}
 	})
 }
+
+func init() {
+	register("fi_msg/every_send_and_recv_variant", func(t *testing.T, tg Target) {
+		a, b, ab, _ := tg.pair(t, envOpts{format: fabric.CQFormatData})
+		type variant struct {
+			name   string
+			post   func() error
+			data   bool // carries remote CQ data
+			inject bool // no send completion
+		}
+		payload := []byte("variant")
+		half1, half2 := payload[:3], payload[3:]
+		cqd := a.info.DomainAttr.CQDataSize > 0
+		variants := []variant{
+			{"fi_send", func() error { return a.ep.Send(payload, nil, ab, "s") }, false, false},
+			{"fi_sendv", func() error { return a.ep.SendV([][]byte{half1, half2}, nil, ab, "s") }, false, false},
+			{"fi_sendmsg", func() error {
+				return a.ep.SendMsg(&fabric.Msg{IOV: [][]byte{half1, half2}, Addr: ab, Context: "s"}, 0)
+			}, false, false},
+			{"fi_inject", func() error { return a.ep.Inject(payload, ab) }, false, true},
+		}
+		if cqd {
+			variants = append(variants,
+				variant{"fi_senddata", func() error { return a.ep.SendData(payload, nil, 0x5a, ab, "s") }, true, false},
+				variant{"fi_injectdata", func() error { return a.ep.InjectData(payload, 0x5a, ab) }, true, true})
+		} else {
+			isErr(t, "fi_senddata without cq_data_size", a.ep.SendData(payload, nil, 1, ab, nil), fabric.ErrNoSys)
+			isErr(t, "fi_injectdata without cq_data_size", a.ep.InjectData(payload, 1, ab), fabric.ErrNoSys)
+		}
+		recvs := []func(buf []byte) error{
+			func(buf []byte) error { return b.ep.Recv(buf, nil, fabric.AddrUnspec, "r") },
+			func(buf []byte) error { return b.ep.RecvV([][]byte{buf[:2], buf[2:]}, nil, fabric.AddrUnspec, "r") },
+			func(buf []byte) error {
+				return b.ep.RecvMsg(&fabric.Msg{IOV: [][]byte{buf[:5], buf[5:]}, Addr: fabric.AddrUnspec, Context: "r"}, 0)
+			},
+		}
+		for i, v := range variants {
+			buf := make([]byte, 16)
+			if err := recvs[i%len(recvs)](buf); err != nil {
+				t.Fatalf("%s: posting receive %d: %v", v.name, i%len(recvs), err)
+			}
+			retry(t, v.name, v.post, a.txcq)
+			got, ee := waitCQ(t, b.rxcq, a.txcq)
+			if ee != nil || got.OpContext != "r" || got.Len != uint64(len(payload)) ||
+				!bytes.Equal(buf[:got.Len], payload) {
+				t.Fatalf("%s: receive %+v %+v %q", v.name, got, ee, buf)
+			}
+			wantFlags := fabric.FlagRecv | fabric.FlagMsg
+			if v.data {
+				wantFlags |= fabric.FlagRemoteCQData
+				if got.Data != 0x5a {
+					t.Fatalf("%s: data %#x", v.name, got.Data)
+				}
+			}
+			if got.Flags != wantFlags {
+				t.Fatalf("%s: receive flags %v; want %v", v.name, got.Flags, wantFlags)
+			}
+			if v.inject {
+				expectEmpty(t, a.txcq, scaled(2*time.Millisecond))
+			} else if sent, ee := waitCQ(t, a.txcq); ee != nil || sent.OpContext != "s" {
+				t.Fatalf("%s: send completion %+v %+v", v.name, sent, ee)
+			}
+		}
+		iov := make([][]byte, int(b.info.RxAttr.IOVLimit)+1)
+		for i := range iov {
+			iov[i] = make([]byte, 1)
+		}
+		isErr(t, "fi_recvv over iov_limit", b.ep.RecvV(iov, nil, fabric.AddrUnspec, nil), fabric.ErrInval)
+		if !tg.claims(fabric.CapTagged) {
+			for name, err := range map[string]error{
+				"fi_trecv":       b.ep.TRecv(make([]byte, 4), nil, fabric.AddrUnspec, 1, 0, nil),
+				"fi_trecvv":      b.ep.TRecvV([][]byte{make([]byte, 4)}, nil, fabric.AddrUnspec, 1, 0, nil),
+				"fi_trecvmsg":    b.ep.TRecvMsg(&fabric.Msg{IOV: [][]byte{make([]byte, 4)}}, 0),
+				"fi_tsendv":      a.ep.TSendV([][]byte{payload}, nil, ab, 1, nil),
+				"fi_tsendmsg":    a.ep.TSendMsg(&fabric.Msg{IOV: [][]byte{payload}, Addr: ab}, 0),
+				"fi_tinject":     a.ep.TInject(payload, ab, 1),
+				"fi_tsenddata":   a.ep.TSendData(payload, nil, 1, ab, 1, nil),
+				"fi_tinjectdata": a.ep.TInjectData(payload, 1, ab, 1),
+			} {
+				isErr(t, name+" without FI_TAGGED", err, fabric.ErrNoSys)
+			}
+		}
+		if !tg.claims(fabric.CapRMA) {
+			rma := []fabric.RMAIOV{{Len: 1}}
+			for name, err := range map[string]error{
+				"fi_read":             a.ep.Read(make([]byte, 1), nil, ab, 0, 0, nil),
+				"fi_readv":            a.ep.ReadV([][]byte{make([]byte, 1)}, nil, ab, 0, 0, nil),
+				"fi_readmsg":          a.ep.ReadMsg(&fabric.Msg{IOV: [][]byte{make([]byte, 1)}, Addr: ab, RMA: rma}, 0),
+				"fi_writev":           a.ep.WriteV([][]byte{payload}, nil, ab, 0, 0, nil),
+				"fi_writemsg":         a.ep.WriteMsg(&fabric.Msg{IOV: [][]byte{payload}, Addr: ab, RMA: rma}, 0),
+				"fi_writedata":        a.ep.WriteData(payload, nil, 1, ab, 0, 0, nil),
+				"fi_inject_write":     a.ep.InjectWrite(payload, ab, 0, 0),
+				"fi_inject_writedata": a.ep.InjectWriteData(payload, 1, ab, 0, 0),
+			} {
+				isErr(t, name+" without FI_RMA", err, fabric.ErrNoSys)
+			}
+		}
+	})
+}
