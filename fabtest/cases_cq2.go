@@ -178,7 +178,8 @@ func init() {
 		}
 	})
 	register("fi_cq/threshold_cond_and_affinity_accepted", func(t *testing.T, tg Target) {
-		a, b, ab, _ := tg.pair(t, envOpts{})
+		connectionless(t, tg)
+		a, b, _, _ := tg.pair(t, envOpts{})
 		cq := b.openCQ(&fabric.CQAttr{WaitObj: fabric.WaitUnspec, WaitCond: fabric.CQCondThreshold,
 			Format: fabric.CQFormatContext})
 		aff := b.openCQ(&fabric.CQAttr{Flags: provider.FlagAffinity, SignalingVector: 1})
@@ -193,12 +194,7 @@ func init() {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dst := ab
-		if a.av != nil {
-			dst = a.insert(name)
-		} else {
-			t.Skip("needs connectionless addressing")
-		}
+		dst := a.insert(name)
 		const n = 3
 		for i := 0; i < n; i++ {
 			if err := ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, i); err != nil {
