@@ -330,3 +330,29 @@ func FuzzControlStream(f *testing.F) {
 		}
 	})
 }
+
+// newPipeCtrl returns the two ends of a control connection over loopback
+// TCP.
+func newPipeCtrl(t testing.TB) (*ctrl, *ctrl) {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ch := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		ch <- c
+	}()
+	a, err := net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := <-ch
+	if b == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { a.Close(); b.Close() })
+	return &ctrl{rw: a, conn: a, timeout: 5 * time.Second}, &ctrl{rw: b, conn: b, timeout: 5 * time.Second}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"reflect"
+	"strconv"
 	"testing"
 )
 
@@ -55,3 +56,5 @@ func TestBufSize(t *testing.T) {
 		}
 	}
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }
