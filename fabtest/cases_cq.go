@@ -119,6 +119,9 @@ func init() {
 		}
 	})
 	register("fi_cq/overrun_EOVERRUN", func(t *testing.T, tg Target) {
+		if tg.EPType == fabric.EPMsg {
+			t.Skip("opens extra endpoints that need connectionless addressing")
+		}
 		// Only without resource management may a CQ overrun (fi_domain(3));
 		// fi_cq/rm_enabled_full_cq_EAGAIN_no_overrun covers FI_RM_ENABLED.
 		a, b, ab, _ := tg.pair(t, envOpts{modify: func(in *fabric.Info) {
@@ -227,6 +230,9 @@ func init() {
 		}
 	})
 	register("fi_peer/import_cq_completions_land_in_owner", func(t *testing.T, tg Target) {
+		if tg.EPType == fabric.EPMsg {
+			t.Skip("opens extra endpoints that need connectionless addressing")
+		}
 		a, b, ab, _ := tg.pair(t, envOpts{})
 		owner := &recorder{}
 		if _, err := a.dom.OpenCQ(&fabric.CQAttr{Flags: fabric.FlagPeer}); !errors.Is(err, fabric.ErrInval) {

@@ -93,6 +93,11 @@ func init() {
 				t.Fatal(err)
 			}
 		}
+		if e.eq != nil { // connection-oriented: the EQ is checked first
+			if err := ep2.BindEQ(e.eq); err != nil {
+				t.Fatal(err)
+			}
+		}
 		isErr(t, "enable without CQs", ep2.Enable(), fabric.ErrNoCQ)
 		tx := e.openCQ(&fabric.CQAttr{Format: fabric.CQFormatContext})
 		if err := ep2.BindCQ(tx, fabric.FlagTransmit); err != nil {
