@@ -202,14 +202,18 @@ func TestServerNoClient(t *testing.T) {
 	}
 }
 
-// TestLocal runs the README's first command shape: both sides from one
-// command, with -c, several sizes.
+// TestLocal runs the README's first command shape (both sides from one
+// command) with -c over every provider/endpoint of the interop matrix.
 func TestLocal(t *testing.T) {
-	code, out := runOurs(t, 60*time.Second, "--local", "-p", "udp", "-e", "dgram", "-S", "all", "-I", "50", "-c", "--timeout", "20")
-	if code != 0 {
-		t.Fatalf("exit %d:\n%s", code, out)
+	for _, ic := range interopCases {
+		t.Run(ic.prov+"_"+ic.ep, func(t *testing.T) {
+			code, out := runOurs(t, 60*time.Second, "--local", "-p", ic.prov, "-e", ic.ep, "-S", "all", "-I", "10", "-c", "--timeout", "20")
+			if code != 0 {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+			checkTable(t, "local", out, expectedRows(interopSizes(ic.prov, "all"), 10))
+		})
 	}
-	checkTable(t, "local", out, expectedRows(interopSizes("udp", "all"), 50))
 }
 
 // TestLocalDetectsCorruption: a client with -c against a server without
@@ -227,4 +231,50 @@ func TestLocalDetectsCorruption(t *testing.T) {
 	if r.serverErr == nil {
 		t.Fatalf("server succeeded after the client failed:\n%s", r.serverOut)
 	}
+}
+
+// TestMsgBadPeer: FI_EP_MSG setup against peers that do not follow up: a
+// client that never connects to the advertised passive endpoint (the
+// server gives up waiting for FI_CONNREQ), and a server whose advertised
+// name has nobody listening (the client's connect is refused).
+func TestMsgBadPeer(t *testing.T) {
+	t.Run("client_never_connects", func(t *testing.T) {
+		port := freePort(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		var out bytes.Buffer
+		cmd := ourCommand(ctx, "-p", "tcp", "-e", "msg", "-S", "64", "-I", "5", "--timeout", "1", "-B", strconv.Itoa(port))
+		cmd.Stdout, cmd.Stderr = &out, &out
+		cmd.WaitDelay = time.Second
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for !listening(port) && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		conn, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		readFull(conn, make([]byte, 24)) // the passive endpoint's name
+		err = cmd.Wait()
+		ee, ok := err.(*exec.ExitError)
+		if ctx.Err() != nil || !ok || ee.ExitCode() != exitETIMEDOUT || !strings.Contains(out.String(), "FI_CONNREQ") {
+			t.Fatalf("exit %v, output %q", err, out.String())
+		}
+	})
+	t.Run("nobody_at_the_name", func(t *testing.T) {
+		dead := freePort(t) // closed again: connecting there is refused
+		name := append([]byte{0, 0, 0, 16, 2, 0, 0, 0}, 2, 0, byte(dead>>8), byte(dead), 127, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0)
+		port := fakeServer(t, func(c net.Conn) {
+			c.Write(name)
+			time.Sleep(3 * time.Second)
+		})
+		code, out := runOurs(t, 15*time.Second, "-p", "tcp", "-e", "msg", "-S", "64", "-I", "5", "--timeout", "2",
+			"-P", strconv.Itoa(port), "127.0.0.1")
+		if code == 0 || !strings.Contains(out, "FI_CONNECTED") {
+			t.Fatalf("exit %d, output %q", code, out)
+		}
+	})
 }

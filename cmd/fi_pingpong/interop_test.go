@@ -28,7 +28,7 @@ var interopCases = []struct {
 	iters    int
 }{
 	{"udp", "dgram", []string{"1", "64", "1024", "1472", "all"}, 100},
-	// {"tcp", "msg", []string{"1", "64", "1024", "65536", "1048576", "all"}, 20},
+	{"tcp", "msg", []string{"1", "64", "1024", "65536", "1048576", "all"}, 20},
 }
 
 // cPingpong returns the path of the C tool, skipping or failing when it
