@@ -520,7 +520,7 @@ func (ep *endpoint) queueRsp() bool {
 	}
 	op.niov, op.plen = r.rdN, n
 	op.h.SetPayload(uint64(n))
-	op.hlen = tcpwire.PutHeader(op.hdr[:], &op.h, ep.swap)
+	op.encode(ep.swap)
 	t.rspq[(t.rspHead+t.rspLen)%numCtrl] = op
 	t.rspLen++
 	if mr := ep.res.MR; mr != nil {

@@ -49,8 +49,9 @@ type txOp struct {
 	complete bool // write a successful completion
 	err      provider.Errno
 	h        tcpwire.Header
-	hdr      [tcpwire.MaxHeaderSize]byte
-	hlen     int
+	fb       [tcpwire.MaxHeaderSize + InjectSize]byte // the header, then the payload when it is small
+	hlen     int                                      // header bytes in fb
+	flen     int                                      // contiguous frame bytes in fb (header + inlined payload)
 	iov      [IOVLimit][]byte // payload (msg, write, response) or destination (read)
 	niov     int
 	plen     int // payload bytes sent (read: bytes expected back)
@@ -296,7 +297,8 @@ func (ep *endpoint) pick() bool {
 		op = t.allocCtrl()
 		op.kind = kAck
 		op.h = tcpwire.ACK()
-		op.hlen = tcpwire.PutHeader(op.hdr[:], &op.h, ep.swap)
+		op.hlen = tcpwire.PutHeader(op.fb[:], &op.h, ep.swap)
+		op.flen = op.hlen
 		t.acks--
 	case t.rspLen > 0:
 		op = t.rspq[t.rspHead]
@@ -308,7 +310,7 @@ func (ep *endpoint) pick() bool {
 		if op.fence && t.wr != t.head {
 			return false
 		}
-		op.hlen = tcpwire.PutHeader(op.hdr[:], &op.h, ep.swap)
+		op.encode(ep.swap)
 		t.wr++
 	default:
 		return false
@@ -318,16 +320,33 @@ func (ep *endpoint) pick() bool {
 	return true
 }
 
+// encode writes the frame header into fb and, for a payload of at most
+// InjectSize bytes, copies the payload behind it, so that the frame goes
+// out in one piece (as libfabric does for frames of 128 bytes of data or
+// less).
+func (op *txOp) encode(swap bool) {
+	op.hlen = tcpwire.PutHeader(op.fb[:], &op.h, swap)
+	op.flen = op.hlen
+	if op.kind != kRead && op.plen <= InjectSize {
+		for _, b := range op.iov[:op.niov] {
+			op.flen += copy(op.fb[op.flen:], b)
+		}
+	}
+}
+
+// inlined reports whether the whole frame is in fb.
+func (op *txOp) inlined() bool { return op.kind == kRead || op.flen == op.hlen+op.plen }
+
 // frameVecs appends the unwritten parts of op's frame to vec.
 func frameVecs(vec [][]byte, op *txOp) [][]byte {
 	off := op.sent
-	if off < op.hlen {
-		vec = append(vec, op.hdr[off:op.hlen])
+	if off < op.flen {
+		vec = append(vec, op.fb[off:op.flen])
 		off = 0
 	} else {
-		off -= op.hlen
+		off -= op.flen
 	}
-	if op.kind == kRead {
+	if op.inlined() {
 		return vec
 	}
 	for _, b := range op.iov[:op.niov] {
@@ -342,7 +361,7 @@ func frameVecs(vec [][]byte, op *txOp) [][]byte {
 }
 
 func frameVecCount(op *txOp) int {
-	if op.kind == kRead {
+	if op.inlined() {
 		return 1
 	}
 	return 1 + op.niov
