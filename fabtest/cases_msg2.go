@@ -12,31 +12,26 @@ import (
 func init() {
 	register("fi_msg/rx_selective_completion_errors_always_complete", func(t *testing.T, tg Target) {
 		a, b, ab, _ := tg.pair(t, envOpts{rxFlags: fabric.FlagSelectiveCompletion})
-		quiet := make([]byte, 16)
+		// A receive without FI_COMPLETION, then one with it: only the second
+		// is reported, and its completion orders the first one's data.
+		quiet, loud := make([]byte, 16), make([]byte, 16)
 		if err := b.ep.Recv(quiet, nil, fabric.AddrUnspec, "quiet"); err != nil {
 			t.Fatal(err)
 		}
-		retry(t, "send", func() error { return a.ep.Send([]byte("q"), nil, ab, nil) }, a.txcq)
-		waitCQ(t, a.txcq)
-		deadline := time.Now().Add(scaled(5 * time.Second))
-		for quiet[0] != 'q' && time.Now().Before(deadline) {
-			b.rxcq.Read(nil)
-		}
-		if quiet[0] != 'q' {
-			t.Fatal("message into a receive without FI_COMPLETION never arrived")
-		}
-		expectEmpty(t, b.rxcq, scaled(5*time.Millisecond))
-		// FI_COMPLETION on the receive asks for the entry.
-		loud := make([]byte, 16)
 		if err := b.ep.RecvMsg(&fabric.Msg{IOV: [][]byte{loud}, Addr: fabric.AddrUnspec, Context: "loud"},
 			fabric.FlagCompletion); err != nil {
 			t.Fatal(err)
 		}
-		retry(t, "send", func() error { return a.ep.Send([]byte("L"), nil, ab, nil) }, a.txcq)
-		got, ee := waitCQ(t, b.rxcq, a.txcq)
-		if ee != nil || got.OpContext != "loud" {
-			t.Fatalf("FI_COMPLETION receive: %+v %+v", got, ee)
+		for _, m := range []string{"q", "L"} {
+			msg := []byte(m)
+			retry(t, "send", func() error { return a.ep.Send(msg, nil, ab, nil) }, a.txcq)
+			waitCQ(t, a.txcq)
 		}
+		got, ee := waitCQ(t, b.rxcq, a.txcq)
+		if ee != nil || got.OpContext != "loud" || loud[0] != 'L' || quiet[0] != 'q' {
+			t.Fatalf("selective receive completions: %+v %+v quiet %q loud %q", got, ee, quiet[:1], loud[:1])
+		}
+		expectEmpty(t, b.rxcq, scaled(5*time.Millisecond))
 		// A failing receive completes in error even without FI_COMPLETION.
 		if err := b.ep.Recv(make([]byte, 2), nil, fabric.AddrUnspec, "short"); err != nil {
 			t.Fatal(err)
