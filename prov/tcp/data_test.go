@@ -343,3 +343,81 @@ func TestAutoProgressWithoutCalls(t *testing.T) {
 	}
 	expectEvent(t, srv.eq, provider.EventShutdown)
 }
+
+// TestUnexpectedLimits: beyond the per-endpoint buffering limit, and when
+// the receive queue bounds its unexpected messages, the stream waits for
+// receives (back-pressure) and nothing is lost or reordered.
+func TestUnexpectedLimits(t *testing.T) {
+	for _, o := range []opts{{}, {maxUnexp: 3}, {auto: true, maxUnexp: 3}} {
+		cli, srv := pair(t, o)
+		const n, size = 200, 60 << 10 // 12 MB: more than ubufLimit
+		sent := 0
+		deadline := time.Now().Add(waitLimit)
+		for sent < n {
+			err := cli.ep.Send(provider.Msg{Buf: pattern(make([]byte, size), sent), Context: sent, Flags: provider.FlagCompletion})
+			if err == provider.EAGAIN {
+				cli.ep.Progress()
+				srv.ep.Progress()
+				if time.Now().After(deadline) {
+					t.Fatalf("%+v: only %d sends posted", o, sent)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			sent++
+		}
+		for i := 0; i < 20; i++ {
+			cli.ep.Progress()
+			srv.ep.Progress()
+		}
+		got := make([]byte, size)
+		for i := 0; i < n; i++ {
+			srv.post(got, i)
+			e := expectComp(t, srv.rxCQ, i, provider.FlagRecv|provider.FlagMsg, cli)
+			if e.Len != size || !bytes.Equal(got, pattern(make([]byte, size), i)) {
+				t.Fatalf("%+v: message %d differs", o, i)
+			}
+		}
+		for i := 0; i < n; i++ {
+			expectComp(t, cli.txCQ, i, provider.FlagSend|provider.FlagMsg, srv)
+		}
+	}
+}
+
+// TestBlockingReads: fi_cq_sread and fi_eq_sread under manual progress
+// park in the network poller (through WaitReady) and wake when a message
+// or an event arrives.
+func TestBlockingReads(t *testing.T) {
+	cli, srv := pair(t, opts{})
+	got := make([]byte, 8)
+	srv.post(got, "r")
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		cli.send([]byte("late"), "s", 0)
+	}()
+	var e [1]provider.CQEntry
+	start := time.Now()
+	n, err := srv.rxCQ.SRead(e[:], nil, 0, time.Now().Add(waitLimit), nil)
+	if n != 1 || err != nil || e[0].OpContext != "r" || string(got[:4]) != "late" {
+		t.Fatalf("sread: %d %v %+v", n, err, e[0])
+	}
+	if d := time.Since(start); d < 15*time.Millisecond {
+		t.Fatalf("sread returned after %v, before the send", d)
+	}
+	expectComp(t, cli.txCQ, "s", provider.FlagSend|provider.FlagMsg)
+	// The peer shuts down while we sleep in fi_eq_sread.
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		cli.ep.Shutdown(0)
+	}()
+	ev, err := srv.eq.SRead(0, time.Now().Add(waitLimit), nil)
+	if err != nil || ev.Event != provider.EventShutdown {
+		t.Fatalf("eq sread: %+v %v", ev, err)
+	}
+	// Nothing more will happen: a timed sread times out.
+	if _, err := srv.rxCQ.SRead(e[:], nil, 0, time.Now().Add(20*time.Millisecond), nil); err != provider.EAGAIN && err != provider.ETIMEDOUT {
+		t.Fatalf("sread on a dead endpoint: %v", err)
+	}
+}

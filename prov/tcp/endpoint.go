@@ -129,6 +129,14 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 			return nil, provider.EINVAL
 		}
 		ep.conn, ep.req, ep.state, ep.peer, ep.swap = cr.conn, cr, epAccepting, cr.peer, cr.swap
+	} else if p, ok := info.Handle.(*pep); ok && p != nil {
+		// An endpoint opened from an Info whose handle is a passive
+		// endpoint takes over its bound socket, as libfabric's does.
+		conn, err := p.handOver()
+		if err != nil {
+			return nil, err
+		}
+		ep.conn = conn
 	} else {
 		src := info.SrcAddr
 		if src == nil {

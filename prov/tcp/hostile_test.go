@@ -1,6 +1,7 @@
 package tcp
 
 import (
+	"bytes"
 	"encoding/binary"
 	"io"
 	"math/rand/v2"
@@ -267,5 +268,85 @@ func TestRawPeerACKAndReadResponse(t *testing.T) {
 	g := tcpwire.PutHeader(gotb[:], &h, false)
 	if h.Op != tcpwire.OpReadRsp || string(pl) != "remote-memory-co" || string(gotb[:g]) != string(want[:k]) {
 		t.Fatalf("read response %+v %q", h, pl)
+	}
+}
+
+// TestByteSwappedPeer: a peer whose CM endianness probe says big-endian
+// gets (and sends) data headers with flags, size and the 8-byte words
+// byte-swapped, as libfabric does.
+func TestByteSwappedPeer(t *testing.T) {
+	info := loInfo(t, opts{})
+	l := listen(t, info)
+	a, _, _ := decodeSockaddr(l.name)
+	c, err := net.Dial("tcp4", a.ap.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	p := &rawPeer{t: t, conn: c}
+	req, _ := tcpwire.AppendCM(nil, tcpwire.CMConnReq, []byte("be"))
+	binary.BigEndian.PutUint64(req[24:], 1)
+	p.write(req)
+	ev := expectEvent(t, l.eq, provider.EventConnReq)
+	n := newNode(t, ev.Info, opts{})
+	got := make([]byte, 16)
+	n.post(got, "r")
+	if err := n.ep.Accept(nil); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(waitLimit))
+	var resp [tcpwire.CMHeaderSize]byte
+	if _, err := io.ReadFull(c, resp[:]); err != nil {
+		t.Fatal(err)
+	}
+	if typ, _, probe, err := tcpwire.ParseCMHeader(resp[:]); err != nil || typ != tcpwire.CMConnResp || probe != 1 {
+		t.Fatalf("response %x", resp)
+	}
+	h := tcpwire.Header{Op: tcpwire.OpMsg, Flags: tcpwire.FlagCQData, CQData: 0x0102030405060708}
+	h.SetPayload(5)
+	p.write(append(tcpwire.AppendHeader(nil, &h, true), "hello"...))
+	e := expectComp(t, n.rxCQ, "r", provider.FlagRecv|provider.FlagMsg|provider.FlagRemoteCQData)
+	if string(got[:e.Len]) != "hello" || e.Data != 0x0102030405060708 {
+		t.Fatalf("swapped frame: %q %x", got[:e.Len], e.Data)
+	}
+	if err := n.ep.Send(provider.Msg{Buf: []byte("back"), Data: 9, Flags: provider.FlagRemoteCQData | provider.FlagInject}); err != nil {
+		t.Fatal(err)
+	}
+	var b [24]byte
+	if _, err := io.ReadFull(c, b[:]); err != nil {
+		t.Fatal(err)
+	}
+	var g tcpwire.Header
+	if err := tcpwire.ParseHeader(b[:], &g, true); err != nil || g.Size != 28 || g.CQData != 9 || g.Flags != tcpwire.FlagCQData {
+		t.Fatalf("our header to a big-endian peer %x: %+v %v", b, g, err)
+	}
+}
+
+// TestEndpointFromPassiveHandle: an endpoint opened from an Info whose
+// handle is a passive endpoint takes over its bound address.
+func TestEndpointFromPassiveHandle(t *testing.T) {
+	info := loInfo(t, opts{})
+	l := listen(t, info)
+	pe, err := newPEP(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pe.Close()
+	pname, _ := pe.Name()
+	hi := info.Dup()
+	hi.Handle = pe
+	n := newNode(t, hi, opts{})
+	if name, _ := n.ep.Name(); !bytes.Equal(name, pname) {
+		t.Fatalf("endpoint name %x, passive endpoint's %x", name, pname)
+	}
+	if err := n.ep.Connect(l.name, nil); err != nil {
+		t.Fatal(err)
+	}
+	ev := expectEvent(t, l.eq, provider.EventConnReq)
+	if !bytes.Equal(ev.Info.DestAddr, pname) {
+		t.Fatalf("request from %x, want %x", ev.Info.DestAddr, pname)
+	}
+	if err := l.p.Reject(ev.Info.Handle, nil); err != nil {
+		t.Fatal(err)
 	}
 }

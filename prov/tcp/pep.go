@@ -163,6 +163,31 @@ func (p *pep) SetName(addr []byte) error {
 	return bindPort(addr, func(a []byte) error { return sys.TCPRebind(p.conn, a, true) })
 }
 
+// handOver gives the bound, not yet listening socket to an active
+// endpoint (an Info whose handle is this passive endpoint); the passive
+// endpoint keeps a new unbound socket. EOPBADSTATE once listening.
+func (p *pep) handOver() (*sys.Conn, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch p.state {
+	case pepClosed:
+		return nil, provider.EBADF
+	case pepListening:
+		return nil, provider.EOPBADSTATE
+	}
+	name, err := p.conn.Name()
+	if err != nil {
+		return nil, err
+	}
+	fresh, err := sys.TCPSocket(name, true)
+	if err != nil {
+		return nil, err
+	}
+	c := p.conn
+	p.conn = fresh
+	return c, nil
+}
+
 // GetOpt returns FI_OPT_CM_DATA_SIZE (256).
 func (p *pep) GetOpt(name int) (uint64, error) {
 	if name == provider.OptCMDataSize {
