@@ -63,7 +63,9 @@ const infoEnvProvider = "FI_PROVIDER"
 //     the requested bits; legacy FI_MR_BASIC/FI_MR_SCALABLE are returned
 //     as requested), CQDataSize, MsgOrder (the returned order is a
 //     superset), sizes and limits (the returned values are at least the
-//     requested ones), OpFlags.
+//     requested ones), OpFlags (the default operation flags, returned as
+//     requested: those the provider lists, plus FI_COMPLETION, and
+//     FI_MULTI_RECV on receives when the provider offers FI_MULTI_RECV).
 //   - Handle is copied to every returned Info (a passive endpoint whose
 //     address the endpoint opened from the Info adopts).
 //   - A nil attribute structure (DomainAttr, EPAttr ...) places no
