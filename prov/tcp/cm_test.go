@@ -3,10 +3,12 @@ package tcp
 import (
 	"bytes"
 	"encoding/binary"
+	"net"
 	"testing"
 	"time"
 
 	"github.com/gofabric/fabric/internal/eq"
+	"github.com/gofabric/fabric/internal/wire/tcpwire"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -317,4 +319,49 @@ func itoa(n int) string {
 		n /= 10
 	}
 	return string(b[i:])
+}
+
+// TestSlowConnectRequest: a client whose connect request arrives in pieces,
+// well after its TCP connection, is still reported, with automatic control
+// progress (a goroutine reads it) and with manual control progress (EQ
+// reads do).
+func TestSlowConnectRequest(t *testing.T) {
+	for _, o := range []opts{{}, {manualCM: true}} {
+		info := loInfo(t, o)
+		l := listen(t, info)
+		a, _, _ := decodeSockaddr(l.name)
+		c, err := net.Dial("tcp4", a.ap.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := tcpwire.AppendCM(nil, tcpwire.CMConnReq, []byte("slow-request"))
+		time.Sleep(20 * time.Millisecond)
+		l.p.Progress() // accepts; the request is not there yet
+		c.Write(req[:10])
+		time.Sleep(20 * time.Millisecond)
+		l.p.Progress()
+		c.Write(req[10:40])
+		time.Sleep(10 * time.Millisecond)
+		c.Write(req[40:])
+		ev := expectEvent(t, l.eq, provider.EventConnReq)
+		if string(ev.CMData) != "slow-request" {
+			t.Fatalf("%+v: connreq data %q", o, ev.CMData)
+		}
+		// A connection that never sends a valid request is dropped
+		// without an event.
+		bad, err := net.Dial("tcp4", a.ap.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad.Write([]byte("GET / HTTP/1.0\r\n\r\n0123456789abcdef"))
+		expectNoEvent(t, l.eq, 30*time.Millisecond)
+		bad.SetReadDeadline(time.Now().Add(waitLimit))
+		if _, err := bad.Read(make([]byte, 1)); err == nil {
+			t.Fatalf("%+v: the bad connection was answered", o)
+		}
+		bad.Close()
+		c.Close()
+		// The request's connection is gone; closing the listener with the
+		// request unclaimed must release it.
+	}
 }

@@ -349,6 +349,7 @@ func (pc *pendingConn) read() bool {
 	if pc.done {
 		return true
 	}
+	bad := false
 	for pc.have < pc.need {
 		n, e := pc.conn.Read(pc.buf[pc.have:pc.need])
 		if e == provider.EAGAIN || e == provider.EINTR {
@@ -364,6 +365,7 @@ func (pc *pendingConn) read() bool {
 		if pc.have == tcpwire.CMHeaderSize && pc.need == tcpwire.CMHeaderSize {
 			typ, dlen, probe, err := tcpwire.ParseCMHeader(pc.buf[:tcpwire.CMHeaderSize])
 			if err != nil || typ != tcpwire.CMConnReq {
+				bad = true
 				break
 			}
 			pc.need += dlen
@@ -371,7 +373,7 @@ func (pc *pendingConn) read() bool {
 		}
 	}
 	pc.done = true
-	if pc.have == pc.need && pc.have >= tcpwire.CMHeaderSize {
+	if !bad && pc.have == pc.need && pc.have >= tcpwire.CMHeaderSize {
 		pc.ok = true
 	} else {
 		pc.conn.Close()

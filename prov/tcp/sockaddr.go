@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"strconv"
-	"strings"
 
 	"github.com/gofabric/fabric/provider"
 )
@@ -98,46 +97,6 @@ func formatSockaddr(b []byte) string {
 		return "fi_sockaddr_in://" + a.ap.Addr().String() + ":" + port
 	}
 	return "fi_sockaddr_in6://[" + a.ap.Addr().String() + "]:" + port
-}
-
-// parseSockaddrString is the inverse of formatSockaddr (ofi_str_toaddr for
-// the two sockaddr formats).
-func parseSockaddrString(s string) ([]byte, bool) {
-	var six bool
-	switch {
-	case strings.HasPrefix(s, "fi_sockaddr_in://"):
-		s = s[len("fi_sockaddr_in://"):]
-	case strings.HasPrefix(s, "fi_sockaddr_in6://"):
-		s, six = s[len("fi_sockaddr_in6://"):], true
-	default:
-		return nil, false
-	}
-	host, portStr := s, ""
-	if six {
-		end := strings.IndexByte(s, ']')
-		if !strings.HasPrefix(s, "[") || end < 0 {
-			return nil, false
-		}
-		host, portStr = s[1:end], s[end+1:]
-	} else if i := strings.LastIndexByte(s, ':'); i >= 0 {
-		host, portStr = s[:i], s[i:]
-	}
-	var port uint64
-	if portStr != "" {
-		if portStr[0] != ':' {
-			return nil, false
-		}
-		p, err := strconv.ParseUint(portStr[1:], 10, 16)
-		if err != nil {
-			return nil, false
-		}
-		port = p
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil || ip.Zone() != "" || ip.Is4() == six {
-		return nil, false
-	}
-	return appendSockaddr(nil, sockaddr{ap: netip.AddrPortFrom(ip, uint16(port))}), true
 }
 
 // sameIP reports whether two sockaddrs hold the same IP address (ports and

@@ -52,7 +52,7 @@ type txOp struct {
 	fb       [tcpwire.MaxHeaderSize + InjectSize]byte // the header, then the payload when it is small
 	hlen     int                                      // header bytes in fb
 	flen     int                                      // contiguous frame bytes in fb (header + inlined payload)
-	iov      [IOVLimit][]byte // payload (msg, write, response) or destination (read)
+	iov      [IOVLimit][]byte                         // payload (msg, write, response) or destination (read)
 	niov     int
 	plen     int // payload bytes sent (read: bytes expected back)
 	sent     int // frame bytes written
