@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,9 +77,6 @@ func runPingpong(o *options, stdout, stderr io.Writer) (err error) {
 		}
 		return err
 	}
-	if restore := p.singleProc(); restore != nil {
-		defer restore()
-	}
 	if err := p.ctrlInit(); err != nil {
 		return err
 	}
@@ -115,25 +111,6 @@ func (p *pingpong) debugf(format string, args ...any) {
 	if p.o.verbose {
 		fmt.Fprintf(p.stderr, "[debug] "+format, args...)
 	}
-}
-
-// singleProc runs the process with one P (GOMAXPROCS=1) when the
-// provider's data progress is manual and GOMAXPROCS is not set in the
-// environment. The timed loop is then a single goroutine that busy-polls,
-// like the C tool's single thread; with more Ps, the Go scheduler's idle Ps
-// wake up and spin looking for work, which on a small machine takes CPU
-// from the peer process that is busy-polling too (measured on 2 vCPUs, udp
-// 64 B: 3.0-3.5 usec/xfer with 2 Ps, 2.7 with 1, C 2.2-2.9). With auto
-// progress the provider needs its goroutines scheduled, so nothing changes.
-// It returns the function that restores the previous setting, or nil.
-func (p *pingpong) singleProc() func() {
-	if _, set := os.LookupEnv("GOMAXPROCS"); set || p.info.DomainAttr == nil ||
-		p.info.DomainAttr.DataProgress != fabric.ProgressManual {
-		return nil
-	}
-	prev := runtime.GOMAXPROCS(1)
-	p.debugf("manual progress: GOMAXPROCS %d -> 1\n", prev)
-	return func() { runtime.GOMAXPROCS(prev) }
 }
 
 // pokeServer connects to the server's control port and closes at once,
