@@ -467,10 +467,12 @@ func (ep *Endpoint) Close() error {
 		return opErr(op, ep.prov, err)
 	}
 	ep.enabled.Store(false)
+	// Stop the provider (and its progress) first, then flush the receive
+	// queue: posted receives complete with FI_ECANCELED.
+	err := ep.p.Close()
 	if ep.ownRQ && ep.rq != nil {
 		ep.rq.Close()
 	}
-	err := ep.p.Close()
 	if ep.txCQ != nil {
 		ep.txCQ.unbindEndpoint(ep.p)
 	}

@@ -1,6 +1,8 @@
 package fabric
 
 import (
+	"sync"
+
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -62,6 +64,8 @@ type Domain struct {
 	ext    domainExt // state owned by the shared machinery (MR keys ...)
 	// peerOwner is the owner domain imported with OpenPeerDomain.
 	peerOwner *Domain
+	eqMu      sync.Mutex
+	eq        *EQ // bound with BindEQ
 }
 
 // OpenDomain opens a domain of this fabric (fi_domain). info is usually one
@@ -108,9 +112,55 @@ func (d *Domain) Close() error {
 		return opErr("fi_close", d.prov.Name(), err)
 	}
 	err := d.d.Close()
+	d.eqMu.Lock()
+	if d.eq != nil {
+		d.eq.unbindEndpoint(nil)
+		d.eq = nil
+	}
+	d.eqMu.Unlock()
 	if d.peerOwner != nil {
 		d.peerOwner.lc.release()
 	}
 	d.fabric.lc.release()
 	return opErr("fi_close", d.prov.Name(), err)
+}
+
+// BindEQ binds the domain to an event queue (fi_domain_bind): flags 0 makes
+// it the domain's EQ for asynchronous control events. FI_REG_MR
+// (asynchronous memory registration) is not supported: ErrNoSys.
+func (d *Domain) BindEQ(eq *EQ, flags Flags) error {
+	const op = "fi_domain_bind"
+	const regMR = Flags(1) << 59 // FI_REG_MR
+	if eq == nil {
+		return opErr(op, d.prov.Name(), ErrInval)
+	}
+	if flags&regMR != 0 {
+		return opErr(op, d.prov.Name(), ErrNoSys)
+	}
+	if flags != 0 {
+		return opErr(op, d.prov.Name(), ErrBadFlags)
+	}
+	if eq.fabric() != d.fabric {
+		return opErr(op, d.prov.Name(), ErrDomain)
+	}
+	d.eqMu.Lock()
+	defer d.eqMu.Unlock()
+	if d.lc.isClosed() {
+		return opErr(op, d.prov.Name(), ErrClosed)
+	}
+	if d.eq != nil {
+		return opErr(op, d.prov.Name(), ErrInval)
+	}
+	if err := eq.bindEndpoint(nil); err != nil {
+		return opErr(op, d.prov.Name(), err)
+	}
+	d.eq = eq
+	return nil
+}
+
+// EQ returns the event queue bound with BindEQ, or nil.
+func (d *Domain) EQ() *EQ {
+	d.eqMu.Lock()
+	defer d.eqMu.Unlock()
+	return d.eq
 }

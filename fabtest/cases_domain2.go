@@ -241,3 +241,40 @@ func init() {
 		}
 	})
 }
+
+func init() {
+	register("fi_domain/bind_eq", func(t *testing.T, tg Target) {
+		info := tg.info(t, 0)
+		fab, err := fabric.Open(info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dom, err := fab.OpenDomain(info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eq, err := fab.OpenEQ(&fabric.EQAttr{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		isErr(t, "FI_REG_MR", dom.BindEQ(eq, fabric.Flags(1)<<59), fabric.ErrNoSys)
+		isErr(t, "bad flags", dom.BindEQ(eq, fabric.FlagSend), fabric.ErrBadFlags)
+		if err := dom.BindEQ(eq, 0); err != nil {
+			t.Fatalf("fi_domain_bind: %v", err)
+		}
+		isErr(t, "second EQ", dom.BindEQ(eq, 0), fabric.ErrInval)
+		isErr(t, "close EQ bound to a domain", eq.Close(), fabric.ErrBusy)
+		if dom.EQ() != eq {
+			t.Fatal("Domain.EQ does not return the bound EQ")
+		}
+		if err := dom.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := eq.Close(); err != nil {
+			t.Fatalf("EQ close after its domain closed: %v", err)
+		}
+		if err := fab.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
