@@ -1,4 +1,4 @@
-package fabtest_test
+package udp_test
 
 import (
 	"testing"
