@@ -73,6 +73,8 @@ func TestBadOptions(t *testing.T) {
 		{[]string{"-p", "nosuchprov"}, exitENODATA, `no provider named "nosuchprov"`},
 		{[]string{"-p", "udp", "-e", "msg"}, exitENODATA, "does not support FI_EP_MSG"},
 		{[]string{"-p", "udp", "-S", "1473"}, exitENODATA, "size 1473 exceeds the max_msg_size 1472"},
+		{[]string{"-p", "udp", "-d", "nosuchdomain"}, exitENODATA, `no domain named "nosuchdomain"`},
+		{[]string{"-p", "udp", "-m", "tagged"}, exitENODATA, "FI_TAGGED"},
 		{[]string{"-e", "bogus"}, exitFailure, "Unknown endpoint : bogus"},
 		{[]string{"-S", "x"}, exitFailure, `Error parsing "x"`},
 		{[]string{"-h"}, exitFailure, "Usage:"},

@@ -259,9 +259,15 @@ func (p *pingpong) getinfo(h *fabric.Info) (*fabric.Info, error) {
 func (p *pingpong) explainNoInfo(h *fabric.Info) string {
 	all, _ := fabric.GetInfo(fabric.APIVersion, "", "", 0, nil)
 	types := map[string]map[fabric.EPType]uint64{}
+	domains := map[string]bool{}
+	var domainList []string
 	for _, in := range all {
 		if in.FabricAttr == nil || in.EPAttr == nil {
 			continue
+		}
+		if in.DomainAttr != nil && (p.o.prov == "" || in.FabricAttr.ProvName == p.o.prov) && !domains[in.DomainAttr.Name] {
+			domains[in.DomainAttr.Name] = true
+			domainList = append(domainList, in.DomainAttr.Name)
 		}
 		m := types[in.FabricAttr.ProvName]
 		if m == nil {
@@ -300,6 +306,10 @@ func (p *pingpong) explainNoInfo(h *fabric.Info) string {
 			return fmt.Sprintf("provider %s does not support %v", prov, p.o.epType)
 		}
 		return fmt.Sprintf("no provider supports %v (available: %s)", p.o.epType, strings.Join(names, ", "))
+	}
+	if p.o.domain != "" && !domains[p.o.domain] {
+		sort.Strings(domainList)
+		return fmt.Sprintf("no domain named %q (domains: %s)", p.o.domain, strings.Join(domainList, ", "))
 	}
 	if p.o.tagged {
 		return fmt.Sprintf("no provider for %v with FI_TAGGED (-m tagged)", p.o.epType)
