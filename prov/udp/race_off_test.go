@@ -1,0 +1,5 @@
+//go:build !race
+
+package udp_test
+
+const raceOn = false
