@@ -98,6 +98,30 @@ func TCPRebind(c *Conn, addr []byte, reuseAddr bool) error {
 	return nil
 }
 
+// TCPReleaseWaiters closes c's idle poller registrations (the descriptor
+// duplicates its wait calls registered with the runtime's network poller).
+// A registered socket makes the kernel run the poller's wake-up callback
+// for every incoming segment while it holds the socket lock, which slows
+// down a busy-polling reader; a connection progressed by polling releases
+// them once it no longer needs to wait. Later waits register again.
+func TCPReleaseWaiters(c *Conn) {
+	c.wmu.Lock()
+	idle := c.free
+	c.free = nil
+	for _, w := range idle {
+		for i, x := range c.all {
+			if x == w {
+				c.all = append(c.all[:i], c.all[i+1:]...)
+				break
+			}
+		}
+	}
+	c.wmu.Unlock()
+	for _, w := range idle {
+		w.f.Close()
+	}
+}
+
 // TCPListen puts c in the listening state with the given backlog.
 func TCPListen(c *Conn, backlog int) error {
 	if !c.acquire() {
@@ -205,6 +229,19 @@ func TCPPeerName(c *Conn) ([]byte, error) {
 	out := append([]byte(nil), buf[:l]...)
 	fromKernel(out)
 	return out, nil
+}
+
+// TCPReadable reports, without blocking, whether a read on c would not
+// block (data, end of stream or an error is pending). Unlike a read that
+// finds nothing, it does not take the kernel's socket lock, so busy-polling
+// with it does not contend with the delivery of incoming segments.
+func TCPReadable(c *Conn) bool {
+	if !c.acquire() {
+		return true // let the read report ErrClosed
+	}
+	r := pollNow(c.fd, unix.POLLIN)
+	c.release()
+	return r
 }
 
 // TCPSetNoDelay sets TCP_NODELAY on c.

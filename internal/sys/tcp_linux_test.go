@@ -204,3 +204,41 @@ func TestTCPRebind(t *testing.T) {
 		t.Fatalf("rebind in use: %v", err)
 	}
 }
+
+func TestTCPReadableAndReleaseWaiters(t *testing.T) {
+	ln, cli, srv := tcpPair(t)
+	defer ln.Close()
+	defer cli.Close()
+	defer srv.Close()
+	if TCPReadable(srv) {
+		t.Fatal("readable before any data")
+	}
+	// A wait that times out leaves an idle poller registration behind.
+	if err := srv.WaitReadable(time.Now().Add(time.Millisecond)); err != ErrTimeout {
+		t.Fatalf("wait: %v", err)
+	}
+	srv.wmu.Lock()
+	n := len(srv.all)
+	srv.wmu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d waiters", n)
+	}
+	TCPReleaseWaiters(srv)
+	srv.wmu.Lock()
+	n = len(srv.all) + len(srv.free)
+	srv.wmu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d waiters after release", n)
+	}
+	cli.Write([]byte("x"))
+	if err := srv.WaitReadable(time.Now().Add(5 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if !TCPReadable(srv) {
+		t.Fatal("not readable with data pending")
+	}
+	srv.Close()
+	if !TCPReadable(srv) {
+		t.Fatal("a closed conn must report readable (the read reports the error)")
+	}
+}

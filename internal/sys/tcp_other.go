@@ -13,6 +13,9 @@ func TCPBind(c *Conn, addr []byte) error { return provider.ENOSYS }
 // TCPRebind is not implemented on this platform.
 func TCPRebind(c *Conn, addr []byte, reuseAddr bool) error { return provider.ENOSYS }
 
+// TCPReleaseWaiters does nothing on this platform.
+func TCPReleaseWaiters(c *Conn) {}
+
 // TCPListen is not implemented on this platform.
 func TCPListen(c *Conn, backlog int) error { return provider.ENOSYS }
 
@@ -27,6 +30,9 @@ func TCPConnectDone(c *Conn) (bool, provider.Errno) { return true, provider.ENOS
 
 // TCPPeerName is not implemented on this platform.
 func TCPPeerName(c *Conn) ([]byte, error) { return nil, provider.ENOSYS }
+
+// TCPReadable reports true (the read then reports ENOSYS).
+func TCPReadable(c *Conn) bool { return true }
 
 // TCPSetNoDelay is not implemented on this platform.
 func TCPSetNoDelay(c *Conn, on bool) error { return provider.ENOSYS }

@@ -403,6 +403,11 @@ func (ep *endpoint) connected(data []byte) {
 	if ep.res.EQ != nil {
 		_ = ep.res.EQ.Write(&provider.EQEntry{Event: provider.EventConnected, FID: ep, CMData: data})
 	}
+	if !ep.auto {
+		// Manual progress polls the socket; drop the poller registration
+		// the connect wait may have left (see sys.TCPReleaseWaiters).
+		sys.TCPReleaseWaiters(ep.conn)
+	}
 	if ep.auto && !ep.goAuto {
 		ep.goAuto = true
 		ep.wg.Add(2)
@@ -609,6 +614,7 @@ func (ep *endpoint) rxLoop() {
 			ep.mu.Unlock()
 			return
 		}
+		ep.rx.idle = false // woken by readiness: read at once
 		ep.progressRx()
 		if ep.state == epConnected {
 			ep.flushTx()

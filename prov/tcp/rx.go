@@ -4,6 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/internal/wire/tcpwire"
 	"github.com/gofabric/fabric/provider"
 )
@@ -44,7 +45,7 @@ const (
 )
 
 const (
-	rbufSize  = 64 << 10 // prefetch buffer
+	rbufSize  = 16 << 10 // prefetch buffer (larger payloads are mostly read in place)
 	directMin = 2048     // payload reads at least this large go straight to the destination
 	rxBudget  = 64       // frames per progress call
 
@@ -82,6 +83,7 @@ type rxState struct {
 	rop       *txOp
 	ub        *ubuf
 	ack       bool           // ACK the frame once its payload is placed
+	idle      bool           // the last read found nothing: check readiness before reading
 	rdN       int            // validated regions of a read request (in tgtArr)
 	failFlags provider.Flags // flags of the error completion of a hostile frame
 }
@@ -131,6 +133,13 @@ func (ep *endpoint) progressRx() {
 	for frames := 0; frames < rxBudget && ep.state == epConnected; {
 		switch r.st {
 		case rxHdr:
+			if frames > 0 && r.hn == 0 && r.rpos == r.rend {
+				// A frame was completed and nothing more is buffered:
+				// return now and let the caller see the completion; the
+				// next call reads the socket again. This saves a read
+				// (that would usually find nothing) on the latency path.
+				return
+			}
 			if !ep.readHeader() {
 				return
 			}
@@ -168,6 +177,7 @@ func (ep *endpoint) progressRx() {
 func (ep *endpoint) readOK(n int, e provider.Errno) bool {
 	switch {
 	case e == provider.EAGAIN || e == provider.EINTR:
+		ep.rx.idle = true
 		return false
 	case e != 0:
 		ep.disconnect(e, 0, false)
@@ -179,9 +189,28 @@ func (ep *endpoint) readOK(n int, e provider.Errno) bool {
 	return true
 }
 
+// readable is checked before reading while the connection is idle: a
+// poll for readiness does not take the kernel's socket lock, which a read
+// finding nothing does, and busy-polling reads would contend with the
+// delivery of the very data being waited for (libfabric polls with
+// epoll_wait for the same reason).
+func (ep *endpoint) readable() bool {
+	if !ep.rx.idle {
+		return true
+	}
+	if !sys.TCPReadable(ep.conn) {
+		return false
+	}
+	ep.rx.idle = false
+	return true
+}
+
 // fill reads into the empty prefetch buffer.
 func (ep *endpoint) fill() bool {
 	r := &ep.rx
+	if !ep.readable() {
+		return false
+	}
 	n, e := ep.conn.Read(r.rbuf)
 	if !ep.readOK(n, e) {
 		return false
@@ -376,6 +405,9 @@ func (ep *endpoint) readPayload() bool {
 		if dst := r.cur(); len(dst) >= directMin && r.left >= directMin {
 			if uint64(len(dst)) > r.left {
 				dst = dst[:r.left]
+			}
+			if !ep.readable() {
+				return false
 			}
 			n, e := ep.conn.Read(dst)
 			if !ep.readOK(n, e) {
