@@ -626,7 +626,7 @@ func (ep *endpoint) rxLoop() {
 		st, buffered, conn := ep.rx.st, ep.rx.rpos < ep.rx.rend, ep.conn
 		ep.mu.Unlock()
 		switch st {
-		case rxWaitStart, rxWaitCtrl:
+		case rxWaitStart:
 			select {
 			case <-ep.rxKick:
 			case <-ep.closeCh:

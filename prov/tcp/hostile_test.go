@@ -248,7 +248,7 @@ func TestRawPeerACKAndReadResponse(t *testing.T) {
 		deadline := time.Now().Add(waitLimit)
 		for time.Now().Before(deadline) {
 			n.ep.Progress()
-			if n.ep.tx.rspLen == 0 && n.ep.tx.cfree != nil && n.ep.rx.st == rxHdr {
+			if n.ep.tx.rspHead == len(n.ep.tx.rspq) && n.ep.rx.st == rxHdr {
 				n.ep.mu.Lock()
 				idle := n.ep.tx.wqLen == 0
 				n.ep.mu.Unlock()

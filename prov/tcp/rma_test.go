@@ -234,3 +234,36 @@ func TestPeerGoneMidTransfer(t *testing.T) {
 	}
 	expectNoEvent(t, srv.eq, 10*time.Millisecond)
 }
+
+// TestMutualReads: both sides read each other's memory with many large
+// reads outstanding (more than the preallocated control frames): no side
+// stops reading while its responses wait, so neither waits forever.
+func TestMutualReads(t *testing.T) {
+	cli, srv := pair(t, opts{})
+	const n, size = 200, 64 << 10
+	for _, x := range []*node{cli, srv} {
+		mem := pattern(make([]byte, size), 9)
+		if _, err := x.mr.Register([][]byte{mem}, rmaAccess, 0, 0xc0de, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bufs := [2][][]byte{}
+	for side, x := range []*node{cli, srv} {
+		for i := 0; i < n; i++ {
+			b := make([]byte, size)
+			bufs[side] = append(bufs[side], b)
+			if err := x.ep.Read(provider.Msg{Buf: b, Context: i, Flags: provider.FlagCompletion,
+				RMAOne: provider.RMAIOV{Len: size, Key: 0xc0de}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := pattern(make([]byte, size), 9)
+	for i := 0; i < n; i++ {
+		expectComp(t, cli.txCQ, i, provider.FlagRMA|provider.FlagRead, srv)
+		expectComp(t, srv.txCQ, i, provider.FlagRMA|provider.FlagRead, cli)
+		if !bytes.Equal(bufs[0][i], want) || !bytes.Equal(bufs[1][i], want) {
+			t.Fatalf("read %d differs", i)
+		}
+	}
+}

@@ -30,7 +30,6 @@ const (
 	rxPayload          // reading (or dropping) a payload
 	rxMatch            // a message header was read; matching it (retried while the queue is full)
 	rxWaitStart        // an unexpected message was queued; the stream waits for StartMsg/DiscardMsg
-	rxWaitCtrl         // a read request was read; waiting for a free control frame
 	rxDead             // no more data will be read
 )
 
@@ -161,11 +160,6 @@ func (ep *endpoint) progressRx() {
 			if !ep.takeStarted() {
 				return
 			}
-		case rxWaitCtrl:
-			if !ep.queueRsp() {
-				return
-			}
-			frames++
 		default:
 			return
 		}
@@ -531,18 +525,14 @@ func (ep *endpoint) rxReadReq() {
 		return
 	}
 	r.rdN = r.h.NumRMA()
-	r.st = rxWaitCtrl
 	ep.queueRsp()
 }
 
 // queueRsp queues the read response for the validated read request.
-func (ep *endpoint) queueRsp() bool {
+func (ep *endpoint) queueRsp() {
 	r := &ep.rx
 	t := &ep.tx
 	op := t.allocCtrl()
-	if op == nil {
-		return false
-	}
 	op.kind = kRsp
 	op.h = tcpwire.Header{Op: tcpwire.OpReadRsp, RMACount: r.h.RMACount}
 	n := 0
@@ -553,8 +543,7 @@ func (ep *endpoint) queueRsp() bool {
 	op.niov, op.plen = r.rdN, n
 	op.h.SetPayload(uint64(n))
 	op.encode(ep.swap)
-	t.rspq[(t.rspHead+t.rspLen)%numCtrl] = op
-	t.rspLen++
+	t.pushRsp(op)
 	if mr := ep.res.MR; mr != nil {
 		for i := 0; i < r.rdN; i++ {
 			mr.Event(r.h.RMA[i].Key, provider.FlagRemoteRead)
@@ -565,7 +554,6 @@ func (ep *endpoint) queueRsp() bool {
 	}
 	r.reset()
 	r.st = rxHdr
-	return true
 }
 
 func (ep *endpoint) rxReadRsp() {

@@ -36,8 +36,10 @@ const (
 // wqCap is the number of frames gathered into one writev.
 const wqCap = 16
 
-// numCtrl is the number of control frames (ACKs, read responses) that may
-// be queued at once; beyond it the receive side stops reading requests.
+// numCtrl is the number of control frames (ACKs, read responses)
+// preallocated per endpoint. Beyond it more are allocated (and kept): the
+// receive side never stops reading for lack of one, since two endpoints
+// reading each other's memory could otherwise wait on each other forever.
 const numCtrl = 64
 
 type txOp struct {
@@ -85,9 +87,8 @@ type txState struct {
 	wqLen   int
 	ctrl    [numCtrl]txOp
 	cfree   *txOp
-	rspq    [numCtrl]*txOp
+	rspq    []*txOp // read responses to write, in order (from rspHead)
 	rspHead int
-	rspLen  int
 	acks    int  // ACKs owed to the peer
 	blocked bool // the last write would have blocked
 }
@@ -128,10 +129,22 @@ func (t *txState) release(op *txOp) {
 func (t *txState) allocCtrl() *txOp {
 	op := t.cfree
 	if op == nil {
-		return nil
+		return new(txOp)
 	}
 	t.cfree = op.next
 	op.next = nil
+	return op
+}
+
+func (t *txState) pushRsp(op *txOp) { t.rspq = append(t.rspq, op) }
+
+func (t *txState) popRsp() *txOp {
+	op := t.rspq[t.rspHead]
+	t.rspq[t.rspHead] = nil
+	t.rspHead++
+	if t.rspHead == len(t.rspq) {
+		t.rspq, t.rspHead = t.rspq[:0], 0
+	}
 	return op
 }
 
@@ -293,18 +306,15 @@ func (ep *endpoint) pick() bool {
 	}
 	var op *txOp
 	switch {
-	case t.acks > 0 && t.cfree != nil:
+	case t.acks > 0:
 		op = t.allocCtrl()
 		op.kind = kAck
 		op.h = tcpwire.ACK()
 		op.hlen = tcpwire.PutHeader(op.fb[:], &op.h, ep.swap)
 		op.flen = op.hlen
 		t.acks--
-	case t.rspLen > 0:
-		op = t.rspq[t.rspHead]
-		t.rspq[t.rspHead] = nil
-		t.rspHead = (t.rspHead + 1) % numCtrl
-		t.rspLen--
+	case t.rspHead < len(t.rspq):
+		op = t.popRsp()
 	case t.wr < t.tail:
 		op = t.at(t.wr)
 		if op.fence && t.wr != t.head {
@@ -435,9 +445,6 @@ func (ep *endpoint) written(op *txOp) {
 	switch op.kind {
 	case kAck, kRsp:
 		ep.tx.releaseCtrl(op)
-		if ep.rx.st == rxWaitCtrl && ep.auto {
-			ep.kick(ep.rxKick)
-		}
 	default:
 		if op.wait == waitNone {
 			op.done = true
@@ -521,11 +528,8 @@ func (ep *endpoint) failTx(err provider.Errno) {
 			t.releaseCtrl(op)
 		}
 	}
-	for t.rspLen > 0 {
-		t.releaseCtrl(t.rspq[t.rspHead])
-		t.rspq[t.rspHead] = nil
-		t.rspHead = (t.rspHead + 1) % numCtrl
-		t.rspLen--
+	for t.rspHead < len(t.rspq) {
+		t.releaseCtrl(t.popRsp())
 	}
 	t.acks = 0
 	t.blocked = false
@@ -558,11 +562,8 @@ func (t *txState) discardAll(ep *endpoint) {
 			t.releaseCtrl(op)
 		}
 	}
-	for t.rspLen > 0 {
-		t.releaseCtrl(t.rspq[t.rspHead])
-		t.rspq[t.rspHead] = nil
-		t.rspHead = (t.rspHead + 1) % numCtrl
-		t.rspLen--
+	for t.rspHead < len(t.rspq) {
+		t.releaseCtrl(t.popRsp())
 	}
 	t.acks = 0
 }
