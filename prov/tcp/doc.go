@@ -73,6 +73,30 @@
 //     for them (libfabric's tcp lists neither for FI_EP_MSG).
 //   - TCP_NODELAY is set on every data connection by default, as in
 //     libfabric; FI_TCP_NODELAY=0 turns it off.
+//   - Sockets of active endpoints are created without SO_REUSEADDR, so
+//     fi_setname to an address another socket is bound to fails with
+//     FI_EADDRINUSE (libfabric sets it on every socket); passive endpoints
+//     keep it.
+//   - Operations posted between Connect and FI_CONNECTED are queued and
+//     sent once connected; posting on an endpoint that is not connected
+//     (never, or no longer) returns FI_ENOTCONN.
+//   - When the connection ends, the untagged receives still posted to the
+//     endpoint's own receive queue complete with FI_ECANCELED (a shared
+//     receive context is left alone).
+//
+// # Progress and the fast path
+//
+// Under manual progress each Progress call polls the socket with raw
+// non-blocking system calls: when the connection was idle it first checks
+// readiness with a zero-timeout poll (which, unlike a read finding
+// nothing, does not take the kernel's socket lock, so spinning does not
+// slow down the delivery of the data being waited for), reads through a
+// 16 KiB prefetch buffer or straight into the destination, and returns as
+// soon as a frame completed. Transmits are written inline by the posting
+// call (writev of the header and the caller's buffers; frames with at most
+// 128 bytes of data are copied behind the header and written in one piece;
+// several queued frames are gathered into one writev). Steady-state
+// send, receive and CQ reads allocate nothing.
 //
 // Environment: FI_TCP_IFACE, FI_TCP_PORT_LOW_RANGE, FI_TCP_PORT_HIGH_RANGE,
 // FI_TCP_TX_SIZE, FI_TCP_RX_SIZE (default 256), FI_TCP_NODELAY.
