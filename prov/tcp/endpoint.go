@@ -296,6 +296,12 @@ func (ep *endpoint) Connect(addr []byte, data []byte) error {
 // or the response can make progress.
 func (ep *endpoint) cmLoop() {
 	defer ep.wg.Done()
+	conn := ep.conn
+	if !ep.auto {
+		// Its poller registration would slow down manual progress (see
+		// connected).
+		defer sys.TCPReleaseWaiters(conn)
+	}
 	for {
 		ep.mu.Lock()
 		if ep.state != epConnecting {
@@ -303,7 +309,7 @@ func (ep *endpoint) cmLoop() {
 			return
 		}
 		ep.progressCM()
-		st, phase, conn := ep.state, ep.cmPhase, ep.conn
+		st, phase := ep.state, ep.cmPhase
 		ep.mu.Unlock()
 		if st != epConnecting {
 			return
