@@ -153,3 +153,34 @@ func (f fidWriter) WriteErr(e *EQErrEntry) error {
 	}
 	return f.w.WriteErr(e)
 }
+
+// GetOpt returns a passive endpoint option (fi_getopt): FI_OPT_CM_DATA_SIZE
+// where the provider supports it. Unknown options return ErrNoProtoOpt.
+func (pe *PassiveEndpoint) GetOpt(level, name int) (uint64, error) {
+	if pe.lc.isClosed() {
+		return 0, opErr("fi_getopt", pe.prov, ErrClosed)
+	}
+	if level != OptEndpoint {
+		return 0, opErr("fi_getopt", pe.prov, ErrNoProtoOpt)
+	}
+	if h, ok := pe.p.(provider.OptionHandler); ok {
+		v, err := h.GetOpt(name)
+		return v, opErr("fi_getopt", pe.prov, err)
+	}
+	return 0, opErr("fi_getopt", pe.prov, ErrNoProtoOpt)
+}
+
+// SetOpt sets a passive endpoint option (fi_setopt); FI_OPT_CM_DATA_SIZE is
+// read-only.
+func (pe *PassiveEndpoint) SetOpt(level, name int, v uint64) error {
+	if pe.lc.isClosed() {
+		return opErr("fi_setopt", pe.prov, ErrClosed)
+	}
+	if level != OptEndpoint || name == OptCMDataSize {
+		return opErr("fi_setopt", pe.prov, ErrNoProtoOpt)
+	}
+	if h, ok := pe.p.(provider.OptionHandler); ok {
+		return opErr("fi_setopt", pe.prov, h.SetOpt(name, v))
+	}
+	return opErr("fi_setopt", pe.prov, ErrNoProtoOpt)
+}

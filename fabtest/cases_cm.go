@@ -73,6 +73,13 @@ func init() {
 		msgOnly(t, tg)
 		l := tg.listen(t, envOpts{})
 		a := tg.open(t, envOpts{deferConn: true})
+		pmax, err := l.pep.GetOpt(fabric.OptEndpoint, fabric.OptCMDataSize)
+		if err != nil || pmax == 0 {
+			t.Fatalf("passive endpoint FI_OPT_CM_DATA_SIZE = %d, %v", pmax, err)
+		}
+		if err := l.pep.SetOpt(fabric.OptEndpoint, fabric.OptCMDataSize, 1); err == nil {
+			t.Fatal("passive endpoint FI_OPT_CM_DATA_SIZE is read-only but SetOpt succeeded")
+		}
 		max, err := a.ep.GetOpt(fabric.OptEndpoint, fabric.OptCMDataSize)
 		if err != nil || max == 0 {
 			t.Fatalf("FI_OPT_CM_DATA_SIZE = %d, %v", max, err)
