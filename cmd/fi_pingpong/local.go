@@ -71,6 +71,18 @@ func runLocal(o *options, stdout, stderr io.Writer) int {
 			os.Setenv(k, "lo")
 		}
 	}
+	// Bad options fail once, here, rather than in both processes.
+	v := &pingpong{o: o, stdout: stdout, stderr: stderr}
+	v.hints = v.makeHints()
+	info, err := v.getinfo(v.hints)
+	if err == nil {
+		v.info = info
+		err = v.checkSize()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return exitCode(err)
+	}
 	network, host := "tcp4", "127.0.0.1"
 	if o.ipv6 {
 		network, host = "tcp6", "::1"
