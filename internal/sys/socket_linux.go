@@ -449,12 +449,29 @@ func (c *Conn) getWaiter() (*waiter, error) {
 	return w, nil
 }
 
+// putWaiter closes a waiter after its wait. Keeping the duplicate
+// registered with the runtime's network poller would make every later
+// segment wake an idle runtime thread in epoll_pwait, which then competes
+// for the CPU with the busy-polling application (measured: ~30k context
+// switches per 50k ping-pong iterations over tcp, against ~400 with the
+// descriptor closed). Waits are the slow path; a dup and close per wait is
+// cheap beside a park and wake-up.
 func (c *Conn) putWaiter(w *waiter) {
 	c.wmu.Lock()
-	if !c.wclosed {
-		c.free = append(c.free, w)
+	for i, x := range c.all {
+		if x == w {
+			last := len(c.all) - 1
+			c.all[i] = c.all[last]
+			c.all[last] = nil
+			c.all = c.all[:last]
+			break
+		}
 	}
+	closed := c.wclosed
 	c.wmu.Unlock()
+	if !closed {
+		w.f.Close()
+	}
 }
 
 // bytePtr returns a pointer to b's first byte, or nil for an empty slice.

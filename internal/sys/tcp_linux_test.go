@@ -213,19 +213,14 @@ func TestTCPReadableAndReleaseWaiters(t *testing.T) {
 	if TCPReadable(srv) {
 		t.Fatal("readable before any data")
 	}
-	// A wait that times out leaves an idle poller registration behind.
+	// A wait that times out leaves no poller registration behind, and
+	// releasing waiters on an idle socket is harmless.
 	if err := srv.WaitReadable(time.Now().Add(time.Millisecond)); err != ErrTimeout {
 		t.Fatalf("wait: %v", err)
 	}
-	srv.wmu.Lock()
-	n := len(srv.all)
-	srv.wmu.Unlock()
-	if n != 1 {
-		t.Fatalf("%d waiters", n)
-	}
 	TCPReleaseWaiters(srv)
 	srv.wmu.Lock()
-	n = len(srv.all) + len(srv.free)
+	n := len(srv.all) + len(srv.free)
 	srv.wmu.Unlock()
 	if n != 0 {
 		t.Fatalf("%d waiters after release", n)

@@ -323,6 +323,13 @@ func (ep *endpoint) Progress() {
 func (ep *endpoint) progressLocked() {
 	sock := ep.sock
 	for i := 0; i < ProgressBudget; i++ {
+		if ep.rxFull != nil && ep.rxFull.Full() {
+			// FI_RM_ENABLED: a receive CQ without room is never overrun;
+			// datagrams wait in the socket buffer until the application
+			// reads the CQ (the kernel drops them if that fills up, which
+			// FI_EP_DGRAM allows).
+			return
+		}
 		size, fl, e := sock.RecvFrom(ep.bounce, ep.from[:])
 		if e != 0 {
 			if e == provider.EAGAIN || e == sys.ErrClosed {
@@ -334,19 +341,17 @@ func (ep *endpoint) progressLocked() {
 		if size < len(data) {
 			data = data[:size]
 		}
-		ep.deliver(data, size, ep.from[:fl])
+		if ep.deliver(data, size, ep.from[:fl]) {
+			// A completion is ready: let the reader see it now rather
+			// than pay one more recvfrom (EAGAIN) on the latency path.
+			return
+		}
 	}
 }
 
 // deliver matches one datagram against the receive queue: into the posted
 // receive, or queued as unexpected in a pooled copy, or dropped.
-func (ep *endpoint) deliver(data []byte, size int, from []byte) {
-	if ep.rxFull != nil && ep.rxFull.Full() {
-		// FI_RM_ENABLED: a receive CQ without room is never overrun; a
-		// datagram endpoint drops the message instead (fi_domain(3)).
-		ep.drops.Add(1)
-		return
-	}
+func (ep *endpoint) deliver(data []byte, size int, from []byte) (completed bool) {
 	src := provider.AddrNotAvail
 	if ep.needSrc {
 		src = ep.av.Reverse(from)
@@ -356,6 +361,7 @@ func (ep *endpoint) deliver(data []byte, size int, from []byte) {
 	case err == nil:
 		ep.complete(e, data, uint64(size-len(data)), from)
 		ep.rq.FreeEntry(e)
+		return true
 	case err == provider.ENOENT && e != nil:
 		u := ep.getUbuf(len(data))
 		if u == nil {
@@ -378,6 +384,7 @@ func (ep *endpoint) deliver(data []byte, size int, from []byte) {
 		// or is closed: a datagram endpoint drops the message.
 		ep.drops.Add(1)
 	}
+	return false
 }
 
 // complete copies data into e's buffers and writes the completion: an
