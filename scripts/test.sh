@@ -5,7 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CGO_ENABLED=${CGO_ENABLED:-0}
-FUZZTIME=${FUZZTIME:-8s}
+# An execution count rather than a duration: a duration ending while a worker
+# minimizes an input makes the fuzz engine report "context deadline
+# exceeded" (a known cmd/go flake), which is not a finding.
+FUZZTIME=${FUZZTIME:-200000x}
 
 echo "== gofmt"
 bad=$(gofmt -l . | grep -v '^testdata/' || true)
@@ -29,7 +32,14 @@ for pkg in $(go list ./...); do
 	dir=$(go list -f '{{.Dir}}' "$pkg")
 	for f in $(grep -hoE '^func (Fuzz[A-Za-z0-9_]+)\(' "$dir"/*_test.go 2>/dev/null | sed -E 's/^func (Fuzz[A-Za-z0-9_]+)\(/\1/' | sort -u); do
 		echo "-- $pkg $f"
-		go test -run '^$' -fuzz "^${f}\$" -fuzztime "$FUZZTIME" "$pkg"
+		if ! out=$(go test -run '^$' -fuzz "^${f}\$" -fuzztime "$FUZZTIME" "$pkg" 2>&1); then
+			echo "$out"
+			if echo "$out" | grep -q -- '--- FAIL' && ! echo "$out" | grep -q 'context deadline exceeded'; then
+				exit 1
+			fi
+			echo "-- $f: engine timeout, not a finding; running again"
+			go test -run '^$' -fuzz "^${f}\$" -fuzztime "$FUZZTIME" "$pkg"
+		fi
 	done
 done
 
