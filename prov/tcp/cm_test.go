@@ -330,7 +330,7 @@ func TestSlowConnectRequest(t *testing.T) {
 		info := loInfo(t, o)
 		l := listen(t, info)
 		a, _, _ := decodeSockaddr(l.name)
-		c, err := net.Dial("tcp4", a.ap.String())
+		c, err := net.Dial("tcp4", a.AP.String())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -349,7 +349,7 @@ func TestSlowConnectRequest(t *testing.T) {
 		}
 		// A connection that never sends a valid request is dropped
 		// without an event.
-		bad, err := net.Dial("tcp4", a.ap.String())
+		bad, err := net.Dial("tcp4", a.AP.String())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -99,7 +99,7 @@ var (
 // IP address or a port (libfabric binds the endpoint socket only then).
 func isSpecific(sa []byte) bool {
 	a, _, ok := decodeSockaddr(sa)
-	return ok && (!a.ap.Addr().IsUnspecified() || a.ap.Port() != 0)
+	return ok && (!a.AP.Addr().IsUnspecified() || a.AP.Port() != 0)
 }
 
 func newEndpoint(info *provider.Info) (*endpoint, error) {

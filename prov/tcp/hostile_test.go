@@ -31,7 +31,7 @@ func rawServer(t testing.TB, o opts, accData []byte) (*node, *rawPeer) {
 	info := loInfo(t, o)
 	n := newNode(t, info, o)
 	ap := ln.Addr().(*net.TCPAddr).AddrPort()
-	if err := n.ep.Connect(appendSockaddr(nil, sockaddr{ap: ap}), []byte("req")); err != nil {
+	if err := n.ep.Connect(appendSockaddr(nil, sockaddr{AP: ap}), []byte("req")); err != nil {
 		t.Fatal(err)
 	}
 	c, err := ln.Accept()
@@ -278,7 +278,7 @@ func TestByteSwappedPeer(t *testing.T) {
 	info := loInfo(t, opts{})
 	l := listen(t, info)
 	a, _, _ := decodeSockaddr(l.name)
-	c, err := net.Dial("tcp4", a.ap.String())
+	c, err := net.Dial("tcp4", a.AP.String())
 	if err != nil {
 		t.Fatal(err)
 	}

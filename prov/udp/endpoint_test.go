@@ -303,7 +303,7 @@ func mustAddrPort(t testing.TB, b []byte) netip.AddrPort {
 	if !ok {
 		t.Fatalf("bad sockaddr % x", b)
 	}
-	return a.ap
+	return a.AP
 }
 
 func TestMultiRecv(t *testing.T) {
@@ -423,7 +423,7 @@ func TestInjectAndSizes(t *testing.T) {
 // an inject without completion).
 func TestSendKernelError(t *testing.T) {
 	a := openEP(t, epOpts{})
-	six := a.av.insert(appendSockaddr(nil, sockaddr{ap: netip.MustParseAddrPort("[::1]:9")}))
+	six := a.av.insert(appendSockaddr(nil, sockaddr{AP: netip.MustParseAddrPort("[::1]:9")}))
 	err := a.ep.Send(provider.Msg{Buf: []byte("x"), Addr: six, Context: "ctx", Flags: provider.FlagCompletion})
 	if err != nil {
 		t.Fatalf("send: %v", err)
@@ -459,7 +459,7 @@ func TestInteropNetUDPConn(t *testing.T) {
 	}
 	defer u.Close()
 	uap := u.LocalAddr().(*net.UDPAddr).AddrPort()
-	ua := x.av.insert(appendSockaddr(nil, sockaddr{ap: uap}))
+	ua := x.av.insert(appendSockaddr(nil, sockaddr{AP: uap}))
 
 	if err := x.ep.Send(provider.Msg{Buf: []byte("to berkeley"), Addr: ua, Flags: provider.FlagCompletion}); err != nil {
 		t.Fatal(err)
@@ -630,7 +630,7 @@ func TestEnableAndStateErrors(t *testing.T) {
 	if err := ep.SetName([]byte{1, 2, 3}); err != provider.EINVAL {
 		t.Fatalf("SetName(garbage) = %v", err)
 	}
-	if err := ep.SetName(appendSockaddr(nil, sockaddr{ap: netip.MustParseAddrPort("[::1]:0")})); err != provider.EINVAL {
+	if err := ep.SetName(appendSockaddr(nil, sockaddr{AP: netip.MustParseAddrPort("[::1]:0")})); err != provider.EINVAL {
 		t.Fatalf("SetName(IPv6) on an IPv4 endpoint = %v", err)
 	}
 	if err := ep.Enable(&provider.Resources{TxCQ: cq, RxCQ: cq, AV: av, SRX: q}); err != nil {
@@ -672,7 +672,7 @@ func TestDefaultSource(t *testing.T) {
 	if a.Addr() != netip.MustParseAddr("127.0.0.1") || a.Port() == 0 {
 		t.Fatalf("default source %v with FI_UDP_IFACE=lo", a)
 	}
-	info.DestAddr = appendSockaddr(nil, sockaddr{ap: netip.MustParseAddrPort("127.0.0.1:7")})
+	info.DestAddr = appendSockaddr(nil, sockaddr{AP: netip.MustParseAddrPort("127.0.0.1:7")})
 	ep2, err := newEndpoint(info)
 	if err != nil {
 		t.Fatal(err)

@@ -196,7 +196,7 @@ func TestGetInfoHints(t *testing.T) {
 		t.Fatalf("IPv6 node with FI_SOCKADDR_IN: %v", err)
 	}
 	// Hint addresses.
-	src := appendSockaddr(nil, sockaddr{ap: netip.MustParseAddrPort("127.0.0.1:4242")})
+	src := appendSockaddr(nil, sockaddr{AP: netip.MustParseAddrPort("127.0.0.1:4242")})
 	infos, _ = get("", "", 0, &provider.Info{SrcAddr: src})
 	if len(infos) != 1 || !bytes.Equal(infos[0].SrcAddr, src) || infos[0].DomainAttr.Name != "lo" {
 		t.Fatalf("src_addr hint: %v", infos)
@@ -204,7 +204,7 @@ func TestGetInfoHints(t *testing.T) {
 	if _, err := get("", "", 0, &provider.Info{SrcAddr: []byte{1, 2, 3}}); !errors.Is(err, provider.ENODATA) {
 		t.Fatalf("garbage src_addr hint: %v", err)
 	}
-	dst := appendSockaddr(nil, sockaddr{ap: netip.MustParseAddrPort("127.0.0.1:4243")})
+	dst := appendSockaddr(nil, sockaddr{AP: netip.MustParseAddrPort("127.0.0.1:4243")})
 	infos, _ = get("", "", 0, &provider.Info{DestAddr: dst})
 	if !bytes.Equal(infos[0].DestAddr, dst) || formatSockaddr(infos[0].SrcAddr) != "fi_sockaddr_in://127.0.0.1:0" {
 		t.Fatalf("dest_addr hint: %v", infos)
@@ -213,8 +213,8 @@ func TestGetInfoHints(t *testing.T) {
 
 func TestAddrHandler(t *testing.T) {
 	p := udpProvider{}
-	v4 := appendSockaddr(nil, sockaddr{ap: netip.MustParseAddrPort("10.1.2.3:9228")})
-	v6 := appendSockaddr(nil, sockaddr{ap: netip.MustParseAddrPort("[fe80::1]:80"), scope: 2})
+	v4 := appendSockaddr(nil, sockaddr{AP: netip.MustParseAddrPort("10.1.2.3:9228")})
+	v6 := appendSockaddr(nil, sockaddr{AP: netip.MustParseAddrPort("[fe80::1]:80"), Scope: 2})
 	for _, c := range []struct {
 		f    provider.AddrFormat
 		b    []byte

@@ -1,0 +1,116 @@
+package ipaddr
+
+import (
+	"os"
+
+	"github.com/gofabric/fabric/internal/sys"
+	"github.com/gofabric/fabric/provider"
+)
+
+// InfoConfig describes an IP provider to GetInfo.
+type InfoConfig struct {
+	Network  string          // "udp" or "tcp": the service namespace
+	EPType   provider.EPType // the one endpoint type the provider offers
+	IfaceEnv string          // FI_<PROV>_IFACE
+	// Base returns the provider's Info for hints, without addresses.
+	Base func(hints *provider.Info) *provider.Info
+}
+
+// GetInfo is fi_getinfo for an IP provider: one Info per local interface
+// address (the Iface environment variable restricts the interface; loopback
+// addresses come last, with
+// FI_LOCAL_COMM only), or, when node/service or addresses are given, one
+// Info with src_addr/dest_addr resolved as libfabric's util_getinfo does:
+// with FlagSource node/service name the source (port 0 without a service),
+// otherwise the destination, and the source is then the local address the
+// kernel would route from, with port 0.
+func (c InfoConfig) GetInfo(version uint32, node, service string, flags provider.Flags,
+	hints *provider.Info) ([]*provider.Info, error) {
+	format := provider.FormatUnspec
+	if hints != nil {
+		format = hints.AddrFormat
+		switch format {
+		case provider.FormatUnspec, provider.SockAddr, provider.SockAddrIn, provider.SockAddrIn6:
+		default:
+			return nil, provider.ENODATA
+		}
+		if hints.EPAttr != nil && hints.EPAttr.Type != provider.EPUnspec && hints.EPAttr.Type != c.EPType {
+			return nil, provider.ENODATA
+		}
+	}
+	if flags&provider.FlagSource != 0 && node == "" && service == "" {
+		return nil, provider.EINVAL
+	}
+	var src, dest []byte
+	var err error
+	if flags&provider.FlagSource != 0 {
+		if src, err = Resolve(c.Network, node, service, true, format, flags); err != nil {
+			return nil, err
+		}
+		if hints != nil && hints.DestAddr != nil {
+			dest = append([]byte(nil), hints.DestAddr...)
+		}
+	} else {
+		if node != "" || service != "" {
+			if dest, err = Resolve(c.Network, node, service, false, format, flags); err != nil {
+				return nil, err
+			}
+		} else if hints != nil && hints.DestAddr != nil {
+			dest = append([]byte(nil), hints.DestAddr...)
+		}
+		if hints != nil && hints.SrcAddr != nil {
+			src = append([]byte(nil), hints.SrcAddr...)
+		}
+	}
+	for _, a := range [][]byte{src, dest} {
+		if a == nil {
+			continue
+		}
+		if _, f, ok := Decode(a); !ok || !FormatOK(format, f) {
+			return nil, provider.ENODATA
+		}
+	}
+	if dest != nil && src == nil {
+		src = SourceFor(dest)
+	}
+	addrs, _ := sys.ListAddrs(os.Getenv(c.IfaceEnv))
+	var out []*provider.Info
+	if src == nil && dest == nil {
+		for _, a := range addrs {
+			sa := Append(nil, IfaceSockaddr(a))
+			_, f, _ := Decode(sa)
+			if !FormatOK(format, f) {
+				continue
+			}
+			info := c.Base(hints)
+			info.AddrFormat = f
+			info.SrcAddr = sa
+			SetNames(info, a)
+			if a.Loopback {
+				info.Caps &^= provider.CapRemoteComm
+			}
+			out = append(out, info)
+		}
+	} else {
+		info := c.Base(hints)
+		info.SrcAddr, info.DestAddr = src, dest
+		a := src
+		if a == nil {
+			a = dest
+		}
+		_, info.AddrFormat, _ = Decode(a)
+		if src != nil {
+			for _, ia := range addrs {
+				if SameIP(Append(nil, IfaceSockaddr(ia)), src) {
+					SetNames(info, ia)
+					break
+				}
+			}
+		}
+		out = append(out, info)
+	}
+	if len(out) == 0 {
+		return nil, provider.ENODATA
+	}
+	return out, nil
+}

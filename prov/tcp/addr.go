@@ -1,0 +1,58 @@
+package tcp
+
+import (
+	"github.com/gofabric/fabric/internal/ipaddr"
+	"github.com/gofabric/fabric/provider"
+)
+
+// Socket addresses and their resolution are shared with the other IP
+// provider through internal/ipaddr (one codec, one fuzz test).
+
+type sockaddr = ipaddr.Sockaddr
+
+const (
+	sizeofSockaddrIn  = ipaddr.SizeofSockaddrIn
+	sizeofSockaddrIn6 = ipaddr.SizeofSockaddrIn6
+	afInet            = ipaddr.AFInet
+	afInet6           = ipaddr.AFInet6
+)
+
+var addrHandler = ipaddr.Handler{Network: "tcp"}
+
+func appendSockaddr(dst []byte, a sockaddr) []byte { return ipaddr.Append(dst, a) }
+
+func decodeSockaddr(b []byte) (sockaddr, provider.AddrFormat, bool) { return ipaddr.Decode(b) }
+
+func formatOK(want, got provider.AddrFormat) bool { return ipaddr.FormatOK(want, got) }
+
+func formatSockaddr(b []byte) string { return ipaddr.Format(b) }
+
+func sameIP(a, b []byte) bool { return ipaddr.SameIP(a, b) }
+
+func withPort(b []byte, port uint16) []byte { return ipaddr.WithPort(b, port) }
+
+func sourceFor(dest []byte) []byte { return ipaddr.SourceFor(dest) }
+
+func resolve(node, service string, passive bool, format provider.AddrFormat, flags provider.Flags) ([]byte, error) {
+	return ipaddr.Resolve("tcp", node, service, passive, format, flags)
+}
+
+var (
+	setNames      = ipaddr.SetNames
+	ifaceSockaddr = ipaddr.IfaceSockaddr
+)
+
+// ValidAddr reports whether b is a valid address in format f.
+func (tcpProvider) ValidAddr(f provider.AddrFormat, b []byte) bool {
+	return addrHandler.ValidAddr(f, b)
+}
+
+// AddrString renders b as fi_av_straddr does.
+func (tcpProvider) AddrString(f provider.AddrFormat, b []byte) string {
+	return addrHandler.AddrString(f, b)
+}
+
+// ResolveService resolves node and service to a sockaddr (fi_av_insertsvc).
+func (tcpProvider) ResolveService(f provider.AddrFormat, node, service string) ([]byte, error) {
+	return addrHandler.ResolveService(f, node, service)
+}
