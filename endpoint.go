@@ -68,6 +68,11 @@ type Endpoint struct {
 	sep    *ScalableEndpoint // owning scalable endpoint of a tx/rx context
 
 	avCancel func() // stops AV insert notifications
+
+	// rxFull reports a full receive CQ under FI_RM_ENABLED (nil otherwise):
+	// a receive is then refused with ErrAgain, since it could match a
+	// queued message at once and its completion would have nowhere to go.
+	rxFull func() bool
 }
 
 // OpenEndpoint opens an active endpoint (fi_endpoint). info is usually one
@@ -442,6 +447,9 @@ func (e *Endpoint) enableLocked() error {
 	e.res = res
 	if err := e.p.Enable(&e.res); err != nil {
 		return err
+	}
+	if d := e.info.DomainAttr; d != nil && d.ResourceMgmt == RMEnabled && e.rxCQ != nil && e.rxCQ.q != nil {
+		e.rxFull = e.rxCQ.q.Full
 	}
 	if l, ok := e.p.(provider.AVListener); ok && e.av != nil {
 		e.avCancel = e.av.onInsert(l.AddrInserted)

@@ -254,6 +254,9 @@ func (ep *Endpoint) recv(m provider.Msg, flags Flags, explicit, tagged bool) err
 		m.Addr = AddrUnspec
 	}
 	m.Flags = f
+	if e.rxFull != nil && e.rxFull() {
+		return ErrAgain
+	}
 	return e.rq.Post(&m, tagged)
 }
 

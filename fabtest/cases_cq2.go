@@ -538,3 +538,32 @@ func init() {
 		}
 	})
 }
+
+func init() {
+	register("fi_cq/rm_enabled_recv_with_full_rx_cq_EAGAIN", func(t *testing.T, tg Target) {
+		a, b, ab, _ := tg.pair(t, envOpts{cqSize: 2})
+		if b.info.DomainAttr.ResourceMgmt != fabric.RMEnabled {
+			t.Skip("FI_RM_DISABLED")
+		}
+		for i := 0; i < 2; i++ {
+			if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, i); err != nil {
+				t.Fatal(err)
+			}
+			retry(t, "send", func() error { return a.ep.Send([]byte("x"), nil, ab, nil) }, a.txcq)
+			waitCQ(t, a.txcq)
+		}
+		// Let both receives complete into the size-2 CQ without reading it.
+		deadline := time.Now().Add(scaled(30 * time.Millisecond))
+		for time.Now().Before(deadline) {
+			b.rxcq.Read(nil)
+		}
+		isErr(t, "recv with a full rx CQ", b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, "third"), fabric.ErrAgain)
+		ent := make([]fabric.CQEntry, 2)
+		if n, err := b.rxcq.Read(ent); n != 2 || err != nil {
+			t.Fatalf("read = %d, %v; want the 2 completions, no overrun", n, err)
+		}
+		if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, "third"); err != nil {
+			t.Fatalf("recv after draining the CQ: %v", err)
+		}
+	})
+}
