@@ -136,9 +136,6 @@ func (m *MR) Desc() any { return m }
 // Domain returns the MR's domain.
 func (m *MR) Domain() *Domain { return m.dom }
 
-// region is the MR's entry in the domain's key table.
-func (m *MR) region() *mrkey.Region { return m.r }
-
 // Bind associates a counter with the region (fi_mr_bind): it counts remote
 // accesses of the kinds in flags (FlagRemoteWrite, FlagRemoteRead;
 // FI_RMA_EVENT). The counter cannot be closed while the MR is open.

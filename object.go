@@ -51,10 +51,3 @@ func (l *lifecycle) beginClose() error {
 
 // isClosed reports whether Close has begun.
 func (l *lifecycle) isClosed() bool { return l.closed.Load() }
-
-// dependents returns the number of registered dependents.
-func (l *lifecycle) dependents() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.deps
-}

@@ -128,7 +128,6 @@ func TestSRXPeekClaim(t *testing.T) {
 type srxTestPeer struct {
 	own provider.SRXOwner
 	cq  provider.CQOwner
-	msg map[*provider.RxEntry][]byte
 }
 
 func (p *srxTestPeer) sendUnexpected(t *testing.T, tag uint64, payload []byte) {

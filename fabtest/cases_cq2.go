@@ -10,18 +10,6 @@ import (
 	"github.com/gofabric/fabric/provider"
 )
 
-// sendRecv posts a receive of rlen bytes on b, sends msg from a and returns
-// b's receive completion.
-func sendRecv(t *testing.T, a, b *env, ab fabric.Addr, msg []byte, rlen int, rctx any) (fabric.CQEntry, *fabric.CQErrEntry, []byte) {
-	t.Helper()
-	buf := make([]byte, rlen)
-	if err := b.ep.Recv(buf, nil, fabric.AddrUnspec, rctx); err != nil {
-		t.Fatal(err)
-	}
-	retry(t, "send", func() error { return a.ep.Send(msg, nil, ab, nil) }, a.txcq)
-	got, ee := waitCQ(t, b.rxcq, a.txcq)
-	return got, ee, buf
-}
 
 // drainTx reads a's transmit completions until n have been seen.
 func drainTx(t *testing.T, cq *fabric.CQ, n int, others ...*fabric.CQ) {

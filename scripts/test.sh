@@ -17,6 +17,9 @@ if [ -n "$bad" ]; then echo "gofmt needed:"; echo "$bad"; exit 1; fi
 echo "== go vet"
 go vet ./...
 
+echo "== staticcheck (tools.mod)"
+go tool -modfile=tools.mod staticcheck ./...
+
 echo "== go mod tidy"
 go mod tidy -diff
 

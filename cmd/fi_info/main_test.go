@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -69,7 +68,10 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	fiInfoBin = filepath.Join(dir, "fi_info")
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool, lerr := exec.LookPath("go")
+	if lerr != nil {
+		goTool = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	}
 	out, err := exec.Command(goTool, "build", "-o", fiInfoBin, ".").CombinedOutput()
 	if err != nil {
 		os.RemoveAll(dir)

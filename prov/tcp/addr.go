@@ -2,6 +2,7 @@ package tcp
 
 import (
 	"github.com/gofabric/fabric/internal/ipaddr"
+	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -9,13 +10,6 @@ import (
 // provider through internal/ipaddr (one codec, one fuzz test).
 
 type sockaddr = ipaddr.Sockaddr
-
-const (
-	sizeofSockaddrIn  = ipaddr.SizeofSockaddrIn
-	sizeofSockaddrIn6 = ipaddr.SizeofSockaddrIn6
-	afInet            = ipaddr.AFInet
-	afInet6           = ipaddr.AFInet6
-)
 
 var addrHandler = ipaddr.Handler{Network: "tcp"}
 
@@ -27,20 +21,11 @@ func formatOK(want, got provider.AddrFormat) bool { return ipaddr.FormatOK(want,
 
 func formatSockaddr(b []byte) string { return ipaddr.Format(b) }
 
-func sameIP(a, b []byte) bool { return ipaddr.SameIP(a, b) }
-
 func withPort(b []byte, port uint16) []byte { return ipaddr.WithPort(b, port) }
 
 func sourceFor(dest []byte) []byte { return ipaddr.SourceFor(dest) }
 
-func resolve(node, service string, passive bool, format provider.AddrFormat, flags provider.Flags) ([]byte, error) {
-	return ipaddr.Resolve("tcp", node, service, passive, format, flags)
-}
-
-var (
-	setNames      = ipaddr.SetNames
-	ifaceSockaddr = ipaddr.IfaceSockaddr
-)
+func ifaceSockaddr(a sys.IfaceAddr) sockaddr { return ipaddr.IfaceSockaddr(a) }
 
 // ValidAddr reports whether b is a valid address in format f.
 func (tcpProvider) ValidAddr(f provider.AddrFormat, b []byte) bool {

@@ -531,7 +531,9 @@ func (ep *endpoint) Close() error {
 	if ep.autoDone != nil {
 		<-ep.autoDone
 	}
+	// Wait for a Progress call in flight to finish before returning.
 	ep.rxMu.Lock()
+	_ = ep.state.Load() // (the lock is the barrier; nothing to do inside)
 	ep.rxMu.Unlock()
 	return err
 }
