@@ -10,7 +10,6 @@ import (
 	"github.com/gofabric/fabric/provider"
 )
 
-
 // drainTx reads a's transmit completions until n have been seen.
 func drainTx(t *testing.T, cq *fabric.CQ, n int, others ...*fabric.CQ) {
 	t.Helper()
