@@ -26,6 +26,10 @@
 //	fi_dupinfo / fi_allocinfo   Info.Dup / AllocInfo
 //	fi_fabric                   Open, OpenFabric
 //	fi_domain                   Fabric.OpenDomain
+//	fi_domain2 (FI_PEER)        Fabric.OpenPeerDomain
+//	fi_domain_bind              Domain.BindEQ
+//	fi_passive_ep / fi_pep_bind / fi_listen / fi_reject
+//	                            Fabric.OpenPassiveEndpoint / PassiveEndpoint.Bind / Listen / Reject
 //	fi_eq_open                  Fabric.OpenEQ
 //	fi_cq_open                  Domain.OpenCQ
 //	fi_cntr_open                Domain.OpenCntr
@@ -70,5 +74,6 @@
 //	fi_strerror                 StrError (and Errno.Error)
 //	fi_tc_dscp_set / get        TCDSCPSet / TCDSCPGet
 //	FI_PEER imports (fi_peer(3))  CQAttr.Peer, CntrAttr.Peer, Domain.OpenSRX with PeerSRX;
-//	                            the owner/peer interfaces are in package peer
+//	                            owner ops of our objects: CQ.Owner, Cntr.Owner, SRX.Owner,
+//	                            AV.Query / AV.EPAddr; the interfaces are in package peer
 package fabric
