@@ -73,6 +73,7 @@ type OpError struct {
 	Err      error
 }
 
+// Error returns "op (provider): cause".
 func (e *OpError) Error() string {
 	s := e.Op
 	if e.Provider != "" {

@@ -394,6 +394,7 @@ const (
 var epTypeNames = []enumName{{0, "FI_EP_UNSPEC"}, {1, "FI_EP_MSG"}, {2, "FI_EP_DGRAM"}, {3, "FI_EP_RDM"},
 	{4, "FI_EP_SOCK_STREAM"}, {5, "FI_EP_SOCK_DGRAM"}}
 
+// String returns the libfabric name of the value.
 func (t EPType) String() string { return enumString(int(t), epTypeNames) }
 
 // ParseEPType parses "FI_EP_RDM".
@@ -427,6 +428,7 @@ var addrFormatNames = []enumName{{0, "FI_FORMAT_UNSPEC"}, {1, "FI_SOCKADDR"}, {2
 	{8, "FI_ADDR_MLX"}, {9, "FI_ADDR_STR"}, {10, "FI_ADDR_PSMX2"}, {11, "FI_ADDR_IB_UD"}, {12, "FI_ADDR_EFA"},
 	{13, "FI_ADDR_PSMX3"}, {14, "FI_ADDR_OPX"}, {15, "FI_ADDR_CXI"}}
 
+// String returns the libfabric name of the value.
 func (f AddrFormat) String() string { return enumString(int(f), addrFormatNames) }
 
 // ParseAddrFormat parses "FI_SOCKADDR_IN".
@@ -458,6 +460,7 @@ var protoNames = []enumName{{0, "FI_PROTO_UNSPEC"}, {1, "FI_PROTO_RDMA_CM_IB_RC"
 	{19, "FI_PROTO_RDMA_CM_IB_XRC"}, {20, "FI_PROTO_EFA"}, {21, "FI_PROTO_PSMX3"}, {22, "FI_PROTO_RXM_TCP"},
 	{23, "FI_PROTO_OPX"}, {24, "FI_PROTO_CXI"}, {25, "FI_PROTO_XNET"}}
 
+// String returns the libfabric name of the value.
 func (p Protocol) String() string { return enumString(int(p), protoNames) }
 
 // Progress is a progress model (domain_attr.control_progress/data_progress).
@@ -472,6 +475,7 @@ const (
 
 var progressNames = []enumName{{0, "FI_PROGRESS_UNSPEC"}, {1, "FI_PROGRESS_AUTO"}, {2, "FI_PROGRESS_MANUAL"}}
 
+// String returns the libfabric name of the value.
 func (p Progress) String() string { return enumString(int(p), progressNames) }
 
 // Threading is a threading model (domain_attr.threading).
@@ -490,6 +494,7 @@ const (
 var threadNames = []enumName{{0, "FI_THREAD_UNSPEC"}, {1, "FI_THREAD_SAFE"}, {2, "FI_THREAD_FID"},
 	{3, "FI_THREAD_DOMAIN"}, {4, "FI_THREAD_COMPLETION"}, {5, "FI_THREAD_ENDPOINT"}}
 
+// String returns the libfabric name of the value.
 func (t Threading) String() string { return enumString(int(t), threadNames) }
 
 // ResourceMgmt is a resource management setting (domain_attr.resource_mgmt).
@@ -504,6 +509,7 @@ const (
 
 var rmNames = []enumName{{0, "FI_RM_UNSPEC"}, {1, "FI_RM_DISABLED"}, {2, "FI_RM_ENABLED"}}
 
+// String returns the libfabric name of the value.
 func (r ResourceMgmt) String() string { return enumString(int(r), rmNames) }
 
 // AVType is an address vector type.
@@ -518,6 +524,7 @@ const (
 
 var avTypeNames = []enumName{{0, "FI_AV_UNSPEC"}, {1, "FI_AV_MAP"}, {2, "FI_AV_TABLE"}}
 
+// String returns the libfabric name of the value.
 func (t AVType) String() string { return enumString(int(t), avTypeNames) }
 
 // WaitObj is a wait object kind (cq/eq/cntr attr wait_obj).
@@ -537,6 +544,7 @@ const (
 var waitNames = []enumName{{0, "FI_WAIT_NONE"}, {1, "FI_WAIT_UNSPEC"}, {2, "FI_WAIT_SET"}, {3, "FI_WAIT_FD"},
 	{4, "FI_WAIT_MUTEX_COND"}, {5, "FI_WAIT_YIELD"}, {6, "FI_WAIT_POLLFD"}}
 
+// String returns the libfabric name of the value.
 func (w WaitObj) String() string { return enumString(int(w), waitNames) }
 
 // CQFormat is a completion queue entry format.
@@ -554,6 +562,7 @@ const (
 var cqFormatNames = []enumName{{0, "FI_CQ_FORMAT_UNSPEC"}, {1, "FI_CQ_FORMAT_CONTEXT"}, {2, "FI_CQ_FORMAT_MSG"},
 	{3, "FI_CQ_FORMAT_DATA"}, {4, "FI_CQ_FORMAT_TAGGED"}}
 
+// String returns the libfabric name of the value.
 func (f CQFormat) String() string { return enumString(int(f), cqFormatNames) }
 
 // CQWaitCond is a CQ wait condition.
@@ -565,6 +574,7 @@ const (
 	CQCondThreshold CQWaitCond = 1
 )
 
+// String returns the libfabric name of the value.
 func (c CQWaitCond) String() string {
 	return enumString(int(c), []enumName{{0, "FI_CQ_COND_NONE"}, {1, "FI_CQ_COND_THRESHOLD"}})
 }
@@ -583,6 +593,7 @@ const (
 	EventJoinComplete EventType = 6
 )
 
+// String returns the libfabric name of the value.
 func (e EventType) String() string {
 	return enumString(int(e), []enumName{{0, "FI_NOTIFY"}, {1, "FI_CONNREQ"}, {2, "FI_CONNECTED"},
 		{3, "FI_SHUTDOWN"}, {4, "FI_MR_COMPLETE"}, {5, "FI_AV_COMPLETE"}, {6, "FI_JOIN_COMPLETE"}})

@@ -46,6 +46,7 @@ type Mismatch struct {
 	Field string // e.g. "caps", "ep_attr.type", "domain_attr.mr_mode"
 }
 
+// Error names the hint field that no provider value satisfies.
 func (m *Mismatch) Error() string { return "fi_getinfo: hint not supported: " + m.Field }
 
 // Is reports whether target is provider.ENODATA.

@@ -19,6 +19,8 @@ type Handler struct {
 
 var _ provider.AddrHandler = Handler{}
 
+// SetNames sets an Info's fabric name (the interface network, e.g.
+// "127.0.0.1/32") and domain name (the interface) from a local address.
 func SetNames(info *provider.Info, a sys.IfaceAddr) {
 	info.FabricAttr.Name = a.NetName
 	info.DomainAttr.Name = a.Iface
@@ -69,6 +71,7 @@ func SourceFor(dest []byte) []byte {
 	return Append(nil, s)
 }
 
+// ZoneIndex returns the interface index of an IPv6 zone name, or 0.
 func ZoneIndex(zone string) uint32 {
 	if zone == "" {
 		return 0
