@@ -18,13 +18,14 @@ func (ep *Endpoint) txReady() (*Endpoint, error) {
 	return e, nil
 }
 
-// txFlags computes the effective flags of a transmit operation: explicit
-// flags for the *Msg calls, the default op flags otherwise; FlagCompletion
-// is added unless the TX CQ binding is selective and the operation did not
-// ask for it.
+// txFlags computes the effective flags of a transmit operation: the
+// explicit flags of the *Msg calls, otherwise the default op flags plus
+// flags (FI_REMOTE_CQ_DATA of the *Data calls); FlagCompletion is added
+// unless the TX CQ binding is selective and the operation did not ask for
+// it.
 func (ep *Endpoint) txFlags(e *Endpoint, flags Flags, explicit bool) Flags {
 	if !explicit {
-		flags = Flags(ep.txOpFlags.Load())
+		flags |= Flags(ep.txOpFlags.Load())
 	}
 	if !e.txSel {
 		flags |= FlagCompletion
@@ -34,7 +35,7 @@ func (ep *Endpoint) txFlags(e *Endpoint, flags Flags, explicit bool) Flags {
 
 func (ep *Endpoint) rxFlags(e *Endpoint, flags Flags, explicit bool) Flags {
 	if !explicit {
-		flags = Flags(ep.rxOpFlags.Load())
+		flags |= Flags(ep.rxOpFlags.Load())
 	}
 	if !e.rxSel {
 		flags |= FlagCompletion
@@ -56,18 +57,22 @@ func iovLen(iov [][]byte) uint64 {
 	return n
 }
 
-// checkSend validates a transmit and calls do. m is passed by value so
-// that nothing escapes to the heap.
+// msgCapable reports whether e may post untagged or tagged messages.
+func (e *Endpoint) msgCapable(tagged bool) bool {
+	if tagged {
+		return e.tagged != nil && e.caps&CapTagged != 0
+	}
+	return e.caps&CapMsg != 0
+}
+
+// send validates a transmit and hands it to the provider. m is passed by
+// value so that nothing escapes to the heap.
 func (ep *Endpoint) send(m provider.Msg, flags Flags, explicit, tagged bool) error {
 	e, err := ep.txReady()
 	if err != nil {
 		return err
 	}
-	if tagged {
-		if e.tagged == nil || e.caps&CapTagged == 0 {
-			return ErrNoSys
-		}
-	} else if e.caps&CapMsg == 0 {
+	if !e.msgCapable(tagged) {
 		return ErrNoSys
 	}
 	if explicit && flags&^sendMsgFlags != 0 {
@@ -107,11 +112,7 @@ func (ep *Endpoint) inject(m provider.Msg, tagged bool) error {
 	if err != nil {
 		return err
 	}
-	if tagged {
-		if e.tagged == nil || e.caps&CapTagged == 0 {
-			return ErrNoSys
-		}
-	} else if e.caps&CapMsg == 0 {
+	if !e.msgCapable(tagged) {
 		return ErrNoSys
 	}
 	if uint64(len(m.Buf)) > e.injectSize {
@@ -157,13 +158,7 @@ func (ep *Endpoint) SendMsg(m *Msg, flags Flags) error {
 
 // SendData posts a message with remote CQ data (fi_senddata).
 func (ep *Endpoint) SendData(buf []byte, desc any, data uint64, dest Addr, ctx any) error {
-	e := ep.root()
-	f := Flags(ep.txOpFlags.Load()) | FlagRemoteCQData
-	return e.sendWith(ep, provider.Msg{Buf: buf, Addr: dest, Context: ctx, Data: data}, f, false)
-}
-
-func (e *Endpoint) sendWith(ep *Endpoint, m provider.Msg, f Flags, tagged bool) error {
-	return ep.send(m, f, true, tagged)
+	return ep.send(provider.Msg{Buf: buf, Addr: dest, Context: ctx, Data: data}, FlagRemoteCQData, false, false)
 }
 
 // Inject sends a small message (at most the inject size) whose buffer may
@@ -206,8 +201,7 @@ func (ep *Endpoint) TSendMsg(m *Msg, flags Flags) error {
 
 // TSendData posts a tagged message with remote CQ data (fi_tsenddata).
 func (ep *Endpoint) TSendData(buf []byte, desc any, data uint64, dest Addr, tag uint64, ctx any) error {
-	f := Flags(ep.txOpFlags.Load()) | FlagRemoteCQData
-	return ep.send(provider.Msg{Buf: buf, Addr: dest, Context: ctx, Data: data, Tag: tag}, f, true, true)
+	return ep.send(provider.Msg{Buf: buf, Addr: dest, Context: ctx, Data: data, Tag: tag}, FlagRemoteCQData, false, true)
 }
 
 // TInject is Inject for a tagged message (fi_tinject).
@@ -397,9 +391,8 @@ func (ep *Endpoint) WriteMsg(m *Msg, flags Flags) error {
 // WriteData writes buf to remote memory and delivers data to the target's
 // CQ (fi_writedata).
 func (ep *Endpoint) WriteData(buf []byte, desc any, data uint64, dest Addr, addr, key uint64, ctx any) error {
-	f := Flags(ep.txOpFlags.Load()) | FlagRemoteCQData
 	return ep.rmaOp(provider.Msg{Buf: buf, Addr: dest, Context: ctx, Data: data,
-		RMAOne: RMAIOV{Addr: addr, Len: uint64(len(buf)), Key: key}}, f, true, true)
+		RMAOne: RMAIOV{Addr: addr, Len: uint64(len(buf)), Key: key}}, FlagRemoteCQData, false, true)
 }
 
 // InjectWrite is fi_inject_write: buf may be reused on return; no completion.

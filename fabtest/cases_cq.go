@@ -124,7 +124,7 @@ func init() {
 		}
 		// Only without resource management may a CQ overrun (fi_domain(3));
 		// fi_cq/rm_enabled_full_cq_EAGAIN_no_overrun covers FI_RM_ENABLED.
-		a, b, ab, _ := tg.pair(t, envOpts{modify: func(in *fabric.Info) {
+		a, _, ab, _ := tg.pair(t, envOpts{modify: func(in *fabric.Info) {
 			in.DomainAttr.ResourceMgmt = fabric.RMDisabled
 		}})
 		cq := a.openCQ(&fabric.CQAttr{Size: 2, Format: fabric.CQFormatContext})
@@ -142,7 +142,6 @@ func init() {
 		if err := ep.Enable(); err != nil {
 			t.Fatal(err)
 		}
-		_ = b
 		for i := 0; i < 4; i++ {
 			retry(t, "send", func() error { return ep.Send([]byte("o"), nil, ab, i) }, cq)
 		}
@@ -233,7 +232,7 @@ func init() {
 		if tg.EPType == fabric.EPMsg {
 			t.Skip("opens extra endpoints that need connectionless addressing")
 		}
-		a, b, ab, _ := tg.pair(t, envOpts{})
+		a, _, ab, _ := tg.pair(t, envOpts{})
 		owner := &recorder{}
 		if _, err := a.dom.OpenCQ(&fabric.CQAttr{Flags: fabric.FlagPeer}); !errors.Is(err, fabric.ErrInval) {
 			t.Fatalf("FI_PEER without owner: %v", err)
@@ -272,6 +271,5 @@ func init() {
 		if len(owner.ok) != 1 || owner.ok[0].OpContext != ctx || owner.ok[0].Flags != fabric.FlagSend|fabric.FlagMsg {
 			t.Fatalf("owner received %+v", owner.ok)
 		}
-		_ = b
 	})
 }
