@@ -40,14 +40,18 @@ type endpoint struct {
 	txCntr, rxCntr provider.CntrOwner
 	av             provider.AVView
 	rq             provider.SRXOwner
-	needSrc        bool // look up the source fi_addr of every datagram
-	reportSrc      bool // FI_SOURCE: completions carry the source
-	sourceErr      bool // FI_SOURCE_ERR: unknown sources complete with FI_EADDRNOTAVAIL
+	direct         *srx.Queue // rq, when the endpoint owns it: receive into posted buffers
+	needSrc        bool       // look up the source fi_addr of every datagram
+	reportSrc      bool       // FI_SOURCE: completions carry the source
+	sourceErr      bool       // FI_SOURCE_ERR: unknown sources complete with FI_EADDRNOTAVAIL
 
 	// Receive side, guarded by rxMu.
-	rxMu   sync.Mutex
-	bounce []byte
-	from   [sys.SizeofSockaddrMax]byte
+	rxMu    sync.Mutex
+	bounce  []byte
+	from    [sys.SizeofSockaddrMax]byte
+	fromLen int              // length of the source in from (ReceiveInto)
+	rxErr   provider.Errno   // why ReceiveInto received nothing
+	dent    provider.RxEntry // the receive ReceiveDirect completed
 
 	// Unexpected-message buffers, guarded by poolMu (never held across a
 	// call into the SRX).
@@ -96,6 +100,9 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 	if info.EPAttr != nil && info.EPAttr.Type != provider.EPUnspec && info.EPAttr.Type != provider.EPDgram {
 		return nil, provider.EINVAL
 	}
+	if err := checkLimits(info); err != nil {
+		return nil, err
+	}
 	src := info.SrcAddr
 	if src == nil {
 		src = defaultSource(info)
@@ -116,6 +123,26 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 	}
 	ep.rm = info.DomainAttr == nil || info.DomainAttr.ResourceMgmt != provider.RMDisabled
 	return ep, nil
+}
+
+// checkLimits refuses an Info whose limits exceed the provider's (an
+// application may raise them after GetInfo): the root package enforces the
+// Info's limits on every data call, and Send and the receive path rely on
+// them.
+func checkLimits(info *provider.Info) error {
+	if a := info.EPAttr; a != nil && a.MaxMsgSize > MaxMsgSize {
+		return provider.EINVAL
+	}
+	if a := info.TxAttr; a != nil && (a.IOVLimit > IOVLimit || a.InjectSize > InjectSize) {
+		return provider.EINVAL
+	}
+	if a := info.RxAttr; a != nil && a.IOVLimit > IOVLimit {
+		return provider.EINVAL
+	}
+	if a := info.DomainAttr; a != nil && a.CQDataSize > 0 {
+		return provider.EINVAL
+	}
+	return nil
 }
 
 // defaultSource is the address an endpoint opened without src_addr binds:
@@ -201,6 +228,9 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	}
 	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
 	ep.av, ep.rq = r.AV, r.SRX
+	if q, ok := r.SRX.(*srx.Queue); ok && r.OwnSRX {
+		ep.direct = q
+	}
 	ep.reportSrc = r.Source
 	ep.sourceErr = r.SourceErr && r.Source
 	ep.needSrc = r.Source || ep.caps&(provider.CapSource|provider.CapDirectedRecv) != 0
@@ -220,21 +250,23 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 // nothing was sent. A kernel error is reported as an error completion
 // (whatever FlagCompletion says), or returned by an inject that asked for
 // no completion.
+//
+// The root package has validated m against the endpoint's Info (provider
+// package documentation): the endpoint is enabled, m has at most
+// tx_attr.iov_limit buffers and at most max_msg_size bytes (inject_size
+// with FlagInject), and no FlagRemoteCQData (cq_data_size is 0);
+// checkLimits holds those attributes to the provider's own. Send checks
+// only what depends on its state: the destination's AV entry and room in
+// the CQ. The state test is an assertion (one atomic load): it keeps a
+// provider endpoint driven without the root package, as the tests here do,
+// from reaching the unset AV, and answers EBADF to a send racing with
+// Close.
 func (ep *endpoint) Send(m provider.Msg) error {
 	if st := ep.state.Load(); st != stateEnabled {
 		if st == stateClosed {
 			return provider.EBADF
 		}
 		return provider.EOPBADSTATE
-	}
-	if m.Flags&provider.FlagRemoteCQData != 0 {
-		return provider.ENOSYS // cq_data_size is 0
-	}
-	if m.IOV != nil && len(m.IOV) > sys.MaxIOV {
-		return provider.EINVAL
-	}
-	if m.Len() > MaxMsgSize {
-		return provider.EMSGSIZE
 	}
 	dest := ep.av.Lookup(m.Addr)
 	if dest == nil {
@@ -330,6 +362,22 @@ func (ep *endpoint) progressLocked() {
 			// FI_EP_DGRAM allows).
 			return
 		}
+		if ep.direct != nil {
+			// The endpoint's own queue: straight into the first posted
+			// receive when it takes any datagram (the common case).
+			n, olen, st := ep.direct.ReceiveDirect(ep, &ep.dent)
+			switch st {
+			case srx.DirectDone:
+				ep.completeDirect(n, olen)
+				// A completion is ready: let the reader see it now.
+				return
+			case srx.DirectEmpty:
+				if ep.rxErr == provider.EAGAIN || ep.rxErr == sys.ErrClosed {
+					return
+				}
+				continue // a pending socket error, consumed by the call
+			}
+		}
 		size, fl, e := sock.RecvFrom(ep.bounce, ep.from[:])
 		if e != 0 {
 			if e == provider.EAGAIN || e == sys.ErrClosed {
@@ -347,6 +395,36 @@ func (ep *endpoint) progressLocked() {
 			return
 		}
 	}
+}
+
+// ReceiveInto implements srx.Receiver: one datagram from the socket,
+// straight into the posted receive's buffers. It runs under rxMu and the
+// receive queue's lock.
+func (ep *endpoint) ReceiveInto(iov [][]byte) (size int, ok bool) {
+	var fl int
+	var e provider.Errno
+	if len(iov) == 1 {
+		size, fl, e = ep.sock.RecvFrom(iov[0], ep.from[:])
+	} else {
+		size, fl, e = ep.sock.RecvMsg(iov, ep.from[:])
+	}
+	if e != 0 {
+		ep.rxErr = e
+		return 0, false
+	}
+	ep.fromLen = fl
+	return size, true
+}
+
+// completeDirect writes the completion of the receive ReceiveDirect filled
+// (ep.dent): n bytes placed, olen lost (FI_ETRUNC).
+func (ep *endpoint) completeDirect(n int, olen uint64) {
+	from := ep.from[:ep.fromLen]
+	src := provider.AddrNotAvail
+	if ep.reportSrc {
+		src = ep.av.Reverse(from)
+	}
+	srx.CompleteFrom(ep.rxCQ, ep.rxCntr, &ep.dent, n, olen, src, from, ep.sourceErr)
 }
 
 // deliver matches one datagram against the receive queue: into the posted
