@@ -81,6 +81,10 @@ type CQ struct {
 
 	signaled atomic.Bool // fi_cq_signal, consumed by the next blocking read
 
+	// state mirrors n, held, overrun and closed (see publishLocked), so
+	// that an empty Read and Full take no lock.
+	state atomic.Uint64
+
 	mu      sync.Mutex
 	ring    []slot // power-of-two capacity
 	head, n int
@@ -134,6 +138,31 @@ func (q *CQ) RemoveSource(p provider.Progresser) { q.hub.RemoveSource(p) }
 // Progress drives progress of the bound sources once.
 func (q *CQ) Progress() { q.hub.Set.Run() }
 
+// Layout of CQ.state: n in the low 31 bits, held in the next 31, then the
+// overrun and closed bits.
+const (
+	stateCount   = 1<<31 - 1
+	stateHeldSh  = 31
+	stateOverrun = 1 << 62
+	stateClosed  = 1 << 63
+)
+
+// publishLocked stores the lock-guarded counts into q.state; q.mu is held
+// by every caller that changed n, held, overrun or closed. Readers of
+// state see a value at least as old as the last critical section, which
+// is all the empty-read and Full checks need: they race with writers
+// anyway.
+func (q *CQ) publishLocked() {
+	s := uint64(min(q.n, stateCount)) | uint64(min(q.held, stateCount))<<stateHeldSh
+	if q.overrun {
+		s |= stateOverrun
+	}
+	if q.closed {
+		s |= stateClosed
+	}
+	q.state.Store(s)
+}
+
 // ---- owner side (provider.CQOwner) ----
 
 // push reserves the tail slot; q.mu is held. It reports false (and records
@@ -148,6 +177,7 @@ func (q *CQ) push(reserved bool) (*slot, error) {
 	} else if q.overrun || q.n+q.held >= q.cfg.Size {
 		q.overrun = true
 		q.dropped++
+		q.publishLocked()
 		return nil, provider.EOVERRUN
 	}
 	if q.n == len(q.ring) {
@@ -155,6 +185,7 @@ func (q *CQ) push(reserved bool) (*slot, error) {
 	}
 	s := &q.ring[(q.head+q.n)&(len(q.ring)-1)]
 	q.n++
+	q.publishLocked()
 	return s, nil
 }
 
@@ -169,6 +200,7 @@ func (q *CQ) Reserve() bool {
 	ok := !q.closed && !q.overrun && q.n+q.held < q.cfg.Size
 	if ok {
 		q.held++
+		q.publishLocked()
 	}
 	q.mu.Unlock()
 	return ok
@@ -179,17 +211,17 @@ func (q *CQ) Unreserve() {
 	q.mu.Lock()
 	if q.held > 0 {
 		q.held--
+		q.publishLocked()
 	}
 	q.mu.Unlock()
 }
 
 // Full reports whether a write now would overrun the CQ (or the CQ is
-// closed): queued entries and reservations fill its size.
+// closed): queued entries and reservations fill its size. It takes no
+// lock: providers ask it before every receive poll.
 func (q *CQ) Full() bool {
-	q.mu.Lock()
-	full := q.closed || q.overrun || q.n+q.held >= q.cfg.Size
-	q.mu.Unlock()
-	return full
+	s := q.state.Load()
+	return s&(stateOverrun|stateClosed) != 0 || int(s&stateCount)+int(s>>stateHeldSh&stateCount) >= q.cfg.Size
 }
 
 func (q *CQ) grow() {
@@ -359,6 +391,7 @@ func (q *CQ) readLocked(entries []provider.CQEntry, src []provider.Addr) (int, e
 		q.n--
 		k++
 	}
+	q.publishLocked()
 	return k, nil
 }
 
@@ -382,8 +415,20 @@ func (q *CQ) ReadFrom(entries []provider.CQEntry, src []provider.Addr) (int, err
 		q.mu.Unlock()
 		return 0, err
 	}
+	// Empty and neither overrun nor closed: drive progress, and if that
+	// produced nothing either, answer EAGAIN without taking the lock (the
+	// busy-polling reader's common case).
+	ran := false
+	if q.state.Load()&(stateCount|stateClosed) == 0 {
+		q.hub.Set.Run()
+		ran = true
+		if q.state.Load()&(stateCount|stateOverrun|stateClosed) == 0 {
+			return 0, provider.EAGAIN
+		}
+	}
 	q.mu.Lock()
-	if q.n == 0 && !q.closed {
+	if !ran && q.n == 0 && !q.closed {
+		// Another reader took the entries seen above.
 		q.mu.Unlock()
 		q.hub.Set.Run()
 		q.mu.Lock()
@@ -431,6 +476,7 @@ func (q *CQ) ReadErr(e *provider.CQErrEntry) error {
 	q.ring[q.head] = slot{}
 	q.head = (q.head + 1) & (len(q.ring) - 1)
 	q.n--
+	q.publishLocked()
 	return nil
 }
 
@@ -568,6 +614,7 @@ func (q *CQ) Close() error {
 	clear(q.ring)
 	clear(q.errs)
 	q.n, q.en, q.held = 0, 0, 0
+	q.publishLocked()
 	q.mu.Unlock()
 	return q.hub.Close()
 }
