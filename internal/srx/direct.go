@@ -2,14 +2,20 @@ package srx
 
 import "github.com/gofabric/fabric/provider"
 
-// Receiver receives one message straight into the buffers of a posted
-// receive (see Queue.ReceiveDirect).
+// Receiver receives messages straight into the buffers of posted receives
+// (see Queue.ReceiveDirect). Both methods run with the queue's lock held
+// and must not call back into the queue.
 type Receiver interface {
 	// ReceiveInto places the next waiting message in iov, in order, and
 	// returns its full length (which may exceed the buffers: the rest is
 	// lost). ok is false when no message is waiting; nothing is then
 	// consumed and iov is untouched.
 	ReceiveInto(iov [][]byte) (size int, ok bool)
+	// ReceivedDirect completes e, into which ReceiveInto placed n bytes
+	// of a message, olen more not fitting (FI_ETRUNC when non-zero): it
+	// writes the completion (Complete or CompleteFrom). e is the queue's
+	// and valid only during the call; the peer does not call FreeEntry.
+	ReceivedDirect(e *provider.RxEntry, n int, olen uint64)
 }
 
 // DirectStatus is the outcome of Queue.ReceiveDirect.
@@ -18,7 +24,8 @@ type DirectStatus uint8
 const (
 	// DirectEmpty: the receiver had no message waiting.
 	DirectEmpty DirectStatus = iota
-	// DirectDone: a message was received into the first posted receive.
+	// DirectDone: a message was received into the first posted receive
+	// and completed.
 	DirectDone
 	// DirectUnavailable: the queue does not allow a direct receive now
 	// (no posted receive, or the first one is a directed receive or a
@@ -31,48 +38,39 @@ const (
 // (no other peer matches against it) and receives untagged messages one at
 // a time from a source it polls, such as a datagram socket: when the first
 // posted untagged receive accepts any source and is not a multi-receive
-// buffer, it asks r to receive the next message straight into that
-// receive's buffers, with no bounce buffer, copy, or second matching step.
+// buffer, r receives the next message straight into that receive's
+// buffers and completes it, with no bounce buffer, no copy and no second
+// matching step.
 //
 // The first posted receive matches any message in posting order, so the
-// result is the one GetMsg would give, without the copy. The queue's lock
-// is held while r runs: a Cancel or Close waits for it, and nothing is
-// written into a receive after its cancellation. r must not call back into
-// the queue.
-//
-// On DirectDone the receive has left the queue and its entry is already
-// back in the pool: out is set to a copy of what its completion needs
-// (Context, Flags, Tag, Complete, MsgSize = size; IOV and OwnerContext
-// nil), which the caller passes to Complete or CompleteFrom and never to
-// FreeEntry. n is the number of bytes placed, olen the number that did not
-// fit (FI_ETRUNC when non-zero).
-func (q *Queue) ReceiveDirect(r Receiver, out *provider.RxEntry) (n int, olen uint64, st DirectStatus) {
+// outcome is the one GetMsg would give. The queue's lock is held while r
+// runs, so the receive and its completion are one step for Post, Cancel
+// and Close: a receive is either completed by r or cancelled, and nothing
+// is written into it after its cancellation. r's completion writes
+// therefore take the CQ's lock inside the queue's, an order no other path
+// reverses (the queue writes its own completions after unlocking).
+func (q *Queue) ReceiveDirect(r Receiver) DirectStatus {
 	q.mu.Lock()
 	p := q.postedMsg.head
 	if q.closed || p == nil || p.multi || p.rx.Addr != provider.AddrUnspec {
 		q.mu.Unlock()
-		return 0, 0, DirectUnavailable
+		return DirectUnavailable
 	}
 	size, ok := r.ReceiveInto(p.rx.IOV)
 	if !ok {
 		q.mu.Unlock()
-		return 0, 0, DirectEmpty
+		return DirectEmpty
 	}
-	n = size
+	n, olen := size, uint64(0)
 	if room := p.rx.IOVLen(); uint64(size) > room {
 		n, olen = int(room), uint64(size)-room
 	}
 	q.postedMsg.remove(p)
 	q.nposted--
-	*out = provider.RxEntry{
-		Addr:     provider.AddrUnspec,
-		MsgSize:  uint64(size),
-		Tag:      p.rx.Tag,
-		Flags:    p.rx.Flags,
-		Context:  p.rx.Context,
-		Complete: p.rx.Complete,
-	}
+	p.st = stHanded
+	p.rx.MsgSize = uint64(size)
+	r.ReceivedDirect(&p.rx, n, olen)
 	q.free(p)
 	q.mu.Unlock()
-	return n, olen, DirectDone
+	return DirectDone
 }

@@ -9,10 +9,20 @@ import (
 	"github.com/gofabric/fabric/provider"
 )
 
-// fakeSource is a Receiver holding messages to hand out, one per call.
+// fakeSource is a Receiver holding messages to hand out, one per call; it
+// completes them into cq (without source) and records the last entry.
 type fakeSource struct {
 	msgs  [][]byte
 	calls int
+	cq    provider.CQOwner
+	last  provider.RxEntry
+	n     int
+	olen  uint64
+}
+
+func (s *fakeSource) ReceivedDirect(e *provider.RxEntry, n int, olen uint64) {
+	s.last, s.n, s.olen = *e, n, olen
+	Complete(s.cq, nil, e, n, olen, provider.AddrNotAvail)
 }
 
 func (s *fakeSource) ReceiveInto(iov [][]byte) (int, bool) {
@@ -59,8 +69,7 @@ func TestReceiveDirectUnavailable(t *testing.T) {
 			newPeer(q)
 			c.setup(t, q)
 			src := &fakeSource{msgs: [][]byte{[]byte("x")}}
-			var out provider.RxEntry
-			if _, _, st := q.ReceiveDirect(src, &out); st != DirectUnavailable {
+			if st := q.ReceiveDirect(src); st != DirectUnavailable {
 				t.Fatalf("status %v, want DirectUnavailable", st)
 			}
 			if src.calls != 0 {
@@ -73,14 +82,13 @@ func TestReceiveDirectUnavailable(t *testing.T) {
 func TestReceiveDirect(t *testing.T) {
 	q := New(Config{Directed: true})
 	p := newPeer(q)
-	src := &fakeSource{}
-	var out provider.RxEntry
+	src := &fakeSource{cq: p.cq}
 
 	// Nothing waiting: the receive stays posted.
 	buf := make([]byte, 8)
 	ctx := new(int)
 	post(t, q, buf, ctx, false, 0, 0, 0)
-	if _, _, st := q.ReceiveDirect(src, &out); st != DirectEmpty || src.calls != 1 {
+	if st := q.ReceiveDirect(src); st != DirectEmpty || src.calls != 1 {
 		t.Fatalf("status %v after %d calls, want DirectEmpty after 1", st, src.calls)
 	}
 	if np, _ := q.Counts(); np != 1 {
@@ -88,20 +96,18 @@ func TestReceiveDirect(t *testing.T) {
 	}
 
 	// A message fits: it lands in the posted buffer, the receive leaves
-	// the queue, and out carries what the completion needs.
+	// the queue and completes.
 	src.msgs = [][]byte{[]byte("hello"), []byte("0123456789"), []byte("abcdefgh")}
-	n, olen, st := q.ReceiveDirect(src, &out)
-	if st != DirectDone || n != 5 || olen != 0 || string(buf[:5]) != "hello" {
-		t.Fatalf("got %v n=%d olen=%d buf %q", st, n, olen, buf[:5])
+	if st := q.ReceiveDirect(src); st != DirectDone || src.n != 5 || src.olen != 0 || string(buf[:5]) != "hello" {
+		t.Fatalf("got %v n=%d olen=%d buf %q", st, src.n, src.olen, buf[:5])
 	}
-	if out.Context != ctx || out.Flags != provider.FlagRecv|provider.FlagMsg || !out.Complete ||
-		out.MsgSize != 5 || out.IOV != nil || out.OwnerContext != nil || out.Addr != provider.AddrUnspec {
-		t.Fatalf("out %+v", out)
+	if e := src.last; e.Context != ctx || e.Flags != provider.FlagRecv|provider.FlagMsg || !e.Complete ||
+		e.MsgSize != 5 || e.Addr != provider.AddrUnspec {
+		t.Fatalf("entry %+v", e)
 	}
 	if np, nu := q.Counts(); np != 0 || nu != 0 {
 		t.Fatalf("counts %d %d", np, nu)
 	}
-	Complete(p.cq, p.cntr, &out, n, olen, provider.AddrNotAvail)
 	if c := mustOne(t, p.cq.take()); c.OpContext != ctx || c.Len != 5 || c.Buf != nil {
 		t.Fatalf("completion %+v", c)
 	}
@@ -113,11 +119,10 @@ func TestReceiveDirect(t *testing.T) {
 	if err := q.Post(&m, false); err != nil {
 		t.Fatal(err)
 	}
-	n, olen, st = q.ReceiveDirect(src, &out)
-	if st != DirectDone || n != 7 || olen != 3 || string(a)+string(b) != "0123456" || out.Complete {
-		t.Fatalf("got %v n=%d olen=%d %q%q complete=%v", st, n, olen, a, b, out.Complete)
+	st := q.ReceiveDirect(src)
+	if st != DirectDone || src.n != 7 || src.olen != 3 || string(a)+string(b) != "0123456" || src.last.Complete {
+		t.Fatalf("got %v n=%d olen=%d %q%q complete=%v", st, src.n, src.olen, a, b, src.last.Complete)
 	}
-	Complete(p.cq, p.cntr, &out, n, olen, provider.AddrNotAvail)
 	if r := p.cq.take(); len(r.err) != 1 || r.err[0].Err != provider.ETRUNC || r.err[0].Olen != 3 ||
 		r.err[0].OpContext != "iov" {
 		t.Fatalf("truncation: %+v", r)
@@ -131,10 +136,10 @@ func TestReceiveDirect(t *testing.T) {
 	if err := q.Post(&dm, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, st := q.ReceiveDirect(src, &out); st != DirectDone || out.Context != "any" {
-		t.Fatalf("got %v for %v, want the first posted receive", st, out.Context)
+	if st := q.ReceiveDirect(src); st != DirectDone || src.last.Context != "any" {
+		t.Fatalf("got %v for %v, want the first posted receive", st, src.last.Context)
 	}
-	if _, _, st := q.ReceiveDirect(src, &out); st != DirectUnavailable {
+	if st := q.ReceiveDirect(src); st != DirectUnavailable {
 		t.Fatalf("directed receive first: %v", st)
 	}
 	e, err := q.GetMsg(9, 1)
@@ -147,33 +152,39 @@ func TestReceiveDirect(t *testing.T) {
 func TestReceiveDirectAllocs(t *testing.T) {
 	q := New(Config{Size: 64})
 	cq := &countCQ{}
-	q.SetCompletion(cq, nil)
 	buf := make([]byte, 64)
 	msg := []byte("payload")
-	src := &fakeSource{}
+	src := &fakeSource{cq: cq}
 	m := provider.Msg{Buf: buf, Context: new(int), Flags: provider.FlagCompletion}
-	var out provider.RxEntry
 	if a := testing.AllocsPerRun(1000, func() {
 		if err := q.Post(&m, false); err != nil {
 			t.Fatal(err)
 		}
-		q.ReceiveDirect(src, &out) // empty
+		q.ReceiveDirect(src) // empty
 		src.msgs = append(src.msgs[:0], msg)
-		n, olen, st := q.ReceiveDirect(src, &out)
-		if st != DirectDone {
+		if st := q.ReceiveDirect(src); st != DirectDone {
 			t.Fatal(st)
 		}
-		Complete(cq, nil, &out, n, olen, provider.AddrNotAvail)
 	}); a != 0 {
 		t.Errorf("%v allocs per post + empty poll + direct receive", a)
+	}
+	if cq.n == 0 {
+		t.Fatal("no completions written")
 	}
 }
 
 // slowSource writes into the receive's buffers for a while, as a kernel
 // copy would, so that a racing Cancel lands inside ReceiveInto.
 type slowSource struct {
-	writing atomic.Bool
-	n       atomic.Int64
+	writing  atomic.Bool
+	n        atomic.Int64
+	cq       provider.CQOwner
+	received int
+}
+
+func (s *slowSource) ReceivedDirect(e *provider.RxEntry, n int, olen uint64) {
+	s.received++
+	Complete(s.cq, nil, e, n, olen, provider.AddrNotAvail)
 }
 
 func (s *slowSource) ReceiveInto(iov [][]byte) (int, bool) {
@@ -198,22 +209,16 @@ func (s *slowSource) ReceiveInto(iov [][]byte) (int, bool) {
 func TestReceiveDirectCancelRace(t *testing.T) {
 	q := New(Config{Size: 4096})
 	p := newPeer(q)
-	src := &slowSource{}
+	src := &slowSource{cq: p.cq}
 	const total = 300
 	bufs := make([][]byte, total)
 	var stop atomic.Bool
-	var received atomic.Int64
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		var out provider.RxEntry
 		for !stop.Load() {
-			n, olen, st := q.ReceiveDirect(src, &out)
-			if st == DirectDone {
-				Complete(p.cq, p.cntr, &out, n, olen, provider.AddrNotAvail)
-				received.Add(1)
-			}
+			q.ReceiveDirect(src)
 		}
 	}()
 	canceled := 0
@@ -250,7 +255,7 @@ func TestReceiveDirectCancelRace(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 	r := p.cq.take()
-	if len(r.ok)+len(r.err) != total || len(r.err) != canceled || int(received.Load()) != len(r.ok) {
+	if len(r.ok)+len(r.err) != total || len(r.err) != canceled || src.received != len(r.ok) {
 		t.Fatalf("%d received, %d cancelled (%d reported), of %d", len(r.ok), len(r.err), canceled, total)
 	}
 	seen := make(map[any]bool)

@@ -46,12 +46,15 @@ type endpoint struct {
 	sourceErr      bool       // FI_SOURCE_ERR: unknown sources complete with FI_EADDRNOTAVAIL
 
 	// Receive side, guarded by rxMu.
-	rxMu    sync.Mutex
-	bounce  []byte
-	from    [sys.SizeofSockaddrMax]byte
-	fromLen int              // length of the source in from (ReceiveInto)
-	rxErr   provider.Errno   // why ReceiveInto received nothing
-	dent    provider.RxEntry // the receive ReceiveDirect completed
+	rxMu   sync.Mutex
+	bounce []byte
+	from   [sys.SizeofSockaddrMax]byte
+
+	// Direct receive side, guarded by the lock of the direct queue
+	// (ReceiveInto and ReceivedDirect run under it).
+	dfrom    [sys.SizeofSockaddrMax]byte
+	dfromLen int
+	drxErr   provider.Errno // why ReceiveInto received nothing
 
 	// Unexpected-message buffers, guarded by poolMu (never held across a
 	// call into the SRX).
@@ -344,12 +347,32 @@ func (ep *endpoint) Cancel(ctx any) error { return provider.ENOENT }
 // Progress receives up to ProgressBudget datagrams without blocking and
 // delivers them through the receive queue. If another goroutine is already
 // progressing the endpoint it returns at once.
+//
+// When the endpoint owns its receive queue and the first posted receive
+// takes any datagram (the common case), one datagram is received straight
+// into that receive's buffers under the queue's lock (receiveDirect);
+// otherwise datagrams go through the bounce buffer and GetMsg, under rxMu.
 func (ep *endpoint) Progress() {
-	if ep.state.Load() != stateEnabled || !ep.rxMu.TryLock() {
+	if ep.state.Load() != stateEnabled {
+		return
+	}
+	if ep.direct != nil && ep.receiveDirect() {
+		return
+	}
+	if !ep.rxMu.TryLock() {
 		return
 	}
 	ep.progressLocked()
 	ep.rxMu.Unlock()
+}
+
+// receiveDirect is one poll of the direct path. It reports false when the
+// queue does not allow it now, and the bounce path is to run instead.
+func (ep *endpoint) receiveDirect() bool {
+	if ep.rxFull != nil && ep.rxFull.Full() {
+		return true // see progressLocked
+	}
+	return ep.direct.ReceiveDirect(ep) != srx.DirectUnavailable
 }
 
 func (ep *endpoint) progressLocked() {
@@ -361,22 +384,6 @@ func (ep *endpoint) progressLocked() {
 			// reads the CQ (the kernel drops them if that fills up, which
 			// FI_EP_DGRAM allows).
 			return
-		}
-		if ep.direct != nil {
-			// The endpoint's own queue: straight into the first posted
-			// receive when it takes any datagram (the common case).
-			n, olen, st := ep.direct.ReceiveDirect(ep, &ep.dent)
-			switch st {
-			case srx.DirectDone:
-				ep.completeDirect(n, olen)
-				// A completion is ready: let the reader see it now.
-				return
-			case srx.DirectEmpty:
-				if ep.rxErr == provider.EAGAIN || ep.rxErr == sys.ErrClosed {
-					return
-				}
-				continue // a pending socket error, consumed by the call
-			}
 		}
 		size, fl, e := sock.RecvFrom(ep.bounce, ep.from[:])
 		if e != 0 {
@@ -398,33 +405,40 @@ func (ep *endpoint) progressLocked() {
 }
 
 // ReceiveInto implements srx.Receiver: one datagram from the socket,
-// straight into the posted receive's buffers. It runs under rxMu and the
-// receive queue's lock.
+// straight into the posted receive's buffers, under the queue's lock.
+// Close sets the state before it waits for that lock, so no receive
+// starts once Close has begun.
 func (ep *endpoint) ReceiveInto(iov [][]byte) (size int, ok bool) {
+	if ep.state.Load() != stateEnabled {
+		ep.drxErr = sys.ErrClosed
+		return 0, false
+	}
 	var fl int
 	var e provider.Errno
 	if len(iov) == 1 {
-		size, fl, e = ep.sock.RecvFrom(iov[0], ep.from[:])
+		size, fl, e = ep.sock.RecvFrom(iov[0], ep.dfrom[:])
 	} else {
-		size, fl, e = ep.sock.RecvMsg(iov, ep.from[:])
+		size, fl, e = ep.sock.RecvMsg(iov, ep.dfrom[:])
 	}
 	if e != 0 {
-		ep.rxErr = e
+		// EAGAIN, or a pending socket error the call consumed: the next
+		// poll tries again.
+		ep.drxErr = e
 		return 0, false
 	}
-	ep.fromLen = fl
+	ep.dfromLen = fl
 	return size, true
 }
 
-// completeDirect writes the completion of the receive ReceiveDirect filled
-// (ep.dent): n bytes placed, olen lost (FI_ETRUNC).
-func (ep *endpoint) completeDirect(n int, olen uint64) {
-	from := ep.from[:ep.fromLen]
+// ReceivedDirect implements srx.Receiver: the completion of the receive
+// ReceiveInto filled, under the queue's lock.
+func (ep *endpoint) ReceivedDirect(e *provider.RxEntry, n int, olen uint64) {
+	from := ep.dfrom[:ep.dfromLen]
 	src := provider.AddrNotAvail
 	if ep.reportSrc {
 		src = ep.av.Reverse(from)
 	}
-	srx.CompleteFrom(ep.rxCQ, ep.rxCntr, &ep.dent, n, olen, src, from, ep.sourceErr)
+	srx.CompleteFrom(ep.rxCQ, ep.rxCntr, e, n, olen, src, from, ep.sourceErr)
 }
 
 // deliver matches one datagram against the receive queue: into the posted
@@ -570,6 +584,9 @@ func (ep *endpoint) autoProgress(sock *sys.Conn, done chan struct{}) {
 		if ep.state.Load() != stateEnabled {
 			return
 		}
+		if ep.direct != nil && ep.receiveDirect() {
+			continue
+		}
 		ep.rxMu.Lock()
 		ep.progressLocked()
 		ep.rxMu.Unlock()
@@ -610,9 +627,12 @@ func (ep *endpoint) Close() error {
 		<-ep.autoDone
 	}
 	// Wait for a Progress call in flight to finish before returning: the
-	// lock is only a barrier.
+	// locks are only barriers (the direct path holds the queue's).
 	ep.rxMu.Lock()
 	//lint:ignore SA2001 empty critical section on purpose (barrier)
 	ep.rxMu.Unlock()
+	if ep.direct != nil {
+		ep.direct.Counts() // takes and releases the queue's lock
+	}
 	return err
 }
