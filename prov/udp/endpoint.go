@@ -406,8 +406,9 @@ func (ep *endpoint) progressLocked() {
 
 // ReceiveInto implements srx.Receiver: one datagram from the socket,
 // straight into the posted receive's buffers, under the queue's lock.
-// Close sets the state before it waits for that lock, so no receive
-// starts once Close has begun.
+// Close sets the state before it waits for that lock, and closes the
+// socket only then, so no receive starts once Close has begun and none is
+// in flight when the socket closes.
 func (ep *endpoint) ReceiveInto(iov [][]byte) (size int, ok bool) {
 	if ep.state.Load() != stateEnabled {
 		ep.drxErr = sys.ErrClosed
@@ -416,7 +417,9 @@ func (ep *endpoint) ReceiveInto(iov [][]byte) (size int, ok bool) {
 	var fl int
 	var e provider.Errno
 	if len(iov) == 1 {
-		size, fl, e = ep.sock.RecvFrom(iov[0], ep.dfrom[:])
+		// No in-flight reference: Close waits for the queue's lock,
+		// which the caller holds, before it closes the socket.
+		size, fl, e = ep.sock.RecvFromOwned(iov[0], ep.dfrom[:])
 	} else {
 		size, fl, e = ep.sock.RecvMsg(iov, ep.dfrom[:])
 	}
@@ -622,17 +625,21 @@ func (ep *endpoint) Close() error {
 		return provider.EBADF
 	}
 	ep.state.Store(stateClosed)
+	if ep.direct != nil {
+		// A barrier: a direct receive in flight holds the queue's lock,
+		// and none starts after it (ReceiveInto checks the state under
+		// that lock), so the socket is not in a RecvFromOwned when it
+		// closes.
+		ep.direct.Counts()
+	}
 	err := ep.sock.Close()
 	if ep.autoDone != nil {
 		<-ep.autoDone
 	}
 	// Wait for a Progress call in flight to finish before returning: the
-	// locks are only barriers (the direct path holds the queue's).
+	// lock is only a barrier.
 	ep.rxMu.Lock()
 	//lint:ignore SA2001 empty critical section on purpose (barrier)
 	ep.rxMu.Unlock()
-	if ep.direct != nil {
-		ep.direct.Counts() // takes and releases the queue's lock
-	}
 	return err
 }

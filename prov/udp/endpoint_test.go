@@ -6,7 +6,9 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -820,4 +822,49 @@ func TestDataPathAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(200, run); n != 0 {
 		t.Fatalf("data path allocates %v times per round", n)
 	}
+}
+
+// Close while other goroutines progress the endpoint and datagrams keep
+// arriving: Close waits for a receive in flight, and nothing completes
+// after it returns.
+func TestCloseDuringProgress(t *testing.T) {
+	bothQueues(t, epOpts{}, func(t *testing.T, o epOpts) {
+		a, b := pair(t, o)
+		for i := 0; i < 512; i++ {
+			b.post(t, make([]byte, 16), i)
+		}
+		var stop atomic.Bool
+		var wg sync.WaitGroup
+		for g := 0; g < 2; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for !stop.Load() {
+					b.ep.Progress()
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				a.ep.Send(provider.Msg{Buf: []byte("data"), Addr: a.peers[b], Flags: provider.FlagInject})
+				runtime.Gosched()
+			}
+		}()
+		deadline := time.Now().Add(5 * time.Second)
+		for n, _ := b.rxCQ.count(); n < 20 && time.Now().Before(deadline); n, _ = b.rxCQ.count() {
+			time.Sleep(time.Millisecond)
+		}
+		if err := b.ep.Close(); err != nil {
+			t.Fatal(err)
+		}
+		n1, e1 := b.rxCQ.count()
+		time.Sleep(20 * time.Millisecond)
+		stop.Store(true)
+		wg.Wait()
+		if n2, e2 := b.rxCQ.count(); n2 != n1 || e2 != e1 || n1 < 20 {
+			t.Fatalf("%d completions when Close returned, %d later (errors %d, %d)", n1, n2, e1, e2)
+		}
+	})
 }
