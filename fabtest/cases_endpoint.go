@@ -148,15 +148,17 @@ func init() {
 	})
 	register("fi_endpoint/control_getopsflag_setopsflag", func(t *testing.T, tg Target) {
 		e := tg.open(t, envOpts{})
-		_, err := e.ep.OpsFlags(fabric.FlagTransmit | fabric.FlagRecv)
-		isErr(t, "GETOPSFLAG with both", err, fabric.ErrInval)
-		isErr(t, "SETOPSFLAG with neither", e.ep.SetOpsFlags(fabric.FlagCompletion), fabric.ErrInval)
-		if err := e.ep.SetOpsFlags(fabric.FlagRecv | fabric.FlagCompletion); err != nil {
+		f := fabric.FlagTransmit | fabric.FlagRecv
+		isErr(t, "GETOPSFLAG with both", e.ep.Control(fabric.CtrlGetOpsFlag, &f), fabric.ErrInval)
+		set := fabric.FlagRecv | fabric.FlagCompletion
+		if err := e.ep.Control(fabric.CtrlSetOpsFlag, &set); err != nil {
 			t.Fatalf("SETOPSFLAG: %v", err)
 		}
-		if get, err := e.ep.OpsFlags(fabric.FlagRecv); err != nil || get != fabric.FlagCompletion {
+		get := fabric.FlagRecv
+		if err := e.ep.Control(fabric.CtrlGetOpsFlag, &get); err != nil || get != fabric.FlagCompletion {
 			t.Fatalf("GETOPSFLAG = %v, %v; want FI_COMPLETION", get, err)
 		}
+		isErr(t, "FI_GETWAIT on an endpoint", e.ep.Control(fabric.CtrlGetWait, nil), fabric.ErrNoSys)
 	})
 	register("fi_endpoint/getopt_unknown_ENOPROTOOPT", func(t *testing.T, tg Target) {
 		e := tg.open(t, envOpts{})

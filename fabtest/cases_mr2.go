@@ -66,7 +66,7 @@ func init() {
 			if err != nil {
 				t.Fatalf("fi_mr_regattr with %d iovecs: %v", n, err)
 			}
-			if mr.Context() != ctx || mr.Desc() == nil || mr.Desc().Key() != mr.Key() {
+			if mr.Context() != ctx || mr.Desc() != mr {
 				t.Fatalf("regattr: context %v desc %v", mr.Context(), mr.Desc())
 			}
 			mr.Close()

@@ -311,7 +311,7 @@ func init() {
 			isErr(t, "tsend without FI_TAGGED", e.ep.TSend([]byte("x"), nil, 0, 1, nil), fabric.ErrNoSys)
 		}
 		if !tg.claims(fabric.CapRMA) {
-			isErr(t, "write without FI_RMA", e.ep.RMAWrite([]byte("x"), nil, 0, 0, 0, nil), fabric.ErrNoSys)
+			isErr(t, "write without FI_RMA", e.ep.Write([]byte("x"), nil, 0, 0, 0, nil), fabric.ErrNoSys)
 		}
 	})
 }
