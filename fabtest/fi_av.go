@@ -29,9 +29,7 @@ var avCases = []testCase{
 }
 
 func avInsertLookupRemoveTable(t *testing.T, tg Target) {
-	if tg.EPType == fabric.EPMsg {
-		t.Skip("no AV for FI_EP_MSG")
-	}
+	connectionless(t, tg)
 	a, b, _, _ := tg.pair(t, envOpts{})
 	av, err := a.dom.OpenAV(&fabric.AVAttr{Type: fabric.AVTable, Count: 1})
 	if err != nil {
@@ -67,9 +65,7 @@ func avInsertLookupRemoveTable(t *testing.T, tg Target) {
 }
 
 func avBadAddressNOTAVAIL(t *testing.T, tg Target) {
-	if tg.EPType == fabric.EPMsg {
-		t.Skip("no AV for FI_EP_MSG")
-	}
+	connectionless(t, tg)
 	a := tg.open(t, envOpts{})
 	bad := make([]byte, len(a.addr))
 	fa := []fabric.Addr{7, 7}
@@ -85,9 +81,7 @@ func avBadAddressNOTAVAIL(t *testing.T, tg Target) {
 }
 
 func avStraddr(t *testing.T, tg Target) {
-	if tg.EPType == fabric.EPMsg {
-		t.Skip("no AV for FI_EP_MSG")
-	}
+	connectionless(t, tg)
 	a := tg.open(t, envOpts{})
 	s := a.av.StrAddr(a.addr)
 	switch a.info.AddrFormat {
@@ -103,9 +97,7 @@ func avStraddr(t *testing.T, tg Target) {
 }
 
 func avRemoveReinsertLivePeer(t *testing.T, tg Target) {
-	if tg.EPType == fabric.EPMsg {
-		t.Skip("no AV for FI_EP_MSG")
-	}
+	connectionless(t, tg)
 	a, b, ab, _ := tg.pair(t, envOpts{})
 	send := func(dst fabric.Addr, want string) {
 		buf := make([]byte, 16)
@@ -165,7 +157,10 @@ func avTableIndicesSequentialMapDistinct(t *testing.T, tg Target) {
 	}
 	m, err := e.dom.OpenAV(&fabric.AVAttr{Type: fabric.AVMap})
 	if err != nil {
-		t.Skipf("FI_AV_MAP: %v", err)
+		if tg.claimsHint(func(h *fabric.Info) { h.DomainAttr.AVType = fabric.AVMap }) {
+			t.Fatalf("fi_av_open(FI_AV_MAP) with FI_AV_MAP claimed: %v", err)
+		}
+		t.Skipf("%s does not claim FI_AV_MAP: %v", tg.Provider, err)
 	}
 	defer m.Close()
 	seen := map[fabric.Addr]bool{}
@@ -357,9 +352,7 @@ func avNamedSharedAvUnclaimedENOSYS(t *testing.T, tg Target) {
 // targets (they have no AV).
 func avEnv(t *testing.T, tg Target, o envOpts) *env {
 	t.Helper()
-	if tg.EPType == fabric.EPMsg {
-		t.Skip("no AV for FI_EP_MSG")
-	}
+	connectionless(t, tg)
 	return tg.open(t, o)
 }
 

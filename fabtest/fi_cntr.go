@@ -22,12 +22,7 @@ var cntrCases = []testCase{
 func cntrSetAddErrWait(t *testing.T, tg Target) {
 	e := tg.open(t, envOpts{noEnable: true})
 	c, err := e.dom.OpenCntr(&fabric.CntrAttr{WaitObj: fabric.WaitUnspec})
-	if errors.Is(err, fabric.ErrNoSys) {
-		t.Skip("provider has no counters")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	skipIfNotSupported(t, "fi_cntr_open", err)
 	defer c.Close()
 	if err := c.Set(5); err != nil {
 		t.Fatal(err)
@@ -50,17 +45,10 @@ func cntrSetAddErrWait(t *testing.T, tg Target) {
 }
 
 func cntrSendRecvCountersCountCompletions(t *testing.T, tg Target) {
-	if tg.EPType == fabric.EPMsg {
-		t.Skip("opens extra endpoints that need connectionless addressing")
-	}
+	connectionless(t, tg)
 	a, b, _, _ := tg.pair(t, envOpts{})
 	tx, err := a.dom.OpenCntr(&fabric.CntrAttr{WaitObj: fabric.WaitUnspec})
-	if errors.Is(err, fabric.ErrNoSys) {
-		t.Skip("no counters")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	skipIfNotSupported(t, "fi_cntr_open", err)
 	t.Cleanup(func() { closeOK(t, "cntr", tx.Close()) })
 	rx, err := b.dom.OpenCntr(&fabric.CntrAttr{WaitObj: fabric.WaitUnspec})
 	if err != nil {
@@ -231,12 +219,7 @@ func cntrFailuresCountOnlyInErrorValue(t *testing.T, tg Target) {
 func cntrWaitFdGetwait(t *testing.T, tg Target) {
 	e := tg.open(t, envOpts{noEnable: true})
 	c, err := e.dom.OpenCntr(&fabric.CntrAttr{WaitObj: fabric.WaitFD})
-	if errors.Is(err, fabric.ErrNoSys) {
-		t.Skip("no counters with FI_WAIT_FD")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	skipIfNotSupported(t, "fi_cntr_open with FI_WAIT_FD", err)
 	defer c.Close()
 	fd, err := c.WaitFD()
 	if err != nil || fd < 0 {
@@ -263,12 +246,7 @@ func cntrWaitFdGetwait(t *testing.T, tg Target) {
 func (e *env) openCntr(attr *fabric.CntrAttr) *fabric.Cntr {
 	e.t.Helper()
 	c, err := e.dom.OpenCntr(attr)
-	if errors.Is(err, fabric.ErrNoSys) {
-		e.t.Skip("provider has no counters")
-	}
-	if err != nil {
-		e.t.Fatalf("OpenCntr(%+v): %v", attr, err)
-	}
+	skipIfNotSupported(e.t, "fi_cntr_open", err)
 	e.t.Cleanup(func() { closeOK(e.t, "cntr", c.Close()) })
 	return c
 }

@@ -134,9 +134,7 @@ func cqFormatMsgFlagsLen(t *testing.T, tg Target) {
 }
 
 func cqOverrunEOVERRUN(t *testing.T, tg Target) {
-	if tg.EPType == fabric.EPMsg {
-		t.Skip("opens extra endpoints that need connectionless addressing")
-	}
+	connectionless(t, tg)
 	// Only without resource management may a CQ overrun (fi_domain(3));
 	// fi_cq/rm_enabled_full_cq_EAGAIN_no_overrun covers FI_RM_ENABLED.
 	a, _, ab, _ := tg.pair(t, envOpts{modify: func(in *fabric.Info) {
@@ -694,9 +692,7 @@ func cqRmEnabledRecvWithFullRxCqEAGAIN(t *testing.T, tg Target) {
 }
 
 func cqSourceErrUnknownSenderEADDRNOTAVAIL(t *testing.T, tg Target) {
-	if tg.EPType == fabric.EPMsg {
-		t.Skip("connectionless only")
-	}
+	connectionless(t, tg)
 	b := tg.open(t, envOpts{caps: fabric.CapSource | fabric.CapSourceErr})
 	a := tg.open(t, envOpts{})
 	ab := a.insert(b.addr) // b does not know a

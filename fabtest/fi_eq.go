@@ -183,7 +183,7 @@ func eqWaitNoneBlockingCallsFailAtOnce(t *testing.T, tg Target) {
 	if _, err := cq.SRead(make([]fabric.CQEntry, 1), 0, 1000); err == nil || errors.Is(err, fabric.ErrAgain) {
 		t.Fatalf("fi_cq_sread on FI_WAIT_NONE: %v; want an error other than a timeout", err)
 	}
-	if c, err := e.dom.OpenCntr(&fabric.CntrAttr{WaitObj: fabric.WaitNone}); err == nil {
+	if c, err := e.dom.OpenCntr(&fabric.CntrAttr{WaitObj: fabric.WaitNone}); supported(t, "fi_cntr_open(FI_WAIT_NONE)", err) {
 		defer c.Close()
 		if err := c.Wait(1, 1000); err == nil || errors.Is(err, fabric.ErrTimedOut) {
 			t.Fatalf("fi_cntr_wait on FI_WAIT_NONE: %v; want an error other than a timeout", err)
@@ -197,12 +197,7 @@ func eqWaitNoneBlockingCallsFailAtOnce(t *testing.T, tg Target) {
 func eqWaitFdTrywaitAndReadiness(t *testing.T, tg Target) {
 	e := tg.open(t, envOpts{noEnable: true})
 	q, err := e.fab.OpenEQ(&fabric.EQAttr{WaitObj: fabric.WaitFD, Flags: fabric.FlagWrite})
-	if errors.Is(err, fabric.ErrNoSys) {
-		t.Skip("FI_WAIT_FD not supported")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	skipIfNotSupported(t, "fi_eq_open with FI_WAIT_FD", err)
 	defer q.Close()
 	fd, err := q.WaitFD()
 	if err != nil || fd < 0 {

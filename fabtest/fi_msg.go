@@ -675,9 +675,7 @@ func msgEverySendAndRecvVariant(t *testing.T, tg Target) {
 }
 
 func msgUnexpectedFromUnknownThenDirectedAfterInsert(t *testing.T, tg Target) {
-	if tg.EPType == fabric.EPMsg {
-		t.Skip("connectionless only")
-	}
+	connectionless(t, tg)
 	b := tg.open(t, envOpts{caps: fabric.CapDirectedRecv})
 	a := tg.open(t, envOpts{})
 	ab := a.insert(b.addr)

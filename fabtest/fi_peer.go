@@ -23,18 +23,11 @@ var peerCases = []testCase{
 }
 
 func peerImportCntrIncrementsOwner(t *testing.T, tg Target) {
-	if tg.EPType == fabric.EPMsg {
-		t.Skip("opens extra endpoints that need connectionless addressing")
-	}
+	connectionless(t, tg)
 	a, _, ab, _ := tg.pair(t, envOpts{})
 	owner := &cntrOwner{}
 	pc, err := a.dom.OpenCntr(&fabric.CntrAttr{Flags: fabric.FlagPeer, Peer: owner})
-	if errors.Is(err, fabric.ErrNoSys) {
-		t.Skip("no counters")
-	}
-	if err != nil {
-		t.Fatalf("import counter: %v", err)
-	}
+	skipIfNotSupported(t, "import counter", err)
 	t.Cleanup(func() { closeOK(t, "cntr", pc.Close()) })
 	txcq := a.openCQ(&fabric.CQAttr{Format: fabric.CQFormatContext})
 	ep, err := a.dom.OpenEndpoint(a.info)
@@ -62,9 +55,7 @@ func peerImportCntrIncrementsOwner(t *testing.T, tg Target) {
 }
 
 func peerImportCqCompletionsLandInOwner(t *testing.T, tg Target) {
-	if tg.EPType == fabric.EPMsg {
-		t.Skip("opens extra endpoints that need connectionless addressing")
-	}
+	connectionless(t, tg)
 	a, _, ab, _ := tg.pair(t, envOpts{})
 	owner := &recorder{}
 	if _, err := a.dom.OpenCQ(&fabric.CQAttr{Flags: fabric.FlagPeer}); !errors.Is(err, fabric.ErrInval) {
@@ -107,9 +98,7 @@ func peerImportCqCompletionsLandInOwner(t *testing.T, tg Target) {
 }
 
 func peerImportSrxExpectedUnexpectedDiscard(t *testing.T, tg Target) {
-	if tg.EPType == fabric.EPMsg {
-		t.Skip("covered by the connection-oriented suite")
-	}
+	connectionless(t, tg)
 	r := tg.open(t, envOpts{noEnable: true})
 	if _, err := r.dom.OpenSRX(&fabric.RxAttr{OpFlags: fabric.FlagPeer}, nil); !errors.Is(err, fabric.ErrInval) {
 		t.Fatalf("FI_PEER SRX without an owner: %v", err)
@@ -197,9 +186,7 @@ func peerImportSrxExpectedUnexpectedDiscard(t *testing.T, tg Target) {
 }
 
 func peerAvOwnerQueryEpAddr(t *testing.T, tg Target) {
-	if tg.EPType == fabric.EPMsg {
-		t.Skip("no AV for FI_EP_MSG")
-	}
+	connectionless(t, tg)
 	a, b, ab, _ := tg.pair(t, envOpts{})
 	var owner peer.AVOwner = a.av
 	attr, err := owner.Query()

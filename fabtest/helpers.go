@@ -2,6 +2,7 @@ package fabtest
 
 import (
 	"encoding/binary"
+	"errors"
 	"testing"
 
 	fabric "github.com/gofabric/fabric"
@@ -25,11 +26,13 @@ func drainTx(t *testing.T, cq *fabric.CQ, n int, others ...*fabric.CQ) {
 	}
 }
 
-// connectionless skips connection-oriented targets.
+// connectionless skips connection-oriented (FI_EP_MSG) targets: the case
+// needs connectionless addressing (an AV, extra endpoints reached by
+// address).
 func connectionless(t *testing.T, tg Target) {
 	t.Helper()
 	if tg.EPType == fabric.EPMsg {
-		t.Skip("needs connectionless addressing")
+		t.Skipf("%v: needs connectionless addressing", tg.EPType)
 	}
 }
 
@@ -68,3 +71,37 @@ func sizes(max uint64) []int {
 
 // sharedRxInfo asks info for a shared receive context (FI_SHARED_CONTEXT).
 func sharedRxInfo(info *fabric.Info) { info.EPAttr.RxCtxCnt = fabric.SharedContext }
+
+// supported reports whether a call that returned err is implemented by the
+// target: true on success, false when err is ErrNoSys or ErrOpNotSupp (the
+// target does not offer it). Any other error fails the test: a setup
+// failure is never a reason to leave a check out.
+func supported(t testing.TB, what string, err error) bool {
+	t.Helper()
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, fabric.ErrNoSys), errors.Is(err, fabric.ErrOpNotSupp):
+		return false
+	}
+	t.Fatalf("%s: %v", what, err)
+	return false
+}
+
+// skipIfNotSupported skips the test when err says the target does not
+// offer the call (ErrNoSys, ErrOpNotSupp) and fails it on any other error.
+func skipIfNotSupported(t testing.TB, what string, err error) {
+	t.Helper()
+	if !supported(t, what, err) {
+		t.Skipf("%s: not supported by the target: %v", what, err)
+	}
+}
+
+// claimsHint reports whether the target's provider returns an info for
+// hints changed by modify (an attribute value it may not offer).
+func (tg Target) claimsHint(modify func(*fabric.Info)) bool {
+	h := tg.hints(0)
+	modify(h)
+	_, err := fabric.GetInfo(fabric.APIVersion, tg.node(), "", fabric.FlagSource, h)
+	return err == nil
+}

@@ -49,9 +49,7 @@ func processMsgPingpongWithSeparateProcess(t *testing.T, tg Target) {
 }
 
 func processPingpongWithSeparateProcess(t *testing.T, tg Target) {
-	if tg.EPType == fabric.EPMsg {
-		t.Skip("connection-oriented cross-process cases live with the provider's CM tests")
-	}
+	connectionless(t, tg)
 	e := tg.open(t, envOpts{})
 	buf := make([]byte, 2048)
 	if err := e.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
