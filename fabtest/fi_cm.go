@@ -13,6 +13,7 @@ import (
 var cmCases = []testCase{
 	{"fi_cm/connect_accept_with_data", cmConnectAcceptWithData},
 	{"fi_cm/reject_with_data_ECONNREFUSED_then_reconnect", cmRejectWithDataECONNREFUSEDThenReconnect},
+	{"fi_cm/connect_to_closed_listener_ECONNREFUSED", cmConnectToClosedListenerECONNREFUSED},
 	{"fi_cm/cm_data_size_and_oversize_EINVAL", cmCmDataSizeAndOversizeEINVAL},
 	{"fi_cm/shutdown_reported_once_per_side", cmShutdownReportedOncePerSide},
 	{"fi_cm/peer_gone_pending_ops_complete_in_error", cmPeerGonePendingOpsCompleteInError},
@@ -69,6 +70,26 @@ func cmRejectWithDataECONNREFUSEDThenReconnect(t *testing.T, tg Target) {
 		t.Fatalf("rejected connect: %+v; want FI_ECONNREFUSED with the reject data", ee)
 	}
 	tg.connect(t, envOpts{}) // a new endpoint connects after the reject
+}
+
+// cmConnectToClosedListenerECONNREFUSED: fi_connect to an address nobody
+// listens on any more is accepted, then reported on the EQ as an error
+// entry for the endpoint with FI_ECONNREFUSED.
+func cmConnectToClosedListenerECONNREFUSED(t *testing.T, tg Target) {
+	msgOnly(t, tg)
+	l := tg.listen(t, envOpts{})
+	name := append([]byte(nil), l.name...)
+	if err := l.pep.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a := tg.open(t, envOpts{deferConn: true})
+	if err := a.ep.Connect(name, nil); err != nil {
+		t.Fatalf("fi_connect: %v", err)
+	}
+	ev, ee := waitEvent(t, a.eq)
+	if ee == nil || !errors.Is(ee.Err, fabric.ErrConnRefused) || ee.FID != a.ep {
+		t.Fatalf("connect to a closed listener: %+v %+v; want an FI_ECONNREFUSED error entry", ev, ee)
+	}
 }
 
 func cmCmDataSizeAndOversizeEINVAL(t *testing.T, tg Target) {

@@ -3,6 +3,7 @@ package fabtest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ var msgCases = []testCase{
 	{"fi_msg/sendmsg_FI_INJECT_still_completes", msgSendmsgFIINJECTStillCompletes},
 	{"fi_msg/max_msg_size_EMSGSIZE", msgMaxMsgSizeEMSGSIZE},
 	{"fi_msg/truncation_ETRUNC_olen_endpoint_usable", msgTruncationETRUNCOlenEndpointUsable},
+	{"fi_msg/truncation_expected_and_unexpected_every_size", msgTruncationExpectedAndUnexpectedEverySize},
 	{"fi_msg/unexpected_then_posted", msgUnexpectedThenPosted},
 	{"fi_msg/order_SAS_single_sender", msgOrderSASSingleSender},
 	{"fi_msg/selective_completion", msgSelectiveCompletion},
@@ -25,6 +27,7 @@ var msgCases = []testCase{
 	{"fi_msg/source_address_FI_SOURCE", msgSourceAddressFISOURCE},
 	{"fi_msg/multi_recv_buffer", msgMultiRecvBuffer},
 	{"fi_msg/directed_recv", msgDirectedRecv},
+	{"fi_msg/directed_recv_leaves_other_sources_queued", msgDirectedRecvLeavesOtherSourcesQueued},
 	{"fi_msg/recv_flags_validation", msgRecvFlagsValidation},
 	{"fi_msg/rx_selective_completion_errors_always_complete", msgRxSelectiveCompletionErrorsAlwaysComplete},
 	{"fi_msg/completion_level_flags_accepted", msgCompletionLevelFlagsAccepted},
@@ -198,6 +201,78 @@ func msgTruncationETRUNCOlenEndpointUsable(t *testing.T, tg Target) {
 	}
 }
 
+// msgTruncationExpectedAndUnexpectedEverySize: a message longer than its
+// receive completes that receive in error with FI_ETRUNC whether it arrived
+// after the receive was posted or before (unexpected), small or large (up
+// to max_msg_size): the entry has FI_RECV|FI_MSG, len the bytes placed and
+// olen the bytes dropped; the send itself succeeds, and the endpoint (and,
+// connection-oriented, its connection) carries the next message intact.
+func msgTruncationExpectedAndUnexpectedEverySize(t *testing.T, tg Target) {
+	a, b, ab, _ := tg.pair(t, envOpts{})
+	const small = 50
+	max := a.info.EPAttr.MaxMsgSize
+	want := fabric.FlagRecv | fabric.FlagMsg
+	for k, size := range []uint64{100, 200000} {
+		size = min(size, max)
+		for _, unexpected := range []bool{false, true} {
+			what := fmt.Sprintf("%d bytes into %d (unexpected %v)", size, small, unexpected)
+			msg := pattern(make([]byte, size), k)
+			buf := make([]byte, small)
+			ctx := new(int)
+			post := func() {
+				if err := b.ep.Recv(buf, nil, fabric.AddrUnspec, ctx); err != nil {
+					t.Fatalf("%s: recv: %v", what, err)
+				}
+			}
+			if !unexpected {
+				post()
+			}
+			retry(t, "send", func() error { return a.ep.Send(msg, nil, ab, nil) }, a.txcq)
+			if unexpected {
+				// Let the message arrive and be progressed before the post.
+				deadline := time.Now().Add(scaled(20 * time.Millisecond))
+				for time.Now().Before(deadline) {
+					b.rxcq.Read(nil)
+					a.txcq.Read(nil)
+				}
+				post()
+			}
+			_, ee := waitCQ(t, b.rxcq, a.txcq)
+			if ee == nil || !errors.Is(ee.Err, fabric.ErrTrunc) || ee.OpContext != ctx || ee.Len != small ||
+				ee.Olen != size-small || ee.Flags&want != want {
+				t.Fatalf("%s: %+v; want FI_ETRUNC, FI_RECV|FI_MSG, len %d, olen %d", what, ee, small, size-small)
+			}
+			if !bytes.Equal(buf, msg[:small]) {
+				t.Fatalf("%s: placed %q; want the message's first %d bytes", what, buf, small)
+			}
+			if _, ee := waitCQ(t, a.txcq, b.rxcq); ee != nil {
+				t.Fatalf("%s: send completion %+v", what, ee)
+			}
+			next := pattern(make([]byte, min(300, max)), k+1)
+			got := make([]byte, len(next))
+			if err := b.ep.Recv(got, nil, fabric.AddrUnspec, "next"); err != nil {
+				t.Fatal(err)
+			}
+			retry(t, "send", func() error { return a.ep.Send(next, nil, ab, nil) }, a.txcq)
+			ent, ee := waitCQ(t, b.rxcq, a.txcq)
+			if ee != nil || ent.OpContext != "next" || !bytes.Equal(got[:ent.Len], next) {
+				t.Fatalf("%s: next message %+v %+v", what, ent, ee)
+			}
+			if _, ee := waitCQ(t, a.txcq, b.rxcq); ee != nil {
+				t.Fatalf("%s: next send completion %+v", what, ee)
+			}
+		}
+	}
+	for _, e := range []*env{a, b} {
+		if e.eq == nil {
+			continue
+		}
+		if ev, err := e.eq.SRead(int(scaled(10*time.Millisecond)/time.Millisecond), 0); err == nil {
+			t.Fatalf("event after truncations: %+v; the connection must stay up", ev)
+		}
+	}
+}
+
 func msgUnexpectedThenPosted(t *testing.T, tg Target) {
 	a, b, ab, _ := tg.pair(t, envOpts{})
 	retry(t, "send", func() error { return a.ep.Send([]byte("early"), nil, ab, nil) }, a.txcq)
@@ -322,8 +397,11 @@ func msgMultiRecvBuffer(t *testing.T, tg Target) {
 		retry(t, "send", func() error { return a.ep.Send(m, nil, ab, nil) }, a.txcq)
 		waitCQ(t, a.txcq)
 		got, ee := waitCQ(t, b.rxcq, a.txcq)
-		if ee != nil || got.Len != msg || got.OpContext != ctx || got.Flags&fabric.FlagRecv == 0 {
-			t.Fatalf("multi-recv message %d: %+v %+v", i, got, ee)
+		if ee != nil || got.Len != msg || got.OpContext != ctx || got.Flags&(fabric.FlagRecv|fabric.FlagMsg) != fabric.FlagRecv|fabric.FlagMsg {
+			t.Fatalf("multi-recv message %d: %+v %+v; want FI_RECV|FI_MSG", i, got, ee)
+		}
+		if i < 2 && got.Flags&fabric.FlagMultiRecv != 0 {
+			t.Fatalf("message %d released the buffer with %d bytes (>= FI_OPT_MIN_MULTI_RECV) left", i, len(buf)-(i+1)*msg)
 		}
 		if !bytes.Equal(got.Buf, m) || &got.Buf[0] != &buf[i*msg] {
 			t.Fatalf("message %d not placed at offset %d", i, i*msg)
@@ -362,6 +440,38 @@ func msgDirectedRecv(t *testing.T, tg Target) {
 	got, ee = waitCQ(t, b.rxcq, c.txcq)
 	if ee != nil || got.OpContext != "c" || fromC[0] != 'C' {
 		t.Fatalf("directed receive from c: %+v %+v", got, ee)
+	}
+}
+
+// msgDirectedRecvLeavesOtherSourcesQueued: with FI_DIRECTED_RECV a receive
+// posted for one source is not matched by a message from another; that
+// message waits, unexpected, for a receive that accepts its source.
+func msgDirectedRecvLeavesOtherSourcesQueued(t *testing.T, tg Target) {
+	a, b, ab, _ := tg.pair(t, envOpts{caps: fabric.CapDirectedRecv})
+	c := tg.open(t, envOpts{caps: fabric.CapDirectedRecv})
+	cb := c.insert(b.addr)
+	bc := b.insert(c.addr)
+	fromC := make([]byte, 16)
+	if err := b.ep.Recv(fromC, nil, bc, "c"); err != nil {
+		t.Fatal(err)
+	}
+	retry(t, "send a", func() error { return a.ep.Send([]byte("from a"), nil, ab, nil) }, a.txcq)
+	if _, ee := waitCQ(t, a.txcq, b.rxcq); ee != nil {
+		t.Fatalf("send from a: %+v", ee)
+	}
+	expectEmpty(t, b.rxcq, scaled(20*time.Millisecond), a.txcq)
+	retry(t, "send c", func() error { return c.ep.Send([]byte("from c"), nil, cb, nil) }, c.txcq)
+	got, ee := waitCQ(t, b.rxcq, c.txcq)
+	if ee != nil || got.OpContext != "c" || string(fromC[:got.Len]) != "from c" {
+		t.Fatalf("receive directed at c: %+v %+v %q", got, ee, fromC)
+	}
+	anySrc := make([]byte, 16)
+	if err := b.ep.Recv(anySrc, nil, fabric.AddrUnspec, "any"); err != nil {
+		t.Fatal(err)
+	}
+	got, ee = waitCQ(t, b.rxcq, a.txcq)
+	if ee != nil || got.OpContext != "any" || string(anySrc[:got.Len]) != "from a" {
+		t.Fatalf("undirected receive after a's message waited: %+v %+v %q", got, ee, anySrc)
 	}
 }
 
