@@ -188,9 +188,10 @@ func (ep *Endpoint) CompareAtomicValid(dt Datatype, op AtomicOp) (count int, err
 // of elements (ErrInval; ErrMsgSize above the count), the result and
 // compare operands hold as many, and the remote targets as many (ErrInval);
 // vectors are within the endpoint's iov limits and have matching
-// descriptors (ErrInval, also for missing descriptors under FI_MR_LOCAL);
-// then the transmit rules shared with messages and RMA (flags, inject
-// size, remote CQ data, a CQ or counter for the completion).
+// descriptors (ErrInval, also for missing descriptors under FI_MR_LOCAL,
+// except for AtomicInject, which takes none); then the transmit rules
+// shared with messages and RMA (flags, inject size, remote CQ data, a CQ
+// or counter for the completion).
 func (ep *Endpoint) atomicOp(m provider.AtomicMsg, flags Flags, explicit, inject bool) error {
 	e, err := ep.ready()
 	if err != nil {
@@ -247,7 +248,7 @@ func (ep *Endpoint) atomicOp(m provider.AtomicMsg, flags Flags, explicit, inject
 		m.RMAOne.Count = count
 	}
 	d := e.dom
-	if !d.descsOK(m.Operand.Buf, m.Operand.IOV, m.Operand.Desc, m.Operand.Descs, FlagWrite) ||
+	if !inject && !d.descsOK(m.Operand.Buf, m.Operand.IOV, m.Operand.Desc, m.Operand.Descs, FlagWrite) ||
 		!d.descsOK(m.Compare.Buf, m.Compare.IOV, m.Compare.Desc, m.Compare.Descs, FlagWrite) ||
 		!d.descsOK(m.Result.Buf, m.Result.IOV, m.Result.Desc, m.Result.Descs, FlagRead) {
 		return ErrInval

@@ -56,7 +56,14 @@ func TestMRLocalDescriptors(t *testing.T) {
 		{"recv_no_desc", func() error { return ep.Recv(other, nil, AddrUnspec, nil) }, ErrInval},
 		{"tsend_desc", func() error { return ep.TSend(buf, d, 0, 7, nil) }, nil},
 		{"senddata_no_desc", func() error { return ep.SendData(buf, nil, 1, 0, nil) }, ErrInval},
-		{"inject_needs_desc", func() error { return ep.Inject(buf[:8], 0) }, ErrInval},
+		{"inject_takes_no_desc", func() error { return ep.Inject(other[:8], 0) }, nil},
+		{"rma_inject_takes_no_desc", func() error { return ep.RMAInjectWrite(other[:8], 0, 0, 1) }, nil},
+		{"atomic_inject_takes_no_desc", func() error {
+			return ep.AtomicInject(other[:8], 0, 0, 1, DatatypeUint64, AtomicSum)
+		}, nil},
+		{"sendmsg_inject_checks_descs", func() error {
+			return ep.SendMsg(&Msg{IOV: [][]byte{other[:8]}}, FlagInject)
+		}, ErrInval},
 		{"sendv_descs", func() error {
 			return ep.SendV([][]byte{buf[:8], buf[8:16]}, []MRDesc{d, d}, 0, nil)
 		}, nil},

@@ -34,7 +34,8 @@
 // MRMode has FI_MR_LOCAL the root checks, once per call and without
 // allocating, that every non-empty buffer has the descriptor of a live
 // region of the domain that covers it and allows the call's access
-// (fi_mr(3) access bits); otherwise the call returns ErrInval.
+// (fi_mr(3) access bits); otherwise the call returns ErrInval. The inject
+// calls take no descriptor (the buffer is copied before they return).
 //
 // RMA names. The fi_rma(3) calls carry an RMA prefix, as the tagged calls
 // carry T: RMARead, RMAReadV, RMAReadMsg, RMAWrite, RMAWriteV,

@@ -170,7 +170,9 @@ func (m *MR) Context() any {
 // call needs the descriptor of a live region of the domain that covers it
 // and allows the access the call makes (FI_SEND for sends, FI_RECV for
 // receives, FI_READ for RMA read and fetched results, FI_WRITE for RMA
-// write and atomic operands), else the call returns ErrInval. An MRDesc is
+// write and atomic operands), else the call returns ErrInval. The inject
+// calls (Inject, TInject, RMAInjectWrite, AtomicInject ...) take no
+// descriptor: their buffer is copied before they return. An MRDesc is
 // a pointer: passing it, or a []MRDesc, never allocates. Providers read
 // the region (buffers, access, key) through it.
 type MRDesc = provider.MRDesc
