@@ -2,7 +2,6 @@ package progress
 
 import (
 	"errors"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -11,27 +10,12 @@ import (
 	"time"
 
 	"github.com/gofabric/fabric/internal/sys"
+	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/provider"
 )
 
 // TestMain fails the run if goroutines (watchers) outlive the tests.
-func TestMain(m *testing.M) {
-	base := runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 {
-		deadline := time.Now().Add(2 * time.Second)
-		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > base {
-			buf := make([]byte, 1<<16)
-			os.Stderr.Write(buf[:runtime.Stack(buf, true)])
-			os.Stderr.WriteString("leaked goroutines\n")
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testutil.Main(m) }
 
 type counter struct{ n atomic.Int64 }
 
