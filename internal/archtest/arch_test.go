@@ -55,9 +55,11 @@ func TestModuleKinds(t *testing.T) {
 
 const m = Module + "/"
 
-func lib(name string, imports ...string) File   { return File{Name: name, Kind: Lib, Imports: imports} }
-func test(name string, imports ...string) File  { return File{Name: name, Kind: Test, Imports: imports} }
-func xtest(name string, imports ...string) File { return File{Name: name, Kind: XTest, Imports: imports} }
+func lib(name string, imports ...string) File  { return File{Name: name, Kind: Lib, Imports: imports} }
+func test(name string, imports ...string) File { return File{Name: name, Kind: Test, Imports: imports} }
+func xtest(name string, imports ...string) File {
+	return File{Name: name, Kind: XTest, Imports: imports}
+}
 
 // TestRulesBite gives Check one synthetic package list per rule, each with
 // one forbidden import, and requires exactly that violation.
