@@ -259,16 +259,23 @@ type EnvVar struct {
 // set.
 func (v EnvVar) Value() (string, bool) { return os.LookupEnv(v.Name) }
 
-// infoCoreEnv lists the variables the core library reads.
-var infoCoreEnv = []EnvVar{
-	{Name: infoEnvProvider, Type: ParamString, Help: "Only use specified provider (default: all available)"},
+// infoCoreEnv lists the variables the core library reads, in the order
+// `fi_info -e` of libfabric 1.17 prints them.
+func infoCoreEnv() []EnvVar {
+	var out []EnvVar
+	for _, p := range provider.LogParams() {
+		out = append(out, EnvVar{Name: p.Name, Type: p.Type, Help: p.Help})
+	}
+	return append(out, EnvVar{Name: infoEnvProvider, Type: ParamString,
+		Help: "Only use specified provider (default: all available)"})
 }
 
 // EnvVars returns the environment variables the library reads
-// (fi_getparams): the core library's, then those of each registered
-// provider that lists them (provider.ParamLister), in registration order.
+// (fi_getparams): the core library's (FI_LOG_LEVEL, FI_LOG_PROV,
+// FI_LOG_SUBSYS, FI_PROVIDER), then those of each registered provider that
+// lists them (provider.ParamLister), in registration order.
 func EnvVars() []EnvVar {
-	out := append([]EnvVar(nil), infoCoreEnv...)
+	out := infoCoreEnv()
 	for _, p := range provider.Providers() {
 		pl, ok := p.(provider.ParamLister)
 		if !ok {
