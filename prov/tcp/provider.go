@@ -217,7 +217,10 @@ func (tcpProvider) GetInfo(version uint32, node, service string, flags provider.
 	return infoConfig.GetInfo(version, node, service, flags, hints)
 }
 
-var infoConfig = ipaddr.InfoConfig{Network: "tcp", EPType: provider.EPMsg, IfaceEnv: envIface, Base: baseInfo}
+var infoConfig = ipaddr.InfoConfig{Network: "tcp", EPType: provider.EPMsg, IfaceEnv: envIface, Base: baseInfo, Log: log}
+
+// log is the provider's logger (FI_LOG_LEVEL, FI_LOG_PROV=tcp, ...).
+var log = provider.NewLogger(Name)
 
 // Fabric opens a fabric.
 func (tcpProvider) Fabric(attr *provider.FabricAttr) (provider.Fabric, error) {
