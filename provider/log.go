@@ -12,25 +12,6 @@ import (
 	"time"
 )
 
-// Logging (libfabric's fi_log, FI_WARN, FI_INFO, FI_DBG, FI_TRACE and the
-// FI_LOG_LEVEL, FI_LOG_PROV and FI_LOG_SUBSYS variables of fabric(7)).
-//
-// A provider creates one Logger for its name and logs through it:
-//
-//	var log = provider.NewLogger("tcp")
-//
-//	log.Info(provider.SubsysEPCtrl, "connection accepted", slog.String("peer", addr))
-//
-// Records go to a log/slog Handler (the application chooses it with
-// fabric.SetLogHandler; the default writes text to stderr) with the
-// attributes prov= and subsys= and the caller's source position. On a hot
-// path, guard the call with Enabled so that no attribute is built while
-// the level is off: Enabled is one atomic load and a comparison.
-//
-//	if log.Enabled(provider.LevelDebug, provider.SubsysEPData) {
-//		log.Debug(provider.SubsysEPData, "truncated", slog.Int("len", n))
-//	}
-
 // Log levels, as slog levels. libfabric's levels, from least to most
 // verbose, are warn, trace, info and debug: its trace sits between warn and
 // info, so LevelTrace is slog.LevelInfo+2.
@@ -87,9 +68,27 @@ func LogParams() []Param {
 	}
 }
 
-// A Logger logs for one provider (or "core", the library itself). Create
-// it once, with NewLogger, and keep it in a package variable. Its methods
-// are safe for concurrent use; the zero Logger logs nothing.
+// A Logger logs for one provider (or "core", the library itself): it is
+// libfabric's fi_log with FI_WARN, FI_TRACE, FI_INFO and FI_DBG, under the
+// FI_LOG_LEVEL, FI_LOG_PROV and FI_LOG_SUBSYS variables of fabric(7).
+// Create it once, with NewLogger, and keep it in a package variable:
+//
+//	var log = provider.NewLogger("tcp")
+//
+//	log.Info(provider.SubsysEPCtrl, "connection accepted", slog.String("peer", addr))
+//
+// Records go to a log/slog Handler (the application chooses it with
+// fabric.SetLogHandler; the default writes text to stderr) with the
+// attributes prov= and subsys= and the caller's source position. On a hot
+// path, guard the call with Enabled so that no attribute is built while
+// the level is off; Enabled is one atomic load and a comparison:
+//
+//	if log.Enabled(provider.LevelDebug, provider.SubsysEPData) {
+//		log.Debug(provider.SubsysEPData, "truncated", slog.Int("len", n))
+//	}
+//
+// Its methods are safe for concurrent use; the nil and zero Loggers log
+// nothing.
 type Logger struct {
 	prov string
 	// state packs what Enabled needs into one word: the lowest enabled
