@@ -67,10 +67,10 @@
 // forms), fi_control's commands are methods (FI_GETOPSFLAG/FI_SETOPSFLAG:
 // Endpoint.OpsFlags/SetOpsFlags; FI_ENABLE: Enable; FI_GETWAIT: WaitFD of
 // CQs, counters and EQs; FI_BACKLOG is not offered), AV.EPAddr takes
-// anything with an address (peer.Named, e.g. an *Endpoint). The operation context
-// (ctx, Msg.Context) stays any: it is the application's opaque cookie,
-// returned unchanged in completions, and a pointer stored in an interface
-// does not allocate. PassiveEndpoint.Reject's handle stays any as well:
+// anything with an address (peer.Named, e.g. an *Endpoint). The operation
+// context (ctx, Msg.Context) stays any: it is the application's opaque
+// cookie, returned unchanged in completions, and a pointer stored in an
+// interface does not allocate. PassiveEndpoint.Reject's handle stays any as well:
 // it is the provider's opaque token from an EventConnReq's Info.Handle.
 //
 // Versions. APIVersion is a constant (FI_VERSION(1, 17)); Version builds
