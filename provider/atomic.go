@@ -6,55 +6,65 @@ import "strconv"
 // The values are libfabric's; String prints libfabric's names.
 type AtomicOp int
 
-// Atomic operations (enum fi_op, libfabric 1.17). In the descriptions,
-// buf is the operand, addr the target, compare the compare operand and
-// result what a fetch returns (the target's initial value).
+// Atomic operations (enum fi_op, libfabric 1.17). With buf the operand,
+// addr the target, compare the compare operand and result what a fetch
+// returns (the target's initial value):
+//
+//	FI_MIN          if buf < addr { addr = buf }
+//	FI_MAX          if buf > addr { addr = buf }
+//	FI_SUM          addr += buf
+//	FI_PROD         addr *= buf
+//	FI_LOR          addr = addr || buf
+//	FI_LAND         addr = addr && buf
+//	FI_BOR          addr |= buf
+//	FI_BAND         addr &= buf
+//	FI_LXOR         addr = addr != buf (logical)
+//	FI_BXOR         addr ^= buf
+//	FI_ATOMIC_READ  result = addr (fetch calls only)
+//	FI_ATOMIC_WRITE addr = buf
+//	FI_CSWAP        if compare == addr { addr = buf }
+//	FI_CSWAP_NE     if compare != addr { addr = buf }
+//	FI_CSWAP_LE     if compare <= addr { addr = buf }
+//	FI_CSWAP_LT     if compare < addr { addr = buf }
+//	FI_CSWAP_GE     if compare >= addr { addr = buf }
+//	FI_CSWAP_GT     if compare > addr { addr = buf }
+//	FI_MSWAP        addr = buf&compare | addr&^compare
 const (
-	AtomicMin     AtomicOp = iota // FI_MIN: if buf < addr { addr = buf }
-	AtomicMax                     // FI_MAX: if buf > addr { addr = buf }
-	AtomicSum                     // FI_SUM: addr += buf
-	AtomicProd                    // FI_PROD: addr *= buf
-	AtomicLOr                     // FI_LOR: addr = addr || buf
-	AtomicLAnd                    // FI_LAND: addr = addr && buf
-	AtomicBOr                     // FI_BOR: addr |= buf
-	AtomicBAnd                    // FI_BAND: addr &= buf
-	AtomicLXor                    // FI_LXOR: addr = addr != buf (logical)
-	AtomicBXor                    // FI_BXOR: addr ^= buf
-	AtomicRead                    // FI_ATOMIC_READ: result = addr (fetch calls only)
-	AtomicWrite                   // FI_ATOMIC_WRITE: addr = buf
-	AtomicCSwap                   // FI_CSWAP: if compare == addr { addr = buf }
-	AtomicCSwapNE                 // FI_CSWAP_NE: if compare != addr { addr = buf }
-	AtomicCSwapLE                 // FI_CSWAP_LE: if compare <= addr { addr = buf }
-	AtomicCSwapLT                 // FI_CSWAP_LT: if compare < addr { addr = buf }
-	AtomicCSwapGE                 // FI_CSWAP_GE: if compare >= addr { addr = buf }
-	AtomicCSwapGT                 // FI_CSWAP_GT: if compare > addr { addr = buf }
-	AtomicMSwap                   // FI_MSWAP: addr = buf&compare | addr&^compare
-
-	// AtomicOpLast is FI_ATOMIC_OP_LAST: the number of point-to-point
-	// atomic operations; not an operation.
-	AtomicOpLast
+	AtomicMin     AtomicOp = iota // FI_MIN
+	AtomicMax                     // FI_MAX
+	AtomicSum                     // FI_SUM
+	AtomicProd                    // FI_PROD
+	AtomicLOr                     // FI_LOR
+	AtomicLAnd                    // FI_LAND
+	AtomicBOr                     // FI_BOR
+	AtomicBAnd                    // FI_BAND
+	AtomicLXor                    // FI_LXOR
+	AtomicBXor                    // FI_BXOR
+	AtomicRead                    // FI_ATOMIC_READ
+	AtomicWrite                   // FI_ATOMIC_WRITE
+	AtomicCSwap                   // FI_CSWAP
+	AtomicCSwapNE                 // FI_CSWAP_NE
+	AtomicCSwapLE                 // FI_CSWAP_LE
+	AtomicCSwapLT                 // FI_CSWAP_LT
+	AtomicCSwapGE                 // FI_CSWAP_GE
+	AtomicCSwapGT                 // FI_CSWAP_GT
+	AtomicMSwap                   // FI_MSWAP
 )
 
-var atomicOpNames = [...]string{"FI_MIN", "FI_MAX", "FI_SUM", "FI_PROD", "FI_LOR", "FI_LAND", "FI_BOR",
-	"FI_BAND", "FI_LXOR", "FI_BXOR", "FI_ATOMIC_READ", "FI_ATOMIC_WRITE", "FI_CSWAP", "FI_CSWAP_NE",
-	"FI_CSWAP_LE", "FI_CSWAP_LT", "FI_CSWAP_GE", "FI_CSWAP_GT", "FI_MSWAP"}
-
-// String returns libfabric's name of the operation (fi_tostr FI_TYPE_ATOMIC_OP).
-func (o AtomicOp) String() string {
-	if o >= 0 && int(o) < len(atomicOpNames) {
-		return atomicOpNames[o]
-	}
-	return "AtomicOp(" + strconv.Itoa(int(o)) + ")"
-}
+// AtomicOpLast is FI_ATOMIC_OP_LAST: the number of point-to-point atomic
+// operations (not an operation).
+const AtomicOpLast = int(AtomicMSwap) + 1
 
 // Valid reports whether o is one of the point-to-point operations.
-func (o AtomicOp) Valid() bool { return o >= 0 && o < AtomicOpLast }
+func (o AtomicOp) Valid() bool { return o >= 0 && int(o) < AtomicOpLast }
 
 // Datatype is enum fi_datatype: the element type of an atomic operation.
 type Datatype int
 
 // Atomic datatypes (enum fi_datatype, libfabric 1.17). FI_INT128 and
-// FI_UINT128 follow FI_DATATYPE_LAST, as in C.
+// FI_UINT128 follow FI_DATATYPE_LAST, as in C. FI_LONG_DOUBLE is C's long
+// double, 16 bytes on amd64 and arm64; the complex types are (real,
+// imaginary) pairs.
 const (
 	DatatypeInt8              Datatype = iota // FI_INT8
 	DatatypeUint8                             // FI_UINT8
@@ -64,35 +74,23 @@ const (
 	DatatypeUint32                            // FI_UINT32
 	DatatypeInt64                             // FI_INT64
 	DatatypeUint64                            // FI_UINT64
-	DatatypeFloat                             // FI_FLOAT: IEEE 754 single precision
-	DatatypeDouble                            // FI_DOUBLE: IEEE 754 double precision
-	DatatypeFloatComplex                      // FI_FLOAT_COMPLEX: real, imaginary float
-	DatatypeDoubleComplex                     // FI_DOUBLE_COMPLEX: real, imaginary double
-	DatatypeLongDouble                        // FI_LONG_DOUBLE: C long double (16 bytes on amd64 and arm64)
-	DatatypeLongDoubleComplex                 // FI_LONG_DOUBLE_COMPLEX: real, imaginary long double
-	DatatypeInt128                            // FI_INT128 (= FI_DATATYPE_LAST)
+	DatatypeFloat                             // FI_FLOAT
+	DatatypeDouble                            // FI_DOUBLE
+	DatatypeFloatComplex                      // FI_FLOAT_COMPLEX
+	DatatypeDoubleComplex                     // FI_DOUBLE_COMPLEX
+	DatatypeLongDouble                        // FI_LONG_DOUBLE
+	DatatypeLongDoubleComplex                 // FI_LONG_DOUBLE_COMPLEX
+	DatatypeInt128                            // FI_INT128
 	DatatypeUint128                           // FI_UINT128
-
-	// DatatypeLast is one past the last atomic datatype (not a datatype).
-	DatatypeLast
 )
 
-var datatypeNames = [...]string{"FI_INT8", "FI_UINT8", "FI_INT16", "FI_UINT16", "FI_INT32", "FI_UINT32",
-	"FI_INT64", "FI_UINT64", "FI_FLOAT", "FI_DOUBLE", "FI_FLOAT_COMPLEX", "FI_DOUBLE_COMPLEX",
-	"FI_LONG_DOUBLE", "FI_LONG_DOUBLE_COMPLEX", "FI_INT128", "FI_UINT128"}
+// numDatatypes is the number of atomic datatypes.
+const numDatatypes = int(DatatypeUint128) + 1
 
-var datatypeSizes = [...]int{1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 8, 16, 16, 32, 16, 16}
-
-// String returns libfabric's name of the datatype (fi_tostr FI_TYPE_ATOMIC_TYPE).
-func (d Datatype) String() string {
-	if d >= 0 && int(d) < len(datatypeNames) {
-		return datatypeNames[d]
-	}
-	return "Datatype(" + strconv.Itoa(int(d)) + ")"
-}
+var datatypeSizes = [numDatatypes]int{1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 8, 16, 16, 32, 16, 16}
 
 // Valid reports whether d is one of the atomic datatypes.
-func (d Datatype) Valid() bool { return d >= 0 && d < DatatypeLast }
+func (d Datatype) Valid() bool { return d >= 0 && int(d) < numDatatypes }
 
 // Size returns the size of one element in bytes (fi_atomic_attr.size), or
 // 0 for an invalid datatype.

@@ -34,7 +34,7 @@ func TestMRRegionContains(t *testing.T) {
 }
 
 func TestAtomicKindAllows(t *testing.T) {
-	for op := AtomicMin; op < AtomicOpLast; op++ {
+	for op := AtomicMin; int(op) < AtomicOpLast; op++ {
 		base := op <= AtomicBXor || op == AtomicWrite
 		fetch := op <= AtomicWrite
 		compare := op >= AtomicCSwap
