@@ -7,8 +7,8 @@
 //
 // The input is compare.sh's raw.tsv (tab- or comma-separated, with a header
 // naming at least the columns impl, config, size and usec; mbps is derived
-// from size/usec when absent). Files are pooled, as compare_summary.sh pools
-// them. Every point is the median over the repetitions, the bar its range
+// from size/usec when absent or rounded to 0). Files are pooled, as
+// compare_summary.sh pools them. Every point is the median over the repetitions, the bar its range
 // (min to max). The output format follows the extension: .svg, .png or .pdf.
 //
 // It is a module of its own so that the library module keeps depending on
@@ -188,10 +188,17 @@ func readResults(r io.Reader) ([]sample, error) {
 		if s.usec, err = positive(v); err != nil {
 			return nil, fmt.Errorf("line %d: usec: %w", line, err)
 		}
+		// compare.sh prints MB/s with two decimals, so a slow 1-byte
+		// point reads 0.00; size/usec is the same figure unrounded.
 		s.mbps = float64(s.size) / s.usec
 		if haveMbps && mbpsCol < len(row) {
-			if s.mbps, err = positive(strings.TrimSpace(row[mbpsCol])); err != nil {
-				return nil, fmt.Errorf("line %d: mbps: %w", line, err)
+			v := strings.TrimSpace(row[mbpsCol])
+			mb, err := strconv.ParseFloat(v, 64)
+			if err != nil || math.IsNaN(mb) || math.IsInf(mb, 0) || mb < 0 {
+				return nil, fmt.Errorf("line %d: mbps %q is not a number >= 0", line, v)
+			}
+			if mb > 0 {
+				s.mbps = mb
 			}
 		}
 		out = append(out, s)
@@ -277,15 +284,18 @@ func summarize(samples []sample) []configData {
 			slices.SortFunc(pts, func(a, b point) int { return a.size - b.size })
 			cd.impls = append(cd.impls, impl)
 		}
-		slices.SortFunc(cd.impls, func(a, b string) int {
-			if ra, rb := implRank(a), implRank(b); ra != rb {
-				return ra - rb
-			}
-			return strings.Compare(a, b)
-		})
+		slices.SortFunc(cd.impls, compareImpls)
 		out = append(out, cd)
 	}
 	return out
+}
+
+// compareImpls orders implementations C, Go, then any other by name.
+func compareImpls(a, b string) int {
+	if ra, rb := implRank(a), implRank(b); ra != rb {
+		return ra - rb
+	}
+	return strings.Compare(a, b)
 }
 
 func implRank(impl string) int {
@@ -318,8 +328,9 @@ func legendName(impl string) string {
 func latencyTitle(cfg string) string   { return cfg + ": latency (usec/xfer, lower is better)" }
 func bandwidthTitle(cfg string) string { return cfg + ": bandwidth (MB/s, higher is better)" }
 
-// Line styles by implementation rank: C blue with circles, Go cyan (the Go
-// gopher colour, darkened) with triangles and a dashed line, others grey.
+// Series styles by implementation rank: C blue with circles, Go cyan (the
+// Go gopher's colour, darkened) with triangles and a dashed line, any other
+// grey with squares.
 var (
 	colors = []color.Color{
 		color.RGBA{R: 0x1f, G: 0x4e, B: 0xa8, A: 0xff},
@@ -337,9 +348,49 @@ var (
 const (
 	pageWidth = 11 * vg.Inch
 	rowHeight = 3.6 * vg.Inch
-	header    = 0.75 * vg.Inch
+	header    = 1.1 * vg.Inch
 	pngDPI    = 120
 )
+
+// seriesStyle is how one implementation is drawn, the same in every panel
+// and in the legend.
+func seriesStyle(impl string) (draw.LineStyle, draw.GlyphStyle) {
+	i := implRank(impl)
+	return draw.LineStyle{Color: colors[i], Width: vg.Points(1.6), Dashes: dashes[i]},
+		draw.GlyphStyle{Color: colors[i], Shape: glyphs[i], Radius: vg.Points(3.2)}
+}
+
+// drawLegend draws one legend for the whole page, its entries side by side
+// and centred on top, at y (their bottom).
+func drawLegend(page draw.Canvas, y vg.Length, impls []string, fnt font.Font) {
+	const gap = 28
+	type entry struct {
+		leg   plot.Legend
+		width vg.Length
+	}
+	var entries []entry
+	total := vg.Length(0)
+	for _, impl := range impls {
+		l := plot.NewLegend()
+		l.Top, l.Left = true, true
+		l.TextStyle.Font = font.From(fnt, 10)
+		l.ThumbnailWidth = vg.Points(28)
+		ls, gs := seriesStyle(impl)
+		l.Add(legendName(impl), &plotter.Line{LineStyle: ls}, &plotter.Scatter{GlyphStyle: gs})
+		w := l.Rectangle(page).Size().X
+		entries = append(entries, entry{l, w})
+		total += w
+	}
+	total += vg.Points(gap) * vg.Length(len(entries)-1)
+	x := page.Center().X - total/2
+	for _, e := range entries {
+		c := page
+		c.Min = vg.Point{X: x, Y: y}
+		c.Max = vg.Point{X: x + e.width + vg.Points(10), Y: y + vg.Points(14)}
+		e.leg.Draw(c)
+		x += e.width + vg.Points(gap)
+	}
+}
 
 func formatOf(name string) (string, error) {
 	switch ext := strings.ToLower(filepath.Ext(name)); ext {
@@ -396,8 +447,14 @@ func render(w io.Writer, format, title string, cfgs []configData) error {
 
 	sans := font.Font{Typeface: "Liberation", Variant: "Sans"}
 	reps := 0
+	var impls []string
 	rows := make([][]*plot.Plot, len(cfgs))
 	for i, cd := range cfgs {
+		for _, impl := range cd.impls {
+			if !slices.Contains(impls, impl) {
+				impls = append(impls, impl)
+			}
+		}
 		lat, bw, err := panels(cd, sans)
 		if err != nil {
 			return err
@@ -421,6 +478,8 @@ func render(w io.Writer, format, title string, cfgs []configData) error {
 	page.FillText(ts, vg.Point{X: page.Center().X, Y: top - vg.Points(21)},
 		fmt.Sprintf("One-way latency (setup-corrected) and bandwidth against message size, both tools with identical arguments, interleaved.\n"+
 			"Points: median of %d repetition(s); bars: min to max. Numbers: Go/C ratio of the medians (green: Go faster, red: C faster).", reps))
+	slices.SortFunc(impls, compareImpls)
+	drawLegend(page, top-vg.Points(66), impls, sans)
 
 	// Panel titles are drawn here, in the tiles' top padding, rather than by
 	// the plots: plot.Align moves each plot's top edge by its own glyphs, so
@@ -478,13 +537,9 @@ func panel(cd configData, fnt font.Font, ylabel string, val func(point) stats, h
 	p.X.Tick.Marker = sizeTicks(cd.sizes)
 	p.Y.Tick.Marker = logTicks{}
 	p.Add(plotter.NewGrid())
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.TextStyle.Font = font.From(fnt, 9)
-	p.Legend.Padding = vg.Points(2)
-	p.Legend.XOffs, p.Legend.YOffs = vg.Points(6), -vg.Points(4)
 
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for rank, impl := range cd.impls {
+	for _, impl := range cd.impls {
 		pts := cd.pts[impl]
 		xys := make(plotter.XYs, len(pts))
 		errs := make(plotter.YErrors, len(pts))
@@ -494,13 +549,11 @@ func panel(cd configData, fnt font.Font, ylabel string, val func(point) stats, h
 			errs[i].Low, errs[i].High = s.median-s.min, s.max-s.median
 			lo, hi = math.Min(lo, s.min), math.Max(hi, s.max)
 		}
-		style := min(rank, len(colors)-1)
 		line, marks, err := plotter.NewLinePoints(xys)
 		if err != nil {
 			return nil, err
 		}
-		line.Color, line.Width, line.Dashes = colors[style], vg.Points(1.6), dashes[style]
-		marks.Color, marks.Shape, marks.Radius = colors[style], glyphs[style], vg.Points(3.2)
+		line.LineStyle, marks.GlyphStyle = seriesStyle(impl)
 		bars, err := plotter.NewYErrorBars(struct {
 			plotter.XYs
 			plotter.YErrors
@@ -508,9 +561,8 @@ func panel(cd configData, fnt font.Font, ylabel string, val func(point) stats, h
 		if err != nil {
 			return nil, err
 		}
-		bars.Color, bars.Width, bars.CapWidth = colors[style], vg.Points(1), vg.Points(6)
+		bars.Color, bars.Width, bars.CapWidth = line.Color, vg.Points(1), vg.Points(6)
 		p.Add(line, bars, marks)
-		p.Legend.Add(legendName(impl), line, marks)
 	}
 
 	// Go/C ratio of the medians above every size both measured; a label
@@ -565,7 +617,7 @@ func panel(cd configData, fnt font.Font, ylabel string, val func(point) stats, h
 	// of the logarithmic axes (which also keeps a single point from making
 	// an empty range).
 	p.X.Min, p.X.Max = float64(cd.sizes[0])/2, float64(cd.sizes[len(cd.sizes)-1])*2
-	p.Y.Min, p.Y.Max = lo/1.6, hi*3
+	p.Y.Min, p.Y.Max = lo/1.6, hi*2
 	return p, nil
 }
 
@@ -600,10 +652,11 @@ func humanSize(n int) string {
 	return strconv.Itoa(n)
 }
 
-// logTicks marks a logarithmic axis at 1, 2 and 5 times the powers of ten
-// (every digit when that gives fewer than three labels), with unlabelled
-// minor ticks at the other digits. plot.LogTicks labels powers of ten only,
-// which leaves an axis spanning less than a decade without a number.
+// logTicks labels a logarithmic axis at 1, 2 and 5 times the powers of ten,
+// or at every digit when that gives fewer than three labels, or at the
+// powers of ten alone when it gives more than ten, with unlabelled minor
+// ticks at the other digits. plot.LogTicks labels powers of ten only, which
+// leaves an axis spanning less than a decade without a number.
 type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
@@ -624,26 +677,30 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 			}
 		}
 	}
-	for _, keep := range [][]int{{1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}} {
+	count := func(keep []int) int {
 		n := 0
 		for _, c := range cs {
 			if slices.Contains(keep, c.digit) {
 				n++
 			}
 		}
-		if n < 3 && len(keep) < 9 {
-			continue
-		}
-		ticks := make([]plot.Tick, len(cs))
-		for i, c := range cs {
-			ticks[i].Value = c.v
-			if slices.Contains(keep, c.digit) {
-				ticks[i].Label = tickLabel(c.digit, c.exp)
-			}
-		}
-		return ticks
+		return n
 	}
-	return nil
+	keep := []int{1, 2, 5}
+	switch n := count(keep); {
+	case n < 3:
+		keep = []int{1, 2, 3, 4, 5, 6, 7, 8, 9}
+	case n > 10:
+		keep = []int{1}
+	}
+	ticks := make([]plot.Tick, len(cs))
+	for i, c := range cs {
+		ticks[i].Value = c.v
+		if slices.Contains(keep, c.digit) {
+			ticks[i].Label = tickLabel(c.digit, c.exp)
+		}
+	}
+	return ticks
 }
 
 // tickLabel writes digit*10^exp without binary rounding noise (0.3, not

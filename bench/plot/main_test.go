@@ -161,6 +161,16 @@ func TestCommaSeparatedWithoutMbps(t *testing.T) {
 	}
 }
 
+func TestMbpsRoundedToZero(t *testing.T) {
+	s, err := readResults(strings.NewReader("impl\tconfig\tsize\tusec\tmbps\nC\tudp/dgram\t1\t470\t0.00\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s) != 1 || s[0].mbps != 1.0/470 {
+		t.Fatalf("samples = %+v, want mbps derived as 1/470", s)
+	}
+}
+
 func TestMedianAsCompareSummary(t *testing.T) {
 	for _, tc := range []struct {
 		in            []float64
@@ -203,6 +213,7 @@ func TestBadInput(t *testing.T) {
 		"empty":          "",
 		"no usec column": "impl\tconfig\tsize\nC\tudp/dgram\t1\n",
 		"zero usec":      "impl\tconfig\tsize\tusec\nC\tudp/dgram\t1\t0\n",
+		"negative mbps":  "impl\tconfig\tsize\tusec\tmbps\nC\tudp/dgram\t1\t1\t-1\n",
 		"bad size":       "impl\tconfig\tsize\tusec\nC\tudp/dgram\tx\t1\n",
 		"short row":      "impl\tconfig\tsize\tusec\nC\tudp/dgram\n",
 		"header only":    "impl\tconfig\tsize\tusec\n",
@@ -257,8 +268,9 @@ func TestLogTicks(t *testing.T) {
 		lo, hi float64
 		want   []string
 	}{
-		{0.15, 3000, []string{"0.2", "0.5", "1", "2", "5", "10", "20", "50", "100", "200", "500", "1000", "2000"}},
-		{1.5, 4.5, []string{"2", "3", "4"}}, // less than a decade: every digit
+		{0.15, 300, []string{"0.2", "0.5", "1", "2", "5", "10", "20", "50", "100", "200"}},
+		{0.15, 3000, []string{"1", "10", "100", "1000"}}, // more than ten: powers of ten
+		{1.5, 4.5, []string{"2", "3", "4"}},              // less than a decade: every digit
 		{2, 25, []string{"2", "5", "10", "20"}},
 	} {
 		if got := labels(tc.lo, tc.hi); !slices.Equal(got, tc.want) {
