@@ -46,11 +46,12 @@ SIZES=${SIZES:-"1 64 1024 4096 65536 1048576"}
 OUT=${OUT:-/tmp/compare-$(date +%Y%m%d-%H%M%S)}
 SETTLE=${SETTLE:-0.3}
 PORT=${PORT_BASE:-$((20000 + RANDOM % 10000))}
+mkdir -p "$OUT/logs"
+OUT=$(cd "$OUT" && pwd) # absolute: the builds and the plot run elsewhere
 RAW=$OUT/raw.tsv
 PLOT=${PLOT:-1}
 PLOT_OUT=${PLOT_OUT:-"$OUT/compare.svg $OUT/compare.png"}
 START=$(date -u '+%Y-%m-%d %H:%M UTC')
-mkdir -p "$OUT/logs"
 
 # name | provider | endpoint | extra env (both tools) | max message size
 # (libfabric 1.17: udp 1472; tcp unlimited). FI_TCP_NODELAY=1 because the
@@ -227,15 +228,19 @@ echo
 "$BENCH_DIR/compare_summary.sh" "$RAW" | tee "$OUT/summary.txt"
 echo "# loadavg: $(cat /proc/loadavg)  failures: $fails  raw: $RAW"
 
-# The plot module runs from its own directory (go run -C), so its file
-# arguments are made absolute first.
+# The plot module runs from its own directory (go run -C), so the plot
+# files are made absolute first.
 abs() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 plot_fail=0
 if [ "$PLOT" != 0 ]; then
 	plot_args=(-title "fi_pingpong, C libfabric $C_VER vs Go ($GO_VER): $(hostname), $(nproc) CPUs, $START")
-	for f in $PLOT_OUT; do plot_args+=(-o "$(abs "$f")"); done
-	if GOWORK=off go run -C "$BENCH_DIR/plot" . "${plot_args[@]}" "$(abs "$RAW")" >"$OUT/logs/plot" 2>&1; then
-		echo "# plot: $PLOT_OUT"
+	plot_files=()
+	for f in $PLOT_OUT; do
+		plot_files+=("$(abs "$f")")
+		plot_args+=(-o "$(abs "$f")")
+	done
+	if GOWORK=off go run -C "$BENCH_DIR/plot" . "${plot_args[@]}" "$RAW" >"$OUT/logs/plot" 2>&1; then
+		echo "# plot: ${plot_files[*]}"
 	else
 		plot_fail=1
 		cat "$OUT/logs/plot" >&2
