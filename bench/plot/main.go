@@ -16,6 +16,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"flag"
@@ -503,7 +504,19 @@ func render(w io.Writer, format, title string, cfgs []configData) error {
 				[]string{latencyTitle(cd.name), bandwidthTitle(cd.name)}[j])
 		}
 	}
-	_, err := c.WriteTo(w)
+	if format != "svg" {
+		_, err := c.WriteTo(w)
+		return err
+	}
+	// The SVG names the font the layout was measured with; viewers without
+	// it get Arial or Helvetica, which have the same metrics, rather than a
+	// wider default that pushes centred text off centre.
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, strings.ReplaceAll(buf.String(),
+		"font-family:Liberation Sans;", "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"))
 	return err
 }
 

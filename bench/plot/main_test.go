@@ -104,6 +104,9 @@ func TestRenderSVGAndPNG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !bytes.Contains(doc, []byte("font-family:'Liberation Sans',Arial,")) {
+		t.Error("SVG names no metric-compatible fallback for Liberation Sans")
+	}
 	texts := svgTexts(t, doc)
 	want := []string{
 		title, legendC, legendGo,
