@@ -6,8 +6,8 @@
 //	go run . [-o compare.svg] [-o compare.png] [-title text] raw.tsv [raw2.tsv ...]
 //
 // The input is compare.sh's raw.tsv (tab- or comma-separated, with a header
-// naming at least the columns impl, config, size and usec; mbps is derived
-// from size/usec when absent or rounded to 0). Files are pooled, as
+// naming at least the columns impl, config, size and usec; MB/s is
+// size/usec, as compare.sh defines it). Files are pooled, as
 // compare_summary.sh pools them. Every point is the median over the repetitions, the bar its range
 // (min to max). The output format follows the extension: .svg, .png or .pdf.
 //
@@ -141,7 +141,7 @@ func readResults(r io.Reader) ([]sample, error) {
 		return nil, err
 	}
 	if len(rows) == 0 {
-		return nil, errors.New("empty file (want a header: impl config size ... usec mbps)")
+		return nil, errors.New("empty file (want a header naming impl, config, size and usec)")
 	}
 	col := map[string]int{}
 	for i, name := range rows[0] {
@@ -152,7 +152,6 @@ func readResults(r io.Reader) ([]sample, error) {
 			return nil, fmt.Errorf("header has no %q column (have %q)", need, rows[0])
 		}
 	}
-	mbpsCol, haveMbps := col["mbps"]
 	var out []sample
 	for i, row := range rows[1:] {
 		line := i + 2
@@ -189,19 +188,10 @@ func readResults(r io.Reader) ([]sample, error) {
 		if s.usec, err = positive(v); err != nil {
 			return nil, fmt.Errorf("line %d: usec: %w", line, err)
 		}
-		// compare.sh prints MB/s with two decimals, so a slow 1-byte
-		// point reads 0.00; size/usec is the same figure unrounded.
+		// MB/s is size/usec by compare.sh's definition; its mbps column
+		// holds the same figure rounded to two decimals, which is too
+		// coarse for small messages on a slow run (0.00, 0.01).
 		s.mbps = float64(s.size) / s.usec
-		if haveMbps && mbpsCol < len(row) {
-			v := strings.TrimSpace(row[mbpsCol])
-			mb, err := strconv.ParseFloat(v, 64)
-			if err != nil || math.IsNaN(mb) || math.IsInf(mb, 0) || mb < 0 {
-				return nil, fmt.Errorf("line %d: mbps %q is not a number >= 0", line, v)
-			}
-			if mb > 0 {
-				s.mbps = mb
-			}
-		}
 		out = append(out, s)
 	}
 	return out, nil
@@ -578,13 +568,19 @@ func panel(cd configData, fnt font.Font, ylabel string, val func(point) stats, h
 		p.Add(line, bars, marks)
 	}
 
-	// Go/C ratio of the medians above every size both measured; a label
+	// Go/C ratio of the medians above every size both measured. A label
 	// close to its left neighbour (udp's 1024 and 1472) goes one line
-	// higher so that the two stay apart.
+	// above it, both over the higher of the two points, so that the two
+	// stay apart.
 	if c, g := cd.pts["C"], cd.pts["Go"]; len(c) > 0 && len(g) > 0 {
-		var rows [2]plotter.XYLabels
-		var styles [2][]text.Style
-		prev, prevRow := 0, 1
+		type label struct {
+			size  int
+			y     float64
+			text  string
+			style text.Style
+			upper bool
+		}
+		var labels []label
 		for _, gp := range g {
 			i := slices.IndexFunc(c, func(cp point) bool { return cp.size == gp.size })
 			if i < 0 {
@@ -592,13 +588,6 @@ func panel(cd configData, fnt font.Font, ylabel string, val func(point) stats, h
 			}
 			cs, gs := val(c[i]), val(gp)
 			ratio := gs.median / cs.median
-			row := 0
-			if prev > 0 && prevRow == 0 && nearby(prev, gp.size) {
-				row = 1
-			}
-			prev, prevRow = gp.size, row
-			rows[row].XYs = append(rows[row].XYs, plotter.XY{X: float64(gp.size), Y: math.Max(cs.max, gs.max)})
-			rows[row].Labels = append(rows[row].Labels, strconv.FormatFloat(ratio, 'f', 2, 64))
 			goFaster := ratio <= 1
 			if higherBetter {
 				goFaster = ratio >= 1
@@ -607,22 +596,43 @@ func panel(cd configData, fnt font.Font, ylabel string, val func(point) stats, h
 			if goFaster {
 				col = better
 			}
-			styles[row] = append(styles[row], text.Style{
-				Color: col, Font: font.From(bold(fnt), 9),
-				XAlign: draw.XCenter, YAlign: draw.YBottom, Handler: plot.DefaultTextHandler,
-			})
+			l := label{
+				size: gp.size, y: math.Max(cs.max, gs.max), text: strconv.FormatFloat(ratio, 'f', 2, 64),
+				style: text.Style{
+					Color: col, Font: font.From(bold(fnt), 9),
+					XAlign: draw.XCenter, YAlign: draw.YBottom, Handler: plot.DefaultTextHandler,
+				},
+			}
+			if n := len(labels); n > 0 && !labels[n-1].upper && nearby(labels[n-1].size, l.size) {
+				l.upper = true
+				l.y = math.Max(l.y, labels[n-1].y)
+				labels[n-1].y = l.y
+			}
+			labels = append(labels, l)
 		}
-		for row := range rows {
-			if len(rows[row].XYs) == 0 {
+		for _, upper := range []bool{false, true} {
+			var xyl plotter.XYLabels
+			var styles []text.Style
+			for _, l := range labels {
+				if l.upper == upper {
+					xyl.XYs = append(xyl.XYs, plotter.XY{X: float64(l.size), Y: l.y})
+					xyl.Labels = append(xyl.Labels, l.text)
+					styles = append(styles, l.style)
+				}
+			}
+			if len(styles) == 0 {
 				continue
 			}
-			l, err := plotter.NewLabels(rows[row])
+			pl, err := plotter.NewLabels(xyl)
 			if err != nil {
 				return nil, err
 			}
-			l.TextStyle = styles[row]
-			l.Offset = vg.Point{Y: vg.Points(5 + 11*float64(row))}
-			p.Add(l)
+			pl.TextStyle = styles
+			pl.Offset = vg.Point{Y: vg.Points(5)}
+			if upper {
+				pl.Offset.Y += vg.Points(11)
+			}
+			p.Add(pl)
 		}
 	}
 

@@ -164,13 +164,15 @@ func TestCommaSeparatedWithoutMbps(t *testing.T) {
 	}
 }
 
-func TestMbpsRoundedToZero(t *testing.T) {
+func TestMbpsFromUsec(t *testing.T) {
+	// compare.sh's mbps column is rounded to two decimals (0.00 here);
+	// the plot uses size/usec.
 	s, err := readResults(strings.NewReader("impl\tconfig\tsize\tusec\tmbps\nC\tudp/dgram\t1\t470\t0.00\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(s) != 1 || s[0].mbps != 1.0/470 {
-		t.Fatalf("samples = %+v, want mbps derived as 1/470", s)
+		t.Fatalf("samples = %+v, want mbps 1/470", s)
 	}
 }
 
@@ -216,7 +218,6 @@ func TestBadInput(t *testing.T) {
 		"empty":          "",
 		"no usec column": "impl\tconfig\tsize\nC\tudp/dgram\t1\n",
 		"zero usec":      "impl\tconfig\tsize\tusec\nC\tudp/dgram\t1\t0\n",
-		"negative mbps":  "impl\tconfig\tsize\tusec\tmbps\nC\tudp/dgram\t1\t1\t-1\n",
 		"bad size":       "impl\tconfig\tsize\tusec\nC\tudp/dgram\tx\t1\n",
 		"short row":      "impl\tconfig\tsize\tusec\nC\tudp/dgram\n",
 		"header only":    "impl\tconfig\tsize\tusec\n",
