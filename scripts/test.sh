@@ -37,6 +37,9 @@ go tool -modfile=tools.mod staticcheck ./...
 echo "== go mod tidy"
 go mod tidy -diff
 
+echo "== bench/plot (a module of its own, so that go.mod keeps x/sys alone)"
+(cd bench/plot && GOWORK=off go vet ./... && GOWORK=off go test -count=1 ./... && GOWORK=off go mod tidy -diff)
+
 echo "== go test -race"
 # -race needs cgo on linux/amd64.
 CGO_ENABLED=1 go test -race -shuffle=on -count=1 -timeout 20m ./...
