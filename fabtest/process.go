@@ -1,0 +1,227 @@
+package fabtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	fabric "github.com/gofabric/fabric"
+)
+
+// processCases lists the cross-process behaviours, in the order they run.
+var processCases = []testCase{
+	{"process/msg_pingpong_with_separate_process", processMsgPingpongWithSeparateProcess},
+	{"process/pingpong_with_separate_process", processPingpongWithSeparateProcess},
+}
+
+func processMsgPingpongWithSeparateProcess(t *testing.T, tg Target) {
+	msgOnly(t, tg)
+	l := tg.listen(t, envOpts{})
+	const iters = 50
+	wait := startHelper(t, tg, "msg-echo", l.name, iters)
+	b := tg.accept(t, l, envOpts{}, nil)
+	ev, ee := waitEvent(t, b.eq)
+	if ee != nil || ev.Event != fabric.EventConnected {
+		t.Fatalf("accept: %+v %+v", ev, ee)
+	}
+	buf := make([]byte, 2048)
+	for i := 0; i < iters; i++ {
+		if err := b.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
+			t.Fatal(err)
+		}
+		msg := pattern(make([]byte, 1+i*29), i)
+		retry(t, "send", func() error { return b.ep.Send(msg, nil, fabric.AddrUnspec, nil) }, b.txcq)
+		waitCQ(t, b.txcq)
+		got, ee := waitCQ(t, b.rxcq, b.txcq)
+		if ee != nil || !bytes.Equal(buf[:got.Len], msg) {
+			t.Fatalf("echo %d: %+v %+v", i, got, ee)
+		}
+	}
+	if err := b.ep.Shutdown(0); err != nil {
+		t.Fatal(err)
+	}
+	wait()
+}
+
+func processPingpongWithSeparateProcess(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	e := tg.open(t, envOpts{})
+	buf := make([]byte, 2048)
+	if err := e.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
+		t.Fatal(err)
+	}
+	const iters = 50
+	ctx, cancel := context.WithTimeout(context.Background(), scaled(30*time.Second))
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFabtestHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(),
+		helperEnv+"=echo",
+		"FABTEST_PROVIDER="+tg.Provider,
+		"FABTEST_EPTYPE="+strconv.Itoa(int(tg.EPType)),
+		"FABTEST_NODE="+tg.node(),
+		"FABTEST_PEER="+hex.EncodeToString(e.addr),
+		"FABTEST_ITERS="+strconv.Itoa(iters))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("peer process: %v\n%s", err, out.String())
+			}
+		case <-time.After(scaled(10 * time.Second)):
+			cmd.Process.Kill()
+			t.Errorf("peer process did not exit\n%s", out.String())
+		}
+	}()
+	got, ee := waitCQ(t, e.rxcq)
+	if ee != nil {
+		t.Fatalf("name message: %+v", ee)
+	}
+	dst := e.insert(append([]byte(nil), buf[:got.Len]...))
+	for i := 0; i < iters; i++ {
+		if err := e.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
+			t.Fatal(err)
+		}
+		msg := pattern(make([]byte, 1+i*17), i)
+		retry(t, "send", func() error { return e.ep.Send(msg, nil, dst, nil) }, e.txcq)
+		waitCQ(t, e.txcq)
+		got, ee := waitCQ(t, e.rxcq, e.txcq)
+		if ee != nil || !bytes.Equal(buf[:got.Len], msg) {
+			t.Fatalf("echo %d: %+v %+v", i, got, ee)
+		}
+	}
+}
+
+const helperEnv = "FABTEST_HELPER"
+
+// Helper is the body of the peer process the suite starts for
+// cross-process cases. A provider's test package must contain
+//
+//	func TestFabtestHelper(t *testing.T) { fabtest.Helper(t) }
+//
+// It returns immediately unless the process was started by the suite.
+func Helper(t *testing.T) {
+	role := os.Getenv(helperEnv)
+	if role == "" {
+		t.Skip("only runs as the suite's peer process")
+	}
+	et, _ := strconv.Atoi(os.Getenv("FABTEST_EPTYPE"))
+	tg := Target{Provider: os.Getenv("FABTEST_PROVIDER"), EPType: fabric.EPType(et), Node: os.Getenv("FABTEST_NODE")}
+	peer, err := hex.DecodeString(os.Getenv("FABTEST_PEER"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	iters, _ := strconv.Atoi(os.Getenv("FABTEST_ITERS"))
+	switch role {
+	case "echo":
+		helperEcho(t, tg, peer, iters)
+	case "msg-echo":
+		helperMsgEcho(t, tg, peer, iters)
+	default:
+		t.Fatalf("unknown helper role %q", role)
+	}
+}
+
+// helperEcho sends its own address to peer, then echoes iters messages.
+func helperEcho(t *testing.T, tg Target, peer []byte, iters int) {
+	e := tg.open(t, envOpts{})
+	dst := e.insert(peer)
+	buf := make([]byte, 2048)
+	if err := e.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
+		t.Fatal(err)
+	}
+	retry(t, "send name", func() error { return e.ep.Send(e.addr, nil, dst, nil) }, e.txcq)
+	waitCQ(t, e.txcq)
+	for i := 0; i < iters; i++ {
+		got, ee := waitCQ(t, e.rxcq, e.txcq)
+		if ee != nil {
+			t.Fatalf("echo recv: %+v", ee)
+		}
+		msg := append([]byte(nil), buf[:got.Len]...)
+		if err := e.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
+			t.Fatal(err)
+		}
+		retry(t, "echo", func() error { return e.ep.Send(msg, nil, dst, nil) }, e.txcq)
+		waitCQ(t, e.txcq, e.rxcq)
+	}
+}
+
+// helperMsgEcho connects to the passive endpoint at peer, then echoes
+// iters messages.
+func helperMsgEcho(t *testing.T, tg Target, peer []byte, iters int) {
+	e := tg.open(t, envOpts{deferConn: true})
+	buf := make([]byte, 2048)
+	if err := e.ep.Connect(peer, []byte("child")); err != nil {
+		t.Fatal(err)
+	}
+	ev, ee := waitEvent(t, e.eq)
+	if ee != nil || ev.Event != fabric.EventConnected {
+		t.Fatalf("connect: %+v %+v", ev, ee)
+	}
+	if err := e.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < iters; i++ {
+		got, ee := waitCQ(t, e.rxcq, e.txcq)
+		if ee != nil {
+			t.Fatalf("echo recv: %+v", ee)
+		}
+		msg := append([]byte(nil), buf[:got.Len]...)
+		if err := e.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
+			t.Fatal(err)
+		}
+		retry(t, "echo", func() error { return e.ep.Send(msg, nil, fabric.AddrUnspec, nil) }, e.txcq)
+		waitCQ(t, e.txcq, e.rxcq)
+	}
+	// Wait for the parent to shut the connection down.
+	ev, ee = waitEvent(t, e.eq)
+	if ee != nil || ev.Event != fabric.EventShutdown {
+		t.Fatalf("want FI_SHUTDOWN from the parent, got %+v %+v", ev, ee)
+	}
+}
+
+// startHelper starts this test binary as the suite's peer process.
+func startHelper(t *testing.T, tg Target, role string, peer []byte, iters int) (wait func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), scaled(30*time.Second))
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFabtestHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(),
+		helperEnv+"="+role,
+		"FABTEST_PROVIDER="+tg.Provider,
+		"FABTEST_EPTYPE="+strconv.Itoa(int(tg.EPType)),
+		"FABTEST_NODE="+tg.node(),
+		"FABTEST_PEER="+hex.EncodeToString(peer),
+		"FABTEST_ITERS="+strconv.Itoa(iters))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return func() {
+		defer cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("peer process: %v\n%s", err, out.String())
+			}
+		case <-time.After(scaled(10 * time.Second)):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("peer process did not exit\n%s", out.String())
+		}
+	}
+}
