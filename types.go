@@ -112,6 +112,7 @@ const (
 	FlagSelectiveCompletion = provider.FlagSelectiveCompletion
 	FlagSyncErr             = provider.FlagSyncErr
 	FlagProvAttrOnly        = provider.FlagProvAttrOnly
+	FlagAffinity            = provider.FlagAffinity
 )
 
 // Enumerations.

@@ -528,12 +528,17 @@ var avTypeNames = []enumName{{0, "FI_AV_UNSPEC"}, {1, "FI_AV_MAP"}, {2, "FI_AV_T
 func (t AVType) String() string { return enumString(int(t), avTypeNames) }
 
 // WaitObj is a wait object kind (cq/eq/cntr attr wait_obj).
+//
+// Unlike libfabric (FI_WAIT_NONE 0, FI_WAIT_UNSPEC 1) the zero value is
+// WaitUnspec, so that a zero attribute struct opens a queue that blocking
+// reads can wait on; WaitNone (no wait object) must be asked for. The other
+// values, and every String, are libfabric's.
 type WaitObj int
 
 // Wait objects.
 const (
-	WaitNone      WaitObj = 0
-	WaitUnspec    WaitObj = 1
+	WaitUnspec    WaitObj = 0
+	WaitNone      WaitObj = 1
 	WaitSet       WaitObj = 2
 	WaitFD        WaitObj = 3
 	WaitMutexCond WaitObj = 4
@@ -541,7 +546,7 @@ const (
 	WaitPollFD    WaitObj = 6
 )
 
-var waitNames = []enumName{{0, "FI_WAIT_NONE"}, {1, "FI_WAIT_UNSPEC"}, {2, "FI_WAIT_SET"}, {3, "FI_WAIT_FD"},
+var waitNames = []enumName{{0, "FI_WAIT_UNSPEC"}, {1, "FI_WAIT_NONE"}, {2, "FI_WAIT_SET"}, {3, "FI_WAIT_FD"},
 	{4, "FI_WAIT_MUTEX_COND"}, {5, "FI_WAIT_YIELD"}, {6, "FI_WAIT_POLLFD"}}
 
 // String returns the libfabric name of the value.

@@ -80,11 +80,11 @@ func (p *pingpong) initMsg() error {
 // waitCM waits (bounded by the timeout) for one connection event of the
 // given type on the EQ.
 func (p *pingpong) waitCM(want fabric.EventType, name string) (fabric.EQEntry, error) {
-	ms := -1
+	timeout := time.Duration(-1) // wait forever
 	if p.o.timeout > 0 {
-		ms = int((p.o.timeout + time.Millisecond - 1) / time.Millisecond)
+		timeout = p.o.timeout
 	}
-	ev, err := p.eq.SRead(ms, 0)
+	ev, err := p.eq.SRead(timeout, 0)
 	switch {
 	case err == nil:
 	case errors.Is(err, fabric.ErrAvail):
