@@ -14,6 +14,20 @@ echo "== gofmt"
 bad=$(gofmt -l . | grep -v '^testdata/' || true)
 if [ -n "$bad" ]; then echo "gofmt needed:"; echo "$bad"; exit 1; fi
 
+echo "== go generate (generated files up to date)"
+# Stale generated files are the ones go generate changes; comparing their
+# contents (rather than git diff on the whole tree) works on a dirty tree too.
+generated() { git ls-files -co --exclude-standard -- '*.go' | xargs grep -l '^// Code generated .* DO NOT EDIT\.$' | sort; }
+before=$(generated | xargs sha256sum)
+go generate ./...
+after=$(generated | xargs sha256sum)
+if [ "$before" != "$after" ]; then
+	diff <(echo "$before") <(echo "$after") || true
+	git diff -- $(generated) || true
+	echo "generated files were stale: go generate ./... changed them (now regenerated; commit them)"
+	exit 1
+fi
+
 echo "== go vet"
 go vet ./...
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gofabric/fabric"
+	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -77,7 +78,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		panic("building fi_info: " + err.Error() + "\n" + string(out))
 	}
-	code := m.Run()
+	code := testutil.Run(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

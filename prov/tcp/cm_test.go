@@ -191,21 +191,6 @@ func TestRejectWithData(t *testing.T) {
 	pairWith(t, l, info, opts{}, nil, nil)
 }
 
-func TestConnectRefused(t *testing.T) {
-	info := loInfo(t, opts{})
-	l := listen(t, info)
-	name := append([]byte(nil), l.name...)
-	l.p.Close()
-	cli := newNode(t, info, opts{})
-	if err := cli.ep.Connect(name, nil); err != nil {
-		t.Fatal(err)
-	}
-	_, ee := readEQ(t, cli.eq)
-	if ee == nil || ee.Err != provider.ECONNREFUSED {
-		t.Fatalf("connect to a closed port: %+v", ee)
-	}
-}
-
 func TestShutdownOnce(t *testing.T) {
 	cli, srv := pair(t, opts{})
 	cli.post(make([]byte, 16), "pending-recv")

@@ -230,7 +230,6 @@ var (
 	_ provider.Fabric        = (*fabric)(nil)
 	_ provider.PassiveFabric = (*fabric)(nil)
 	_ provider.Domain        = (*domain)(nil)
-	_ provider.PassiveDomain = (*domain)(nil)
 )
 
 func checkMsgInfo(info *provider.Info) error {
@@ -262,11 +261,6 @@ type domain struct{}
 // Endpoint opens an active endpoint; an Info whose Handle is a connection
 // request (FI_CONNREQ) adopts the request's connection.
 func (*domain) Endpoint(info *provider.Info) (provider.Endpoint, error) { return newEndpoint(info) }
-
-// PassiveEndpoint opens a passive endpoint.
-func (*domain) PassiveEndpoint(info *provider.Info) (provider.PassiveEndpoint, error) {
-	return newPEP(info)
-}
 
 func (*domain) Close() error { return nil }
 
