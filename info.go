@@ -266,7 +266,7 @@ var infoCoreEnv = []EnvVar{
 
 // EnvVars returns the environment variables the library reads
 // (fi_getparams): the core library's, then those of each registered
-// provider that lists them (provider.ParamLister), in registration order.
+// provider that has any, in registration order.
 func EnvVars() []EnvVar {
 	out := append([]EnvVar(nil), infoCoreEnv...)
 	for _, p := range provider.Providers() {
