@@ -16,6 +16,10 @@
 //	ep.BindAV(av)
 //	ep.Enable()
 //
+// (The sketch leaves out error handling; Example_dgram and Example_msg are
+// complete programs that go test runs: udp datagrams, and the tcp
+// connection sequence.)
+//
 // Data-transfer calls never block; they return ErrAgain when a queue is
 // full, and reading the bound CQ makes progress. Errors are libfabric's
 // (see Errno); test them with errors.Is.
