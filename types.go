@@ -284,6 +284,7 @@ const (
 	FlagTagged              = provider.FlagTagged
 	FlagAtomic              = provider.FlagAtomic
 	FlagMulticast           = provider.FlagMulticast
+	FlagCollective          = provider.FlagCollective
 	FlagRead                = provider.FlagRead
 	FlagWrite               = provider.FlagWrite
 	FlagRecv                = provider.FlagRecv
@@ -297,6 +298,8 @@ const (
 	FlagPeek                = provider.FlagPeek
 	FlagTrigger             = provider.FlagTrigger
 	FlagFence               = provider.FlagFence
+	FlagPriority            = provider.FlagPriority
+	FlagPeerTransfer        = provider.FlagPeerTransfer
 	FlagCompletion          = provider.FlagCompletion
 	FlagInject              = provider.FlagInject
 	FlagInjectComplete      = provider.FlagInjectComplete
@@ -369,6 +372,7 @@ const (
 	WaitFD        = provider.WaitFD
 	WaitMutexCond = provider.WaitMutexCond
 	WaitYield     = provider.WaitYield
+	WaitPollFD    = provider.WaitPollFD
 
 	CQFormatUnspec  = provider.CQFormatUnspec
 	CQFormatContext = provider.CQFormatContext
@@ -396,42 +400,57 @@ const (
 
 // Mode bits.
 const (
-	ModeContext      = provider.ModeContext
-	ModeMsgPrefix    = provider.ModeMsgPrefix
-	ModeAsyncIOV     = provider.ModeAsyncIOV
-	ModeRxCQData     = provider.ModeRxCQData
-	ModeLocalMR      = provider.ModeLocalMR
-	ModeContext2     = provider.ModeContext2
-	ModeBufferedRecv = provider.ModeBufferedRecv
+	ModeContext         = provider.ModeContext
+	ModeMsgPrefix       = provider.ModeMsgPrefix
+	ModeAsyncIOV        = provider.ModeAsyncIOV
+	ModeRxCQData        = provider.ModeRxCQData
+	ModeLocalMR         = provider.ModeLocalMR
+	ModeContext2        = provider.ModeContext2
+	ModeBufferedRecv    = provider.ModeBufferedRecv
+	ModeNotifyFlagsOnly = provider.ModeNotifyFlagsOnly
+	ModeRestrictedComp  = provider.ModeRestrictedComp
+	ModePeerTransfer    = provider.ModePeerTransfer
 )
 
 // Message ordering bits.
 const (
-	OrderNone   = provider.OrderNone
-	OrderRAR    = provider.OrderRAR
-	OrderRAW    = provider.OrderRAW
-	OrderRAS    = provider.OrderRAS
-	OrderWAR    = provider.OrderWAR
-	OrderWAW    = provider.OrderWAW
-	OrderWAS    = provider.OrderWAS
-	OrderSAR    = provider.OrderSAR
-	OrderSAW    = provider.OrderSAW
-	OrderSAS    = provider.OrderSAS
-	OrderStrict = provider.OrderStrict
+	OrderNone      = provider.OrderNone
+	OrderRAR       = provider.OrderRAR
+	OrderRAW       = provider.OrderRAW
+	OrderRAS       = provider.OrderRAS
+	OrderWAR       = provider.OrderWAR
+	OrderWAW       = provider.OrderWAW
+	OrderWAS       = provider.OrderWAS
+	OrderSAR       = provider.OrderSAR
+	OrderSAW       = provider.OrderSAW
+	OrderSAS       = provider.OrderSAS
+	OrderStrict    = provider.OrderStrict
+	OrderRMARAR    = provider.OrderRMARAR
+	OrderRMARAW    = provider.OrderRMARAW
+	OrderRMAWAR    = provider.OrderRMAWAR
+	OrderRMAWAW    = provider.OrderRMAWAW
+	OrderAtomicRAR = provider.OrderAtomicRAR
+	OrderAtomicRAW = provider.OrderAtomicRAW
+	OrderAtomicWAR = provider.OrderAtomicWAR
+	OrderAtomicWAW = provider.OrderAtomicWAW
+	OrderData      = provider.OrderData
 )
 
 // Memory registration modes.
 const (
-	MRBasic     = provider.MRBasic
-	MRScalable  = provider.MRScalable
-	MRLocal     = provider.MRLocal
-	MRRaw       = provider.MRRaw
-	MRVirtAddr  = provider.MRVirtAddr
-	MRAllocated = provider.MRAllocated
-	MRProvKey   = provider.MRProvKey
-	MRMMUNotify = provider.MRMMUNotify
-	MRRMAEvent  = provider.MRRMAEvent
-	MREndpoint  = provider.MREndpoint
+	MRUnspec     = provider.MRUnspec
+	MRBasic      = provider.MRBasic
+	MRScalable   = provider.MRScalable
+	MRLocal      = provider.MRLocal
+	MRRaw        = provider.MRRaw
+	MRVirtAddr   = provider.MRVirtAddr
+	MRAllocated  = provider.MRAllocated
+	MRProvKey    = provider.MRProvKey
+	MRMMUNotify  = provider.MRMMUNotify
+	MRRMAEvent   = provider.MRRMAEvent
+	MREndpoint   = provider.MREndpoint
+	MRHMEM       = provider.MRHMEM
+	MRCollective = provider.MRCollective
 )
 
 // Endpoint options for GetOpt/SetOpt (level OptEndpoint).
