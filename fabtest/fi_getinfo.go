@@ -3,6 +3,7 @@ package fabtest
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	fabric "github.com/gofabric/fabric"
@@ -71,15 +72,23 @@ func getinfoNodeServiceDestAddr(t *testing.T, tg Target) {
 	}
 }
 
+// getinfoNoMatchENODATA: no match is ENODATA, and the error says why: the
+// provider and the hint field it could not satisfy.
 func getinfoNoMatchENODATA(t *testing.T, tg Target) {
 	h := tg.hints(0)
 	h.DomainAttr.Name = "invalid_domain"
 	_, err := fabric.GetInfo(fabric.APIVersion, "", "", 0, h)
 	isErr(t, "unknown domain name", err, fabric.ErrNoData)
+	if want := tg.Provider + ": domain_attr.name"; err != nil && !strings.Contains(err.Error(), want) {
+		t.Errorf("unknown domain name: %q does not say %q", err, want)
+	}
 	h = tg.hints(0)
 	h.FabricAttr.ProvName = "no-such-provider"
 	_, err = fabric.GetInfo(fabric.APIVersion, "", "", 0, h)
 	isErr(t, "unknown provider", err, fabric.ErrNoData)
+	if want := `no provider named "no-such-provider"`; err != nil && !strings.Contains(err.Error(), want) {
+		t.Errorf("unknown provider: %q does not say %q", err, want)
+	}
 	_, err = fabric.GetInfo(fabric.APIVersion, "g00n13s.invalid", "9228", 0, tg.hints(0))
 	isErr(t, "unresolvable node", err, fabric.ErrNoData)
 }

@@ -37,6 +37,9 @@ go tool -modfile=tools.mod staticcheck ./...
 echo "== go mod tidy"
 go mod tidy -diff
 
+echo "== bench/plot (a module of its own, so that go.mod keeps x/sys alone)"
+(cd bench/plot && GOWORK=off go vet ./... && GOWORK=off go test -count=1 ./... && GOWORK=off go mod tidy -diff)
+
 echo "== go test -race"
 # -race needs cgo on linux/amd64.
 CGO_ENABLED=1 go test -race -shuffle=on -count=1 -timeout 20m ./...
@@ -48,6 +51,11 @@ esac
 
 echo "== go test (CGO_ENABLED=0)"
 go test -count=1 -timeout 10m ./...
+
+# The README tells users to set the interface variables for the C tools;
+# the conformance suite must pass with them too (loopback-only interfaces).
+echo "== conformance with FI_UDP_IFACE=lo FI_TCP_IFACE=lo"
+FI_UDP_IFACE=lo FI_TCP_IFACE=lo go test -count=1 -timeout 10m -run Conformance ./prov/...
 
 echo "== fuzz smoke ($FUZZTIME each)"
 for pkg in $(go list ./...); do

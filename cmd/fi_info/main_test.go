@@ -288,8 +288,10 @@ func TestEnv(t *testing.T) {
 		t.Fatalf("-g: %d %q", code, stdout)
 	}
 	stdout, _, _ = runIn(t, "-e")
-	if !strings.HasPrefix(stdout, "# FI_PROVIDER: String\n# Only use specified provider (default: all available)\n"+
-		"FI_PROVIDER=\x00fiinfo-fake\x00\n\n") || !strings.Contains(stdout, want) {
+	// The core variables first, in libfabric's order (FI_LOG_* before FI_PROVIDER).
+	if !strings.HasPrefix(stdout, "# FI_LOG_LEVEL: String\n") ||
+		!strings.Contains(stdout, "\n# FI_PROVIDER: String\n# Only use specified provider (default: all available)\n"+
+			"FI_PROVIDER=\x00fiinfo-fake\x00\n\n") || !strings.Contains(stdout, want) {
 		t.Fatalf("-e: %q", stdout)
 	}
 	// -e still runs the query: no match is an error.

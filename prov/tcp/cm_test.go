@@ -3,6 +3,7 @@ package tcp
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"net"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ func TestGetInfoMirrorsLibfabric(t *testing.T) {
 	}
 	// Other endpoint types are not offered.
 	if _, err := (tcpProvider{}).GetInfo(provider.APIVersion, "", "", 0,
-		&provider.Info{EPAttr: &provider.EPAttr{Type: provider.EPRDM}}); err != provider.ENODATA {
+		&provider.Info{EPAttr: &provider.EPAttr{Type: provider.EPRDM}}); !errors.Is(err, provider.ENODATA) {
 		t.Errorf("RDM: %v", err)
 	}
 	// node/service: destination and a source to reach it.
