@@ -164,3 +164,18 @@ func TestWaitableWaitError(t *testing.T) {
 		t.Fatalf("error text %q, want %q", got, want)
 	}
 }
+
+// WaitObj's zero value is WaitUnspec; every value keeps libfabric's name.
+func TestWaitObjZeroAndNames(t *testing.T) {
+	var zero WaitObj
+	if zero != WaitUnspec {
+		t.Fatalf("zero WaitObj is %v", zero)
+	}
+	for w, name := range map[WaitObj]string{WaitUnspec: "FI_WAIT_UNSPEC", WaitNone: "FI_WAIT_NONE",
+		WaitSet: "FI_WAIT_SET", WaitFD: "FI_WAIT_FD", WaitMutexCond: "FI_WAIT_MUTEX_COND",
+		WaitYield: "FI_WAIT_YIELD", WaitPollFD: "FI_WAIT_POLLFD"} {
+		if w.String() != name {
+			t.Errorf("%d.String() = %q, want %q", int(w), w.String(), name)
+		}
+	}
+}
