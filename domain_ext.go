@@ -42,3 +42,11 @@ func (d *Domain) mrEffectiveMode() MRMode {
 	}
 	return m
 }
+
+// rmEnabled reports whether the domain manages resources (resource_mgmt is
+// not FI_RM_DISABLED; FI_RM_UNSPEC takes the providers' default, enabled):
+// its CQs never overrun and its receive queues reserve CQ room (see
+// provider.CQReserver).
+func (d *Domain) rmEnabled() bool {
+	return d.info.DomainAttr == nil || d.info.DomainAttr.ResourceMgmt != RMDisabled
+}

@@ -248,9 +248,6 @@ func (ep *Endpoint) recv(m provider.Msg, flags Flags, explicit, tagged bool) err
 		m.Addr = AddrUnspec
 	}
 	m.Flags = f
-	if e.rxFull != nil && e.rxFull() {
-		return ErrAgain
-	}
 	return e.rq.Post(&m, tagged)
 }
 
@@ -327,7 +324,32 @@ func (ep *Endpoint) rmaOp(m provider.Msg, flags Flags, explicit, write bool) err
 	if uint64(m.Len()) > e.maxMsg {
 		return ErrMsgSize
 	}
+	// The remote regions cover exactly the local buffers.
+	if m.RMA == nil {
+		if m.RMAOne.Len != uint64(m.Len()) {
+			return ErrInval
+		}
+	} else {
+		var rl uint64
+		for _, r := range m.RMA {
+			rl += r.Len
+		}
+		if rl != uint64(m.Len()) {
+			return ErrInval
+		}
+	}
 	f := ep.txFlags(e, flags, explicit)
+	if m.Flags&FlagInject != 0 {
+		// fi_inject_write(data): no completion, whatever the binding.
+		f = (f | m.Flags) &^ FlagCompletion
+	}
+	if !write {
+		// FI_INJECT applies to writes only (fi_rma(3)).
+		if explicit && flags&FlagInject != 0 {
+			return ErrBadFlags
+		}
+		f &^= FlagInject
+	}
 	if f&FlagInject != 0 && uint64(m.Len()) > e.injectSize {
 		return ErrInval
 	}
@@ -397,14 +419,14 @@ func (ep *Endpoint) WriteData(buf []byte, desc any, data uint64, dest Addr, addr
 
 // InjectWrite is fi_inject_write: buf may be reused on return; no completion.
 func (ep *Endpoint) InjectWrite(buf []byte, dest Addr, addr, key uint64) error {
-	return ep.rmaOp(provider.Msg{Buf: buf, Addr: dest,
-		RMAOne: RMAIOV{Addr: addr, Len: uint64(len(buf)), Key: key}}, FlagInject, true, true)
+	return ep.rmaOp(provider.Msg{Buf: buf, Addr: dest, Flags: FlagInject,
+		RMAOne: RMAIOV{Addr: addr, Len: uint64(len(buf)), Key: key}}, 0, true, true)
 }
 
 // InjectWriteData is fi_inject_writedata.
 func (ep *Endpoint) InjectWriteData(buf []byte, data uint64, dest Addr, addr, key uint64) error {
-	return ep.rmaOp(provider.Msg{Buf: buf, Addr: dest, Data: data,
-		RMAOne: RMAIOV{Addr: addr, Len: uint64(len(buf)), Key: key}}, FlagInject|FlagRemoteCQData, true, true)
+	return ep.rmaOp(provider.Msg{Buf: buf, Addr: dest, Data: data, Flags: FlagInject,
+		RMAOne: RMAIOV{Addr: addr, Len: uint64(len(buf)), Key: key}}, FlagRemoteCQData, true, true)
 }
 
 func nonNil(iov [][]byte) [][]byte {

@@ -63,6 +63,8 @@ type opts struct {
 	tagged   bool
 	txSize   uint64
 	maxUnexp int
+	cqSize   int  // size of both CQs (default 4096)
+	noRM     bool // FI_RM_DISABLED
 }
 
 func loInfo(t testing.TB, o opts) *provider.Info {
@@ -86,6 +88,9 @@ func loInfo(t testing.TB, o opts) *provider.Info {
 	info := infos[0]
 	if o.txSize != 0 {
 		info.TxAttr.Size = o.txSize
+	}
+	if o.noRM {
+		info.DomainAttr.ResourceMgmt = provider.RMDisabled
 	}
 	return info
 }
@@ -111,10 +116,18 @@ func newNode(t testing.TB, info *provider.Info, o opts) *node {
 		t.Fatal(err)
 	}
 	n := &node{t: t, ep: pe.(*endpoint), mr: mrkey.New(mrkey.Config{})}
-	n.txCQ = must(cq.New(cq.Config{Size: 4096, Format: provider.CQFormatTagged, WaitObj: provider.WaitUnspec}))(t)
-	n.rxCQ = must(cq.New(cq.Config{Size: 4096, Format: provider.CQFormatTagged, WaitObj: provider.WaitUnspec}))(t)
+	// As the root package does: resource management unless the domain
+	// disables it.
+	rm := info.DomainAttr == nil || info.DomainAttr.ResourceMgmt != provider.RMDisabled
+	size := o.cqSize
+	if size == 0 {
+		size = 4096
+	}
+	cfg := cq.Config{Size: size, Format: provider.CQFormatTagged, WaitObj: provider.WaitUnspec, ResourceMgmt: rm}
+	n.txCQ = must(cq.New(cfg))(t)
+	n.rxCQ = must(cq.New(cfg))(t)
 	n.eq = must(eq.New(eq.Config{WaitObj: provider.WaitUnspec}))(t)
-	n.rq = srx.New(srx.Config{Tagged: true, MaxUnexpected: o.maxUnexp})
+	n.rq = srx.New(srx.Config{Tagged: true, MaxUnexpected: o.maxUnexp, ResourceMgmt: rm})
 	n.rq.SetCompletion(n.rxCQ, nil)
 	for i := range n.cntrs {
 		n.cntrs[i] = must(cntr.New(cntr.Config{}))(t)
