@@ -36,6 +36,8 @@
 //     the bindings. Nothing is bound after Enable.
 //   - Connector.Connect and Accept are called on an enabled endpoint;
 //     Shutdown, Cancel and the size-left queries too.
+//     PassiveEndpoint.Listen gets the non-nil EQ the root has bound;
+//     SetName gets a non-empty address and Reject a non-nil handle.
 //
 // Data calls (Endpoint.Send, Tagged.TSend, RMA.Read, RMA.Write) are made
 // only when, at the time of the check:
