@@ -63,8 +63,9 @@ type opts struct {
 	tagged   bool
 	txSize   uint64
 	maxUnexp int
-	cqSize   int  // size of both CQs (default 4096)
-	noRM     bool // FI_RM_DISABLED
+	cqSize   int    // size of both CQs (default 4096)
+	noRM     bool   // FI_RM_DISABLED
+	txCQ     *cq.CQ // a transmit CQ shared with other endpoints (owned by the test)
 }
 
 func loInfo(t testing.TB, o opts) *provider.Info {
@@ -107,6 +108,7 @@ type node struct {
 	rq    *srx.Queue
 	mr    *mrkey.Table
 	cntrs [provider.NumCntrs]*cntr.Cntr
+	ownTx bool // txCQ is the node's own (closed with it)
 }
 
 func newNode(t testing.TB, info *provider.Info, o opts) *node {
@@ -124,7 +126,11 @@ func newNode(t testing.TB, info *provider.Info, o opts) *node {
 		size = 4096
 	}
 	cfg := cq.Config{Size: size, Format: provider.CQFormatTagged, WaitObj: provider.WaitUnspec, ResourceMgmt: rm}
-	n.txCQ = must(cq.New(cfg))(t)
+	n.txCQ = o.txCQ
+	if n.txCQ == nil {
+		n.txCQ = must(cq.New(cfg))(t)
+		n.ownTx = true
+	}
 	n.rxCQ = must(cq.New(cfg))(t)
 	n.eq = must(eq.New(eq.Config{WaitObj: provider.WaitUnspec}))(t)
 	n.rq = srx.New(srx.Config{Tagged: true, MaxUnexpected: o.maxUnexp, ResourceMgmt: rm})
@@ -153,7 +159,11 @@ func newNode(t testing.TB, info *provider.Info, o opts) *node {
 func (n *node) close() {
 	n.rq.Close()
 	n.ep.Close()
-	n.txCQ.Close()
+	if n.ownTx {
+		n.txCQ.Close()
+	} else {
+		n.txCQ.RemoveSource(n.ep)
+	}
 	n.rxCQ.Close()
 	n.eq.Close()
 	for _, c := range n.cntrs {

@@ -403,3 +403,82 @@ func TestRMDisabledOverruns(t *testing.T) {
 	deadline := time.Now().Add(waitLimit)
 	waitCounts(t, "overrun", deadline, func() bool { ov, _ := cli.txCQ.Overrun(); return ov }, srv, cli)
 }
+
+// TestRMSharedCQ: two endpoints (two connections) post into one transmit
+// CQ of size 4 from several goroutines: the reservations of both count
+// against the one CQ, every accepted send completes exactly once, and the
+// CQ never overruns.
+func TestRMSharedCQ(t *testing.T) {
+	shared := must(cq.New(cq.Config{Size: 4, Format: provider.CQFormatContext, ResourceMgmt: true}))(t)
+	defer shared.Close()
+	info := loInfo(t, opts{})
+	l := listen(t, info)
+	o := opts{txCQ: shared}
+	c1, s1 := pairWith(t, l, info, o, nil, nil)
+	c2, s2 := pairWith(t, l, info, o, nil, nil)
+	const per = 200
+	type key struct{ ep, i int }
+	var mu sync.Mutex
+	seen := map[key]int{}
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(30 * time.Second)
+	var fail atomic.Value
+	for k, c := range []*node{c1, c1, c2, c2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < per; {
+				err := c.ep.Send(provider.Msg{Buf: []byte("s"), Context: key{k, i}, Flags: provider.FlagCompletion})
+				switch {
+				case err == nil:
+					i++
+				case err != provider.EAGAIN:
+					fail.CompareAndSwap(nil, err.Error())
+					return
+				case time.Now().After(deadline):
+					fail.CompareAndSwap(nil, "sends refused at the deadline")
+					return
+				}
+				runtime.Gosched()
+			}
+		}()
+	}
+	// Receivers: each server keeps receives posted and drains its CQ.
+	var ents [8]provider.CQEntry
+	got := 0
+	for got < 4*per && fail.Load() == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d completions", got, 4*per)
+		}
+		for _, s := range []*node{s1, s2} {
+			m := provider.Msg{Buf: make([]byte, 4), Addr: provider.AddrUnspec}
+			_ = s.rq.Post(&m, false)
+			s.rxCQ.Read(ents[:])
+		}
+		n, err := shared.Read(ents[:])
+		if err == provider.EOVERRUN {
+			t.Fatal("shared CQ overran")
+		}
+		if shared.Len() > 4 {
+			t.Fatalf("shared CQ of size 4 holds %d", shared.Len())
+		}
+		mu.Lock()
+		for _, e := range ents[:n] {
+			seen[e.OpContext.(key)]++
+		}
+		mu.Unlock()
+		got += n
+	}
+	wg.Wait()
+	if f := fail.Load(); f != nil {
+		t.Fatal(f)
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Fatalf("send %v completed %d times", k, n)
+		}
+	}
+	if len(seen) != 4*per {
+		t.Fatalf("%d distinct completions, want %d", len(seen), 4*per)
+	}
+}
