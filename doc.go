@@ -20,6 +20,10 @@
 // full, and reading the bound CQ makes progress. Errors are libfabric's
 // (see Errno); test them with errors.Is.
 //
+// Logging is libfabric's (FI_LOG_LEVEL, FI_LOG_PROV, FI_LOG_SUBSYS) through
+// log/slog: warnings go to standard error by default, and SetLogHandler
+// hands the records to the application's own slog.Handler.
+//
 // # Mapping from libfabric calls
 //
 //	fi_getinfo                  GetInfo

@@ -1,9 +1,13 @@
 package fabric
 
 import (
+	"errors"
+	"log/slog"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 
 	infohints "github.com/gofabric/fabric/internal/hints"
 	"github.com/gofabric/fabric/provider"
@@ -79,7 +83,11 @@ const infoEnvProvider = "FI_PROVIDER"
 // provider registration and then as each provider ranks them. Each has
 // FabricAttr.ProvName, ProvVersion and APIVersion (= version) set. With no
 // match GetInfo returns nil and an *OpError{Op: "fi_getinfo"} matching
-// ErrNoData.
+// ErrNoData whose text says why each provider was passed over, e.g.
+// "fi_getinfo: no provider matches: udp: ep_attr.type: FI_EP_MSG not
+// supported (provider: FI_EP_DGRAM); tcp: caps: FI_TAGGED not supported".
+// Each rejection is also logged at info (FI_LOG_LEVEL=info), with the
+// provider as prov= and the hint field as field=.
 //
 // With flags exactly FlagProvAttrOnly, GetInfo returns one Info per
 // registered provider, whatever FI_PROVIDER and hints say, with only
@@ -106,7 +114,7 @@ func GetInfo(version uint32, node, service string, flags Flags, hints *Info) ([]
 		return out, nil
 	}
 	if flags&FlagSource != 0 && node == "" && service == "" {
-		return nil, opErr(op, "", ErrNoData)
+		return nil, opErr(op, "", &noMatchError{reasons: []string{"FI_SOURCE without node or service"}})
 	}
 	filter := infoProvFilter()
 	var want string
@@ -114,11 +122,19 @@ func GetInfo(version uint32, node, service string, flags Flags, hints *Info) ([]
 		want = infohints.FirstProvName(hints.FabricAttr.ProvName)
 	}
 	var out []*Info
+	var why noMatchError
+	considered := false
 	for _, p := range provs {
 		name := p.Name()
-		if filter.Excludes(name) || (want != "" && !strings.EqualFold(want, name)) {
+		if want != "" && !strings.EqualFold(want, name) {
 			continue
 		}
+		if filter.Excludes(name) {
+			why.add(name, "excluded by "+infoEnvProvider)
+			infoLogger(name).Info(provider.SubsysCore, "provider excluded by "+infoEnvProvider)
+			continue
+		}
+		considered = true
 		// Each provider gets its own copy of the hints, so that neither
 		// the caller's hints nor the next provider's view can be changed.
 		var h *Info
@@ -126,6 +142,7 @@ func GetInfo(version uint32, node, service string, flags Flags, hints *Info) ([]
 			h = hints.Dup()
 			if pe, ok := h.Handle.(*PassiveEndpoint); ok {
 				if pe.fab.prov != p {
+					why.add(name, "hints.handle is another provider's passive endpoint")
 					continue
 				}
 				h.Handle = pe.p // the provider sees its own passive endpoint
@@ -135,24 +152,88 @@ func GetInfo(version uint32, node, service string, flags Flags, hints *Info) ([]
 		if err != nil {
 			// As in libfabric, one provider's failure (usually
 			// ENODATA) does not hide the others' results.
+			why.add(name, err.Error())
+			infoReject(name, err)
 			continue
 		}
 		for _, pi := range got {
 			if pi == nil {
 				continue
 			}
-			if info := infoFilter(version, name, p.Version(), node, service, flags, pi, hints); info != nil {
-				if hints != nil && hints.Handle != nil {
-					info.Handle = hints.Handle
-				}
-				out = append(out, info)
+			info, err := infoFilter(version, name, p.Version(), node, service, flags, pi, hints)
+			if err != nil {
+				why.add(name, err.Error())
+				infoReject(name, err)
+				continue
 			}
+			if hints != nil && hints.Handle != nil {
+				info.Handle = hints.Handle
+			}
+			out = append(out, info)
 		}
 	}
 	if len(out) == 0 {
-		return nil, opErr(op, "", ErrNoData)
+		if !considered && want != "" && len(why.reasons) == 0 {
+			why.reasons = append(why.reasons, "no provider named "+strconv.Quote(want))
+		} else if len(provs) == 0 {
+			why.reasons = append(why.reasons, "no provider registered")
+		}
+		return nil, opErr(op, "", &why)
 	}
 	return out, nil
+}
+
+// noMatchError is GetInfo's error when nothing matches: why each provider
+// was passed over. It matches ErrNoData.
+type noMatchError struct {
+	reasons []string // "udp: ep_attr.type: FI_EP_MSG not supported (provider: FI_EP_DGRAM)"
+}
+
+// add records a reason once.
+func (e *noMatchError) add(prov, reason string) {
+	r := prov + ": " + reason
+	for _, have := range e.reasons {
+		if have == r {
+			return
+		}
+	}
+	e.reasons = append(e.reasons, r)
+}
+
+func (e *noMatchError) Error() string {
+	if len(e.reasons) == 0 {
+		return ErrNoData.Error()
+	}
+	return "no provider matches: " + strings.Join(e.reasons, "; ")
+}
+
+func (e *noMatchError) Unwrap() error { return ErrNoData }
+
+// infoLoggers holds a *provider.Logger per provider name, for what
+// GetInfo logs on a provider's behalf.
+var infoLoggers sync.Map
+
+func infoLogger(prov string) *provider.Logger {
+	if l, ok := infoLoggers.Load(prov); ok {
+		return l.(*provider.Logger)
+	}
+	l, _ := infoLoggers.LoadOrStore(prov, provider.NewLogger(prov))
+	return l.(*provider.Logger)
+}
+
+// infoReject logs, at info, why one of a provider's Infos (or all of them)
+// did not match the hints, as libfabric's ofi_check_info does.
+func infoReject(prov string, err error) {
+	l := infoLogger(prov)
+	if !l.Enabled(provider.LevelInfo, provider.SubsysCore) {
+		return
+	}
+	var m *infohints.Mismatch
+	if errors.As(err, &m) {
+		l.Info(provider.SubsysCore, "hints not supported", slog.String("field", m.Field), slog.String("reason", m.Reason))
+		return
+	}
+	l.Info(provider.SubsysCore, "no match", slog.String("reason", err.Error()))
 }
 
 // infoProvFilter parses FI_PROVIDER.
@@ -162,10 +243,10 @@ func infoProvFilter() infohints.ProvFilter {
 }
 
 // infoFilter copies one provider Info, completes its fabric attributes and
-// applies the generic hint rules; it returns nil if the Info does not
+// applies the generic hint rules; it returns why if the Info does not
 // match.
 func infoFilter(version uint32, provName string, provVersion uint32, node, service string, flags Flags,
-	pi, user *Info) *Info {
+	pi, user *Info) (*Info, error) {
 	info := pi.Dup()
 	infohints.Normalize(info)
 	fa := info.FabricAttr
@@ -173,24 +254,24 @@ func infoFilter(version uint32, provName string, provVersion uint32, node, servi
 		fa.ProvName = provName
 	}
 	fa.ProvVersion = provVersion
-	if infohints.Check(version, info, user) != nil {
-		return nil
+	if err := infohints.Check(version, info, user); err != nil {
+		return nil, err
 	}
 	infohints.Alter(version, info, user)
 	fa.APIVersion = version
 	if node != "" || service != "" {
 		if flags&FlagSource != 0 {
 			if len(info.SrcAddr) == 0 {
-				return nil
+				return nil, errors.New("no src_addr for node/service")
 			}
 		} else if len(info.DestAddr) == 0 {
-			return nil
+			return nil, errors.New("no dest_addr for node/service")
 		}
 	}
 	if flags&FlagNumericHost != 0 && node != "" && infoIPFormat(info.AddrFormat) && !infoNumericHost(node) {
-		return nil
+		return nil, errors.New("FI_NUMERICHOST: node is not a numeric address")
 	}
-	return info
+	return info, nil
 }
 
 func infoIPFormat(f AddrFormat) bool {
@@ -259,16 +340,23 @@ type EnvVar struct {
 // set.
 func (v EnvVar) Value() (string, bool) { return os.LookupEnv(v.Name) }
 
-// infoCoreEnv lists the variables the core library reads.
-var infoCoreEnv = []EnvVar{
-	{Name: infoEnvProvider, Type: ParamString, Help: "Only use specified provider (default: all available)"},
+// infoCoreEnv lists the variables the core library reads, in the order
+// `fi_info -e` of libfabric 1.17 prints them.
+func infoCoreEnv() []EnvVar {
+	var out []EnvVar
+	for _, p := range provider.LogParams() {
+		out = append(out, EnvVar{Name: p.Name, Type: p.Type, Help: p.Help})
+	}
+	return append(out, EnvVar{Name: infoEnvProvider, Type: ParamString,
+		Help: "Only use specified provider (default: all available)"})
 }
 
 // EnvVars returns the environment variables the library reads
-// (fi_getparams): the core library's, then those of each registered
-// provider that lists them (provider.ParamLister), in registration order.
+// (fi_getparams): the core library's (FI_LOG_LEVEL, FI_LOG_PROV,
+// FI_LOG_SUBSYS, FI_PROVIDER), then those of each registered provider that
+// lists them (provider.ParamLister), in registration order.
 func EnvVars() []EnvVar {
-	out := append([]EnvVar(nil), infoCoreEnv...)
+	out := infoCoreEnv()
 	for _, p := range provider.Providers() {
 		pl, ok := p.(provider.ParamLister)
 		if !ok {

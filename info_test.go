@@ -734,8 +734,15 @@ func TestDupAllocInfo(t *testing.T) {
 
 func TestEnvVars(t *testing.T) {
 	vars := EnvVars()
-	if len(vars) == 0 || vars[0].Name != "FI_PROVIDER" || vars[0].Type != ParamString || vars[0].Provider != "" {
+	// The core variables, in the order libfabric 1.17's fi_info -e lists them.
+	core := []string{"FI_LOG_LEVEL", "FI_LOG_PROV", "FI_LOG_SUBSYS", "FI_PROVIDER"}
+	if len(vars) < len(core) {
 		t.Fatalf("core variables: %+v", vars)
+	}
+	for i, name := range core {
+		if v := vars[i]; v.Name != name || v.Type != ParamString || v.Provider != "" || v.Help == "" {
+			t.Fatalf("core variable %d: %+v, want %s", i, v, name)
+		}
 	}
 	var found bool
 	for _, v := range vars {
@@ -750,7 +757,7 @@ func TestEnvVars(t *testing.T) {
 		t.Fatal("provider variables missing")
 	}
 	t.Setenv("FI_PROVIDER", "udp")
-	if val, ok := vars[0].Value(); !ok || val != "udp" {
+	if val, ok := vars[3].Value(); !ok || val != "udp" {
 		t.Fatalf("Value = %q, %v", val, ok)
 	}
 }

@@ -15,7 +15,10 @@
 # (usec/xfer as printed: half a round trip), with MB/sec = size / usec
 # (fi_pingpong's convention: both directions, decimal MB). The table shows
 # the medians over the repetitions and the Go/C ratios: < 1 means Go is
-# faster for usec/xfer, > 1 means Go is faster for MB/sec.
+# faster for usec/xfer, > 1 means Go is faster for MB/sec. The same figures
+# are drawn (bench/plot, a module of its own so that the library keeps its
+# single dependency) into $OUT/compare.svg and $OUT/compare.png: latency and
+# bandwidth against size, C and Go side by side, one row per configuration.
 #
 # env:
 #   REPS=3            repetitions of every point
@@ -29,6 +32,9 @@
 #   GO_PINGPONG=path  our tool (default: built from ./cmd/fi_pingpong)
 #   PORT_BASE=n       first control port (default: random in 20000-29999)
 #   SETTLE=0.3        seconds between the server listening and the client start
+#   PLOT=1            draw the plot (0: do not; the go command fetches
+#                     gonum.org/v1/plot the first time)
+#   PLOT_OUT="$OUT/compare.svg $OUT/compare.png"   plot files (.svg, .png, .pdf)
 set -u
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$BENCH_DIR/.." && pwd)
@@ -40,8 +46,12 @@ SIZES=${SIZES:-"1 64 1024 4096 65536 1048576"}
 OUT=${OUT:-/tmp/compare-$(date +%Y%m%d-%H%M%S)}
 SETTLE=${SETTLE:-0.3}
 PORT=${PORT_BASE:-$((20000 + RANDOM % 10000))}
-RAW=$OUT/raw.tsv
 mkdir -p "$OUT/logs"
+OUT=$(cd "$OUT" && pwd) # absolute: the builds and the plot run elsewhere
+RAW=$OUT/raw.tsv
+PLOT=${PLOT:-1}
+PLOT_OUT=${PLOT_OUT:-"$OUT/compare.svg $OUT/compare.png"}
+START=$(date -u '+%Y-%m-%d %H:%M UTC')
 
 # name | provider | endpoint | extra env (both tools) | max message size
 # (libfabric 1.17: udp 1472; tcp unlimited). FI_TCP_NODELAY=1 because the
@@ -179,7 +189,9 @@ go_supports() {
 
 printf 'impl\tconfig\tsize\trep\titers\tusec\tmbps\traw\n' >"$RAW"
 echo "# compare: $(date -Is) host=$(hostname) cpus=$(nproc) reps=$REPS iters=$ITERS out=$OUT"
-echo "# C: $C_PP ($(dpkg-query -W -f='${Version}' libfabric-bin 2>/dev/null || echo '?'))  Go: $GO_PP ($(go version 2>/dev/null | awk '{print $3}'))"
+C_VER=$(dpkg-query -W -f='${Version}' libfabric-bin 2>/dev/null || echo '?')
+GO_VER=$(go version 2>/dev/null | awk '{print $3}')
+echo "# C: $C_PP ($C_VER)  Go: $GO_PP ($GO_VER)"
 echo "# loadavg: $(cat /proc/loadavg)"
 
 declare -a RUN_CFGS=()
@@ -215,4 +227,24 @@ done
 echo
 "$BENCH_DIR/compare_summary.sh" "$RAW" | tee "$OUT/summary.txt"
 echo "# loadavg: $(cat /proc/loadavg)  failures: $fails  raw: $RAW"
-[ "$fails" -eq 0 ]
+
+# The plot module runs from its own directory (go run -C), so the plot
+# files are made absolute first.
+abs() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+plot_fail=0
+if [ "$PLOT" != 0 ]; then
+	plot_args=(-title "fi_pingpong, C libfabric $C_VER vs Go ($GO_VER): $(hostname), $(nproc) CPUs, $START")
+	plot_files=()
+	for f in $PLOT_OUT; do
+		plot_files+=("$(abs "$f")")
+		plot_args+=(-o "$(abs "$f")")
+	done
+	if GOWORK=off go run -C "$BENCH_DIR/plot" . "${plot_args[@]}" "$RAW" >"$OUT/logs/plot" 2>&1; then
+		echo "# plot: ${plot_files[*]}"
+	else
+		plot_fail=1
+		cat "$OUT/logs/plot" >&2
+		echo "# plot: FAILED (results are in $RAW; PLOT=0 skips the plot)"
+	fi
+fi
+[ "$fails" -eq 0 ] && [ "$plot_fail" -eq 0 ]

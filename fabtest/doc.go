@@ -12,6 +12,8 @@
 //
 //	func TestFabtestHelper(t *testing.T) { fabtest.Helper(t) } // peer processes
 //
-// A case is skipped only when the target does not claim the capability it
-// needs (as reported by GetInfo); any other failure is a failure.
+// A case is skipped only when the target does not claim what it needs: a
+// capability or attribute GetInfo does not report, an endpoint type the
+// behaviour does not apply to, or a call the target answers with ErrNoSys or
+// ErrOpNotSupp. Any other error, setup included, is a failure.
 package fabtest

@@ -1,17 +1,33 @@
 package fabtest
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
+// testCase is one behaviour: its public name ("fi_cq/read_empty_EAGAIN",
+// the man page, a slash, the behaviour) and the function that checks it.
 type testCase struct {
 	name string
 	fn   func(t *testing.T, tg Target)
 }
 
-var cases []testCase
-
-func register(name string, fn func(t *testing.T, tg Target)) {
-	cases = append(cases, testCase{name, fn})
-}
+// cases is every behaviour the suite checks: one table per man page, each
+// in its file of the same name (fi_cq.go holds cqCases), in man-page order.
+var cases = slices.Concat(
+	getinfoCases,  // fi_getinfo.go
+	domainCases,   // fi_domain.go: fi_domain, fi_close
+	endpointCases, // fi_endpoint.go: fi_endpoint, fi_scalable_ep, fi_srx_context
+	avCases,       // fi_av.go
+	cqCases,       // fi_cq.go
+	cntrCases,     // fi_cntr.go
+	eqCases,       // fi_eq.go
+	mrCases,       // fi_mr.go
+	msgCases,      // fi_msg.go
+	cmCases,       // fi_cm.go
+	peerCases,     // fi_peer.go
+	processCases,  // process.go: behaviours across processes
+)
 
 // Run runs every conformance case against the target, each as a subtest
 // named after its man page and behaviour.

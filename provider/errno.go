@@ -9,129 +9,70 @@ import "syscall"
 // under errors.Is.
 type Errno int32
 
-// libfabric 1.17 error numbers (rdma/fi_errno.h).
+// libfabric 1.17 error numbers (rdma/fi_errno.h). The line comment is the
+// text Error returns: the C library's strerror text below 256 (fi_strerror
+// defers to strerror there), fi_strerror's own text from 256.
 const (
-	EPERM         Errno = 1
-	ENOENT        Errno = 2
-	EINTR         Errno = 4
-	EIO           Errno = 5
-	E2BIG         Errno = 7
-	EBADF         Errno = 9
-	EAGAIN        Errno = 11
-	ENOMEM        Errno = 12
-	EACCES        Errno = 13
-	EFAULT        Errno = 14
-	EBUSY         Errno = 16
-	ENODEV        Errno = 19
-	EINVAL        Errno = 22
-	EMFILE        Errno = 24
-	ENOSPC        Errno = 28
-	ENOSYS        Errno = 38
-	ENOMSG        Errno = 42
-	ENODATA       Errno = 61
-	EOVERFLOW     Errno = 75
-	EMSGSIZE      Errno = 90
-	ENOPROTOOPT   Errno = 92
-	EOPNOTSUPP    Errno = 95
-	EADDRINUSE    Errno = 98
-	EADDRNOTAVAIL Errno = 99
-	ENETDOWN      Errno = 100
-	ENETUNREACH   Errno = 101
-	ECONNABORTED  Errno = 103
-	ECONNRESET    Errno = 104
-	ENOBUFS       Errno = 105
-	EISCONN       Errno = 106
-	ENOTCONN      Errno = 107
-	ESHUTDOWN     Errno = 108
-	ETIMEDOUT     Errno = 110
-	ECONNREFUSED  Errno = 111
-	EHOSTDOWN     Errno = 112
-	EHOSTUNREACH  Errno = 113
-	EALREADY      Errno = 114
-	EINPROGRESS   Errno = 115
-	ECANCELED     Errno = 125
-	EKEYREJECTED  Errno = 129
+	EPERM         Errno = 1   // Operation not permitted
+	ENOENT        Errno = 2   // No such file or directory
+	EINTR         Errno = 4   // Interrupted system call
+	EIO           Errno = 5   // Input/output error
+	E2BIG         Errno = 7   // Argument list too long
+	EBADF         Errno = 9   // Bad file descriptor
+	EAGAIN        Errno = 11  // Resource temporarily unavailable
+	ENOMEM        Errno = 12  // Cannot allocate memory
+	EACCES        Errno = 13  // Permission denied
+	EFAULT        Errno = 14  // Bad address
+	EBUSY         Errno = 16  // Device or resource busy
+	ENODEV        Errno = 19  // No such device
+	EINVAL        Errno = 22  // Invalid argument
+	EMFILE        Errno = 24  // Too many open files
+	ENOSPC        Errno = 28  // No space left on device
+	ENOSYS        Errno = 38  // Function not implemented
+	ENOMSG        Errno = 42  // No message of desired type
+	ENODATA       Errno = 61  // No data available
+	EOVERFLOW     Errno = 75  // Value too large for defined data type
+	EMSGSIZE      Errno = 90  // Message too long
+	ENOPROTOOPT   Errno = 92  // Protocol not available
+	EOPNOTSUPP    Errno = 95  // Operation not supported
+	EADDRINUSE    Errno = 98  // Address already in use
+	EADDRNOTAVAIL Errno = 99  // Cannot assign requested address
+	ENETDOWN      Errno = 100 // Network is down
+	ENETUNREACH   Errno = 101 // Network is unreachable
+	ECONNABORTED  Errno = 103 // Software caused connection abort
+	ECONNRESET    Errno = 104 // Connection reset by peer
+	ENOBUFS       Errno = 105 // No buffer space available
+	EISCONN       Errno = 106 // Transport endpoint is already connected
+	ENOTCONN      Errno = 107 // Transport endpoint is not connected
+	ESHUTDOWN     Errno = 108 // Cannot send after transport endpoint shutdown
+	ETIMEDOUT     Errno = 110 // Connection timed out
+	ECONNREFUSED  Errno = 111 // Connection refused
+	EHOSTDOWN     Errno = 112 // Host is down
+	EHOSTUNREACH  Errno = 113 // No route to host
+	EALREADY      Errno = 114 // Operation already in progress
+	EINPROGRESS   Errno = 115 // Operation now in progress
+	EREMOTEIO     Errno = 121 // Remote I/O error
+	ECANCELED     Errno = 125 // Operation canceled
+	EKEYREJECTED  Errno = 129 // Key was rejected by service
 
-	EOTHER      Errno = 256
-	ETOOSMALL   Errno = 257
-	EOPBADSTATE Errno = 258
-	EAVAIL      Errno = 259
-	EBADFLAGS   Errno = 260
-	ENOEQ       Errno = 261
-	EDOMAIN     Errno = 262
-	ENOCQ       Errno = 263
-	ECRC        Errno = 264
-	ETRUNC      Errno = 265
-	ENOKEY      Errno = 266
-	ENOAV       Errno = 267
-	EOVERRUN    Errno = 268
-	ENORX       Errno = 269
+	EOTHER      Errno = 256 // Unspecified error
+	ETOOSMALL   Errno = 257 // Provided buffer is too small
+	EOPBADSTATE Errno = 258 // Operation not permitted in current state
+	EAVAIL      Errno = 259 // Error available
+	EBADFLAGS   Errno = 260 // Flags not supported
+	ENOEQ       Errno = 261 // Missing or unavailable event queue
+	EDOMAIN     Errno = 262 // Invalid resource domain
+	ENOCQ       Errno = 263 // Missing or unavailable completion queue
+	ECRC        Errno = 264 // CRC error
+	ETRUNC      Errno = 265 // Truncation error
+	ENOKEY      Errno = 266 // Required key not available
+	ENOAV       Errno = 267 // Missing or unavailable address vector
+	EOVERRUN    Errno = 268 // Queue has been overrun
+	ENORX       Errno = 269 // Receiver not ready, no receive buffers available
 
 	// ErrnoMax is one past the largest libfabric error number (FI_ERRNO_MAX).
 	ErrnoMax Errno = 270
 )
-
-var fiErrText = [...]string{
-	EOTHER - 256:      "Unspecified error",
-	ETOOSMALL - 256:   "Provided buffer is too small",
-	EOPBADSTATE - 256: "Operation not permitted in current state",
-	EAVAIL - 256:      "Error available",
-	EBADFLAGS - 256:   "Flags not supported",
-	ENOEQ - 256:       "Missing or unavailable event queue",
-	EDOMAIN - 256:     "Invalid resource domain",
-	ENOCQ - 256:       "Missing or unavailable completion queue",
-	ECRC - 256:        "CRC error",
-	ETRUNC - 256:      "Truncation error",
-	ENOKEY - 256:      "Required key not available",
-	ENOAV - 256:       "Missing or unavailable address vector",
-	EOVERRUN - 256:    "Queue has been overrun",
-	ENORX - 256:       "Receiver not ready, no receive buffers available",
-}
-
-// glibc strerror texts for the errnos libfabric commonly returns.
-var sysErrText = map[Errno]string{
-	0:             "Success",
-	EPERM:         "Operation not permitted",
-	ENOENT:        "No such file or directory",
-	EINTR:         "Interrupted system call",
-	EIO:           "Input/output error",
-	E2BIG:         "Argument list too long",
-	EBADF:         "Bad file descriptor",
-	EAGAIN:        "Resource temporarily unavailable",
-	ENOMEM:        "Cannot allocate memory",
-	EACCES:        "Permission denied",
-	EFAULT:        "Bad address",
-	EBUSY:         "Device or resource busy",
-	ENODEV:        "No such device",
-	EINVAL:        "Invalid argument",
-	EMFILE:        "Too many open files",
-	ENOSPC:        "No space left on device",
-	ENOSYS:        "Function not implemented",
-	ENOMSG:        "No message of desired type",
-	ENODATA:       "No data available",
-	EOVERFLOW:     "Value too large for defined data type",
-	EMSGSIZE:      "Message too long",
-	ENOPROTOOPT:   "Protocol not available",
-	EOPNOTSUPP:    "Operation not supported",
-	EADDRINUSE:    "Address already in use",
-	EADDRNOTAVAIL: "Cannot assign requested address",
-	ENETDOWN:      "Network is down",
-	ENETUNREACH:   "Network is unreachable",
-	ECONNABORTED:  "Software caused connection abort",
-	ECONNRESET:    "Connection reset by peer",
-	ENOBUFS:       "No buffer space available",
-	EISCONN:       "Transport endpoint is already connected",
-	ENOTCONN:      "Transport endpoint is not connected",
-	ESHUTDOWN:     "Cannot send after transport endpoint shutdown",
-	ETIMEDOUT:     "Connection timed out",
-	ECONNREFUSED:  "Connection refused",
-	EHOSTDOWN:     "Host is down",
-	EHOSTUNREACH:  "No route to host",
-	EALREADY:      "Operation already in progress",
-	EINPROGRESS:   "Operation now in progress",
-	ECANCELED:     "Operation canceled",
-	EKEYREJECTED:  "Key was rejected by service",
-}
 
 // StrError returns fi_strerror's text for a libfabric error number. Negative
 // numbers (the C return convention) are accepted.
@@ -146,8 +87,11 @@ func StrError(errnum int) string {
 		}
 		return "Unknown error " + itoa(errnum)
 	}
-	if s, ok := sysErrText[e]; ok {
-		return s
+	if e == 0 {
+		return "Success"
+	}
+	if int(e) < len(sysErrText) && sysErrText[e] != "" {
+		return sysErrText[e]
 	}
 	s := syscall.Errno(e).Error()
 	if s == "" || (len(s) > 6 && s[:6] == "errno ") {

@@ -1,6 +1,10 @@
 package provider
 
-import "sync"
+import (
+	"log/slog"
+	"strconv"
+	"sync"
+)
 
 var (
 	regMu     sync.RWMutex
@@ -23,6 +27,13 @@ func Register(p Provider) {
 	}
 	regByName[name] = p
 	registry = append(registry, p)
+	coreLog.Info(SubsysCore, "registering provider", slog.String("name", name),
+		slog.String("version", versionString(p.Version())))
+}
+
+// versionString renders FI_VERSION(major, minor) as "major.minor".
+func versionString(v uint32) string {
+	return strconv.FormatUint(uint64(v>>16), 10) + "." + strconv.FormatUint(uint64(v&0xffff), 10)
 }
 
 // Lookup returns the registered provider with the given name.

@@ -251,12 +251,6 @@ type PassiveFabric interface {
 	PassiveEndpoint(info *Info) (PassiveEndpoint, error)
 }
 
-// PassiveDomain is kept for providers that open passive endpoints from a
-// domain; the root package prefers PassiveFabric.
-type PassiveDomain interface {
-	PassiveEndpoint(info *Info) (PassiveEndpoint, error)
-}
-
 // Progresser is implemented by objects whose progress is driven from CQ,
 // counter and EQ reads (manual progress). Progress must be cheap when idle,
 // must not block, and must be safe to call from several goroutines.

@@ -14,6 +14,20 @@ echo "== gofmt"
 bad=$(gofmt -l . | grep -v '^testdata/' || true)
 if [ -n "$bad" ]; then echo "gofmt needed:"; echo "$bad"; exit 1; fi
 
+echo "== go generate (generated files up to date)"
+# Stale generated files are the ones go generate changes; comparing their
+# contents (rather than git diff on the whole tree) works on a dirty tree too.
+generated() { git ls-files -co --exclude-standard -- '*.go' | xargs grep -l '^// Code generated .* DO NOT EDIT\.$' | sort; }
+before=$(generated | xargs sha256sum)
+go generate ./...
+after=$(generated | xargs sha256sum)
+if [ "$before" != "$after" ]; then
+	diff <(echo "$before") <(echo "$after") || true
+	git diff -- $(generated) || true
+	echo "generated files were stale: go generate ./... changed them (now regenerated; commit them)"
+	exit 1
+fi
+
 echo "== go vet"
 go vet ./...
 
@@ -22,6 +36,9 @@ go tool -modfile=tools.mod staticcheck ./...
 
 echo "== go mod tidy"
 go mod tidy -diff
+
+echo "== bench/plot (a module of its own, so that go.mod keeps x/sys alone)"
+(cd bench/plot && GOWORK=off go vet ./... && GOWORK=off go test -count=1 ./... && GOWORK=off go mod tidy -diff)
 
 echo "== go test -race"
 # -race needs cgo on linux/amd64.
@@ -34,6 +51,11 @@ esac
 
 echo "== go test (CGO_ENABLED=0)"
 go test -count=1 -timeout 10m ./...
+
+# The README tells users to set the interface variables for the C tools;
+# the conformance suite must pass with them too (loopback-only interfaces).
+echo "== conformance with FI_UDP_IFACE=lo FI_TCP_IFACE=lo"
+FI_UDP_IFACE=lo FI_TCP_IFACE=lo go test -count=1 -timeout 10m -run Conformance ./prov/...
 
 echo "== fuzz smoke ($FUZZTIME each)"
 for pkg in $(go list ./...); do

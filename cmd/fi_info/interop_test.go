@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -20,12 +21,8 @@ const cFiInfo = "/usr/bin/fi_info"
 // a missing tool fails the test instead.
 func cTool(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat(cFiInfo); err != nil {
-		if os.Getenv("FABRIC_INTEROP") == "1" {
-			t.Fatalf("FABRIC_INTEROP=1 but %s is missing: %v", cFiInfo, err)
-		}
-		t.Skipf("%s not installed (set FABRIC_INTEROP=1 to require it)", cFiInfo)
-	}
+	_, err := os.Stat(cFiInfo)
+	testutil.InteropCheck(t, cFiInfo, err)
 	return cFiInfo
 }
 

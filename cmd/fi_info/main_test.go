@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gofabric/fabric"
+	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -77,7 +78,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		panic("building fi_info: " + err.Error() + "\n" + string(out))
 	}
-	code := m.Run()
+	code := testutil.Run(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -287,8 +288,10 @@ func TestEnv(t *testing.T) {
 		t.Fatalf("-g: %d %q", code, stdout)
 	}
 	stdout, _, _ = runIn(t, "-e")
-	if !strings.HasPrefix(stdout, "# FI_PROVIDER: String\n# Only use specified provider (default: all available)\n"+
-		"FI_PROVIDER=\x00fiinfo-fake\x00\n\n") || !strings.Contains(stdout, want) {
+	// The core variables first, in libfabric's order (FI_LOG_* before FI_PROVIDER).
+	if !strings.HasPrefix(stdout, "# FI_LOG_LEVEL: String\n") ||
+		!strings.Contains(stdout, "\n# FI_PROVIDER: String\n# Only use specified provider (default: all available)\n"+
+			"FI_PROVIDER=\x00fiinfo-fake\x00\n\n") || !strings.Contains(stdout, want) {
 		t.Fatalf("-e: %q", stdout)
 	}
 	// -e still runs the query: no match is an error.

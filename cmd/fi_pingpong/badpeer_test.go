@@ -280,3 +280,67 @@ func TestMsgBadPeer(t *testing.T) {
 		}
 	})
 }
+
+// TestMsgServerClientLeaves: an FI_EP_MSG client that takes the server's
+// name, then sends a bad connect request (malformed, wrong version, short)
+// or none, and closes the control connection. The server must not wait
+// for its --timeout (30 s here) or forever: it ends within seconds with a
+// clear message and a non-zero exit.
+func TestMsgServerClientLeaves(t *testing.T) {
+	valid := make([]byte, 32) // a CM header: version 3, FI_CONNREQ, no data
+	valid[0] = 3
+	valid[24] = 1
+	wrongVersion := append([]byte{9}, valid[1:]...)
+	for _, c := range []struct {
+		name string
+		req  []byte // sent to the passive endpoint; nil: no connection
+	}{
+		{"no_connect", nil},
+		{"garbage", []byte("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n")},
+		{"wrong_version", wrongVersion},
+		{"short", valid[:10]},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			port := freePort(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+			defer cancel()
+			var out bytes.Buffer
+			cmd := ourCommand(ctx, "-p", "tcp", "-e", "msg", "-S", "64", "-I", "5", "--timeout", "30",
+				"-B", strconv.Itoa(port))
+			cmd.Stdout, cmd.Stderr = &out, &out
+			cmd.WaitDelay = time.Second
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			for !listening(port) && ctx.Err() == nil {
+				time.Sleep(5 * time.Millisecond)
+			}
+			ctl, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(port))
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := make([]byte, 24) // length, format, sockaddr_in
+			readFull(ctl, name)
+			if c.req != nil {
+				pep := "127.0.0.1:" + strconv.Itoa(int(name[10])<<8|int(name[11]))
+				conn, err := net.Dial("tcp4", pep)
+				if err != nil {
+					t.Fatalf("connect to the advertised passive endpoint %s: %v", pep, err)
+				}
+				conn.Write(c.req)
+				conn.Close()
+			}
+			start := time.Now()
+			ctl.Close()
+			err = cmd.Wait()
+			ee, ok := err.(*exec.ExitError)
+			if ctx.Err() != nil || !ok || ee.ExitCode() != exitECONNABORT ||
+				!strings.Contains(out.String(), "closed the control connection") {
+				t.Fatalf("exit %v, output %q; want exit %d, the control connection closed", err, out.String(), exitECONNABORT)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("server took %v to notice", d)
+			}
+		})
+	}
+}

@@ -146,6 +146,31 @@ type ctrl struct {
 	rw      io.ReadWriter
 	conn    net.Conn      // for deadlines; nil in tests that use a plain ReadWriter
 	timeout time.Duration // bound on every read and write; 0 = none
+	pending []byte        // bytes probe read ahead; recv returns them first
+}
+
+// probe checks, without waiting, whether the peer has closed the control
+// connection (or reset it): while the server waits for connection events,
+// a client that gave up must end the wait, not leave it to the timeout.
+// Bytes that did arrive are kept for the next recv.
+func (c *ctrl) probe(what string) error {
+	if c.conn == nil {
+		return nil
+	}
+	c.conn.SetReadDeadline(time.Now().Add(time.Millisecond))
+	var b [64]byte
+	n, err := c.conn.Read(b[:])
+	c.pending = append(c.pending, b[:n]...)
+	var ne net.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ne) && ne.Timeout(), errors.Is(err, os.ErrDeadlineExceeded):
+		return nil
+	case errors.Is(err, io.EOF):
+		return failf(exitECONNABORT, "ctrl: the peer closed the control connection while the server waited for %s", what)
+	}
+	return c.ioErr("read", what, err)
 }
 
 func (c *ctrl) deadline() {
@@ -191,8 +216,13 @@ func (c *ctrl) send(what string, b []byte) error {
 
 // recv reads exactly len(b) bytes.
 func (c *ctrl) recv(what string, b []byte) error {
+	n := copy(b, c.pending)
+	c.pending = c.pending[n:]
+	if n == len(b) {
+		return nil
+	}
 	c.deadline()
-	if _, err := io.ReadFull(c.rw, b); err != nil {
+	if _, err := io.ReadFull(c.rw, b[n:]); err != nil {
 		return c.ioErr("read", what, err)
 	}
 	return nil

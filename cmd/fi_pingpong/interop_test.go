@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gofabric/fabric/internal/testutil"
 )
 
 // Interoperability with the C fi_pingpong of libfabric 1.17 (Debian
@@ -43,12 +45,7 @@ func cPingpong(t *testing.T) string {
 			err = fmt.Errorf("%s is not libfabric's fi_pingpong", path)
 		}
 	}
-	if err != nil {
-		if os.Getenv("FABRIC_INTEROP") == "1" {
-			t.Fatalf("FABRIC_INTEROP=1 but the C fi_pingpong is unusable: %v (apt-get install libfabric-bin)", err)
-		}
-		t.Skipf("C fi_pingpong not available (%v); set FABRIC_INTEROP=1 to make this a failure", err)
-	}
+	testutil.InteropCheck(t, "the C fi_pingpong (apt-get install libfabric-bin)", err)
 	return path
 }
 

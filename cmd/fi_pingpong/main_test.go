@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"testing"
+
+	"github.com/gofabric/fabric/internal/testutil"
 )
 
 // envAsMain makes the test binary behave as fi_pingpong itself (the
@@ -14,5 +16,5 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envAsMain) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	testutil.Main(m)
 }

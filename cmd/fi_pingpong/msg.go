@@ -7,6 +7,10 @@ import (
 	fabric "github.com/gofabric/fabric"
 )
 
+// cmProbe is how often a server waiting for a connection event checks
+// that the client is still there.
+const cmProbe = 200 * time.Millisecond
+
 // initMsg sets up FI_EP_MSG as fi_pingpong 1.17 does: only the server
 // sends a name (its passive endpoint's); the client connects to it, the
 // server accepts the FI_CONNREQ, and both wait for FI_CONNECTED before the
@@ -78,13 +82,34 @@ func (p *pingpong) initMsg() error {
 }
 
 // waitCM waits (bounded by the timeout) for one connection event of the
-// given type on the EQ.
+// given type on the EQ. The server also watches the control connection
+// meanwhile: a client that closed it (after a bad connect request, or
+// without connecting at all) will never complete the connection, so the
+// server ends within cmProbe of it rather than at the timeout.
 func (p *pingpong) waitCM(want fabric.EventType, name string) (fabric.EQEntry, error) {
-	ms := -1
+	var deadline time.Time
 	if p.o.timeout > 0 {
-		ms = int((p.o.timeout + time.Millisecond - 1) / time.Millisecond)
+		deadline = time.Now().Add(p.o.timeout)
 	}
-	ev, err := p.eq.SRead(ms, 0)
+	var ev fabric.EQEntry
+	var err error
+	for {
+		slice := cmProbe
+		if !deadline.IsZero() {
+			if left := time.Until(deadline); left < slice {
+				slice = max(left, time.Millisecond)
+			}
+		}
+		ev, err = p.eq.SRead(int((slice+time.Millisecond-1)/time.Millisecond), 0)
+		if !errors.Is(err, fabric.ErrAgain) || (!deadline.IsZero() && !time.Now().Before(deadline)) {
+			break
+		}
+		if !p.client {
+			if perr := p.ctrl.probe(name); perr != nil {
+				return ev, perr
+			}
+		}
+	}
 	switch {
 	case err == nil:
 	case errors.Is(err, fabric.ErrAvail):

@@ -1,81 +1,167 @@
-// Package archtest checks the module's layering rules (STYLE.md §1): the
-// root package never imports providers, providers never import each other,
-// and only internal/sys (and internal/shmring) import unsafe or x/sys/unix.
 package archtest
 
 import (
-	"encoding/json"
-	"io"
-	"os/exec"
 	"strings"
 	"testing"
 )
 
-const mod = "github.com/gofabric/fabric"
-
-type pkg struct {
-	ImportPath string
-	Imports    []string
-	Standard   bool
-	Module     *struct{ Path string }
-}
-
-func listPackages(t *testing.T) []pkg {
-	t.Helper()
-	cmd := exec.Command("go", "list", "-json", mod+"/...")
-	out, err := cmd.StdoutPipe()
+func TestModule(t *testing.T) {
+	pkgs, err := Load(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	seen := map[string]bool{}
+	files := 0
+	for _, p := range pkgs {
+		seen[p.Path] = true
+		files += len(p.Files)
 	}
-	dec := json.NewDecoder(out)
-	var pkgs []pkg
-	for {
-		var p pkg
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
+	// The rules must have met the packages and file kinds they speak about.
+	for _, p := range []string{"", "provider", "peer", "prov/tcp", "prov/udp", "prov/all", "internal/sys", "internal/testutil", "cmd/fi_info", "fabtest"} {
+		if !seen[p] {
+			t.Errorf("go list did not report package %q", p)
 		}
-		pkgs = append(pkgs, p)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatal(err)
+	if files < 50 {
+		t.Fatalf("only %d files parsed", files)
 	}
-	if len(pkgs) < 3 {
-		t.Fatalf("go list found only %d packages", len(pkgs))
+	for _, v := range Check(pkgs) {
+		t.Error(v)
 	}
-	return pkgs
 }
 
-func TestLayering(t *testing.T) {
-	for _, p := range listPackages(t) {
-		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, mod), "/")
-		for _, imp := range p.Imports {
-			if imp == "unsafe" || strings.HasPrefix(imp, "golang.org/x/sys/unix") {
-				if rel != "internal/sys" && rel != "internal/shmring" {
-					t.Errorf("%s imports %s: only internal/sys and internal/shmring may", p.ImportPath, imp)
-				}
-			}
-			if !strings.HasPrefix(imp, mod) {
-				continue
-			}
-			irel := strings.TrimPrefix(strings.TrimPrefix(imp, mod), "/")
-			switch {
-			case rel == "" && strings.HasPrefix(irel, "prov/"):
-				t.Errorf("root package imports provider %s", imp)
-			case rel == "provider" && irel != "":
-				t.Errorf("provider imports %s: it must be a leaf", imp)
-			case rel == "peer" && irel != "provider":
-				t.Errorf("peer imports %s: it may import only provider", imp)
-			case strings.HasPrefix(rel, "prov/") && rel != "prov/all" && strings.HasPrefix(irel, "prov/") &&
-				!strings.HasPrefix(irel, rel):
-				t.Errorf("%s imports another provider %s", p.ImportPath, imp)
-			case (rel == "prov/lnx" || strings.HasPrefix(rel, "cmd/")) && strings.HasPrefix(irel, "internal/"):
-				t.Errorf("%s imports %s: it may use only public packages", p.ImportPath, imp)
+func TestModuleKinds(t *testing.T) {
+	pkgs, err := Load(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[Kind]bool{}
+	ignored := false
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			kinds[f.Kind] = true
+			if strings.HasSuffix(f.Name, "_other.go") {
+				ignored = true // excluded on linux by a build constraint, parsed anyway
 			}
 		}
 	}
+	if !kinds[Lib] || !kinds[Test] || !kinds[XTest] {
+		t.Errorf("file kinds seen: %v, want Lib, Test and XTest", kinds)
+	}
+	if !ignored {
+		t.Error("files excluded by build constraints were not parsed")
+	}
+}
+
+const m = Module + "/"
+
+func lib(name string, imports ...string) File  { return File{Name: name, Kind: Lib, Imports: imports} }
+func test(name string, imports ...string) File { return File{Name: name, Kind: Test, Imports: imports} }
+func xtest(name string, imports ...string) File {
+	return File{Name: name, Kind: XTest, Imports: imports}
+}
+
+// TestRulesBite gives Check one synthetic package list per rule, each with
+// one forbidden import, and requires exactly that violation.
+func TestRulesBite(t *testing.T) {
+	cases := []struct {
+		name string
+		pkg  Package
+		rule string
+	}{
+		{"root imports provider", Package{"", []File{lib("fabric.go", m+"prov/udp")}}, RuleRootImportsProvider},
+		{"root internal test imports provider", Package{"", []File{test("cq_test.go", m+"prov/tcp")}}, RuleRootImportsProvider},
+		{"root example imports internal", Package{"", []File{xtest("example_test.go", m+"internal/cq")}}, RulePublicOnly},
+		{"provider imports peer", Package{"provider", []File{lib("spi.go", m+"peer")}}, RuleProviderLeaf},
+		{"provider test imports root", Package{"provider", []File{xtest("x_test.go", Module)}}, RuleProviderLeaf},
+		{"peer imports internal", Package{"peer", []File{lib("peer.go", m+"internal/cq")}}, RulePeerOnlyProvider},
+		{"provider imports provider", Package{"prov/tcp", []File{lib("ep.go", m+"prov/udp")}}, RuleProviderCross},
+		{"provider imports provider with its name as prefix", Package{"prov/tcp", []File{lib("ep.go", m+"prov/tcpx")}}, RuleProviderCross},
+		{"provider test imports provider", Package{"prov/udp", []File{xtest("x_test.go", m+"prov/tcp")}}, RuleProviderCross},
+		{"provider imports root", Package{"prov/udp", []File{lib("ep.go", Module)}}, RuleProviderImportsRoot},
+		{"provider internal test imports root", Package{"prov/udp", []File{test("ep_test.go", Module)}}, RuleProviderImportsRoot},
+		{"provider imports fabtest", Package{"prov/tcp", []File{lib("ep.go", m+"fabtest")}}, RuleProviderImportsRoot},
+		{"provider external test imports internal", Package{"prov/tcp", []File{xtest("x_test.go", m+"internal/cq")}}, RulePublicOnly},
+		{"lnx imports internal", Package{"prov/lnx", []File{lib("lnx.go", m+"internal/srx")}}, RulePublicOnly},
+		{"internal imports provider", Package{"internal/cq", []File{lib("cq.go", m+"prov/udp")}}, RuleInternalImportsUp},
+		{"internal test imports root", Package{"internal/eq", []File{test("eq_test.go", Module)}}, RuleInternalImportsUp},
+		{"internal external test imports fabtest", Package{"internal/eq", []File{xtest("x_test.go", m+"fabtest")}}, RuleInternalImportsUp},
+		{"cmd imports internal", Package{"cmd/fi_info", []File{lib("main.go", m+"internal/hints")}}, RulePublicOnly},
+		{"cmd test imports internal", Package{"cmd/fi_pingpong", []File{test("main_test.go", m+"internal/sys")}}, RulePublicOnly},
+		{"fabtest imports provider", Package{"fabtest", []File{lib("suite.go", m+"prov/all")}}, RuleFabtestImportsProv},
+		{"testutil in a non-test file", Package{"internal/cq", []File{lib("cq.go", m+"internal/testutil")}}, RuleTestutilInTestsOnly},
+		{"unsafe outside internal/sys", Package{"internal/cq", []File{lib("ring_unsafe.go", "unsafe")}}, RuleUnsafePackage},
+		{"x/sys/unix in a provider", Package{"prov/udp", []File{lib("sock_linux.go", "golang.org/x/sys/unix")}}, RuleUnsafePackage},
+		{"unsafe in a test of root", Package{"", []File{test("mr_test.go", "unsafe")}}, RuleUnsafePackage},
+		{"unsafe in a plain file of internal/sys", Package{"internal/sys", []File{lib("socket.go", "unsafe")}}, RuleUnsafeFileName},
+		{"x/sys/unix in an _other file", Package{"internal/sys", []File{lib("wait_other.go", "golang.org/x/sys/unix")}}, RuleUnsafeFileName},
+		{"unsafe in a plain test of internal/shmring", Package{"internal/shmring", []File{test("ring_test.go", "unsafe")}}, RuleUnsafeFileName},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			vs := Check([]Package{c.pkg})
+			if len(vs) != 1 || vs[0].Rule != c.rule {
+				t.Fatalf("Check = %v, want one violation of %q", vs, c.rule)
+			}
+			if v := vs[0]; v.Package != c.pkg.Path || v.File != c.pkg.Files[0].Name || v.Import != c.pkg.Files[0].Imports[0] {
+				t.Errorf("violation %+v does not name the package, file and import", v)
+			}
+		})
+	}
+}
+
+// TestRulesAllow lists imports the rules must let through.
+func TestRulesAllow(t *testing.T) {
+	pkgs := []Package{
+		{"", []File{
+			lib("cq.go", m+"internal/cq", m+"provider", m+"peer", "sync"),
+			test("cq_test.go", m+"internal/sys", m+"internal/testutil"),
+			xtest("example_test.go", Module, m+"prov/udp", m+"prov/tcp", m+"internal/testutil"),
+		}},
+		{"provider", []File{lib("spi.go", "syscall"), test("names_test.go", "os")}},
+		{"peer", []File{lib("peer.go", m+"provider")}},
+		{"prov/tcp", []File{
+			lib("ep.go", m+"internal/sys", m+"internal/wire/tcpwire", m+"provider", m+"prov/tcp/internal/x"),
+			test("helpers_test.go", m+"internal/cq", m+"internal/testutil"),
+			xtest("suite_test.go", Module, m+"fabtest", m+"prov/tcp", m+"prov/tcp/internal/x"),
+		}},
+		{"prov/all", []File{lib("all.go", m+"prov/tcp", m+"prov/udp")}},
+		{"prov/lnx", []File{lib("lnx.go", m+"peer", m+"provider", m+"prov/lnx/internal/x")}},
+		{"internal/sys", []File{
+			lib("socket_linux.go", "golang.org/x/sys/unix", "unsafe"),
+			lib("ring_unsafe.go", "unsafe"),
+			test("errno_linux_test.go", "golang.org/x/sys/unix"),
+		}},
+		{"internal/cq", []File{lib("cq.go", m+"internal/progress"), xtest("x_test.go", m+"internal/cq", m+"internal/sys")}},
+		{"internal/cmd/genfi", []File{lib("main.go", "go/parser")}},
+		{"cmd/fi_info", []File{lib("main.go", Module, m+"prov/all", m+"provider"), test("main_test.go", m+"internal/testutil")}},
+		{"fabtest", []File{lib("suite.go", Module, m+"peer"), xtest("x_test.go", m+"prov/udp")}},
+		// Not the module: a path that merely starts with the module path.
+		{"internal/cq", []File{lib("x.go", Module+"x/prov/udp")}},
+	}
+	for _, v := range Check(pkgs) {
+		t.Error(v)
+	}
+}
+
+// TestModuleWithForbiddenImport adds one forbidden import to a real file of
+// the loaded module and requires Check to report it.
+func TestModuleWithForbiddenImport(t *testing.T) {
+	pkgs, err := Load(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pkgs {
+		if pkgs[i].Path != "prov/tcp" {
+			continue
+		}
+		f := &pkgs[i].Files[0]
+		f.Imports = append(f.Imports, m+"prov/udp")
+		vs := Check(pkgs)
+		if len(vs) != 1 || vs[0].Rule != RuleProviderCross || vs[0].File != f.Name {
+			t.Fatalf("Check = %v, want one %q violation in prov/tcp/%s", vs, RuleProviderCross, f.Name)
+		}
+		return
+	}
+	t.Fatal("prov/tcp not found")
 }

@@ -21,11 +21,11 @@ func (c Config) Check() (Config, error) {
 
 // Cntr is a completion counter. All methods are goroutine-safe.
 type Cntr struct {
-	hub    progress.Hub
-	cfg    Config
-	val    atomic.Uint64
-	errv   atomic.Uint64
-	closed atomic.Bool
+	progress.Hub // Sources, AddSource, RemoveSource, Progress, WaitFD, TryWait
+	cfg          Config
+	val          atomic.Uint64
+	errv         atomic.Uint64
+	closed       atomic.Bool
 }
 
 var _ provider.CntrOwner = (*Cntr)(nil)
@@ -37,7 +37,7 @@ func New(cfg Config) (*Cntr, error) {
 		return nil, err
 	}
 	c := &Cntr{cfg: cfg}
-	if err := c.hub.Init(cfg.WaitObj); err != nil {
+	if err := c.Hub.Init(cfg.WaitObj); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -46,34 +46,16 @@ func New(cfg Config) (*Cntr, error) {
 // Config returns the configuration.
 func (c *Cntr) Config() Config { return c.cfg }
 
-// Sources is the set of progress sources driven by reads of this counter.
-func (c *Cntr) Sources() *progress.Set { return &c.hub.Set }
-
-// AddSource binds a progress source (for FI_WAIT_FD its descriptor joins
-// the wait set when it implements provider.FDWaiter).
-func (c *Cntr) AddSource(p provider.Progresser) error {
-	if c.closed.Load() {
-		return provider.EBADF
-	}
-	return c.hub.AddSource(p)
-}
-
-// RemoveSource unbinds a progress source.
-func (c *Cntr) RemoveSource(p provider.Progresser) { c.hub.RemoveSource(p) }
-
-// Progress drives progress of the bound sources once.
-func (c *Cntr) Progress() { c.hub.Set.Run() }
-
 // Inc adds one to the value (fi_ops_cntr_owner inc).
 func (c *Cntr) Inc() {
 	c.val.Add(1)
-	c.hub.Signal()
+	c.Wake()
 }
 
 // IncErr adds one to the error value (fi_ops_cntr_owner incerr).
 func (c *Cntr) IncErr() {
 	c.errv.Add(1)
-	c.hub.Signal()
+	c.Wake()
 }
 
 // Read drives progress and returns the value (fi_cntr_read).
@@ -81,7 +63,7 @@ func (c *Cntr) Read() (uint64, error) {
 	if c.closed.Load() {
 		return 0, provider.EBADF
 	}
-	c.hub.Set.Run()
+	c.Progress()
 	return c.val.Load(), nil
 }
 
@@ -102,7 +84,7 @@ func (c *Cntr) update(v *atomic.Uint64, set bool, x uint64) error {
 	} else {
 		v.Add(x)
 	}
-	c.hub.Signal()
+	c.Wake()
 	return nil
 }
 
@@ -133,7 +115,7 @@ func (c *Cntr) Wait(threshold uint64, deadline time.Time, done <-chan struct{}) 
 	err0 := c.errv.Load()
 	var res error
 	ready := func() bool {
-		c.hub.Set.Run()
+		c.Progress()
 		switch {
 		case c.closed.Load():
 			res = provider.EBADF
@@ -146,7 +128,7 @@ func (c *Cntr) Wait(threshold uint64, deadline time.Time, done <-chan struct{}) 
 		}
 		return true
 	}
-	switch err := c.hub.Block(deadline, done, ready); err {
+	switch err := c.Hub.Block(deadline, done, ready); err {
 	case nil:
 		return res
 	case progress.ErrClosed:
@@ -156,21 +138,11 @@ func (c *Cntr) Wait(threshold uint64, deadline time.Time, done <-chan struct{}) 
 	}
 }
 
-// WaitFD returns the FI_WAIT_FD descriptor (fi_control FI_GETWAIT):
-// ENODATA for FI_WAIT_NONE, ENOSYS for the other wait objects. The
-// descriptor becomes readable when the counter changes.
-func (c *Cntr) WaitFD() (int, error) { return c.hub.WaitFD() }
-
-// TryWait (fi_trywait) resets the FD signal and drives progress; the
-// descriptor then becomes readable at the next change of the counter. It
-// returns EINVAL for FI_WAIT_NONE.
-func (c *Cntr) TryWait() error { return c.hub.TryWait() }
-
 // Close fails blocked and later calls with EBADF and closes the wait
 // object. A second Close returns EBADF.
 func (c *Cntr) Close() error {
 	if !c.closed.CompareAndSwap(false, true) {
 		return provider.EBADF
 	}
-	return c.hub.Close()
+	return c.Hub.Close()
 }

@@ -82,8 +82,8 @@ type slot struct {
 
 // CQ is a completion queue. All methods are goroutine-safe.
 type CQ struct {
-	hub progress.Hub
-	cfg Config
+	progress.Hub // Sources, AddSource, RemoveSource, Progress, WaitFD
+	cfg          Config
 
 	signaled atomic.Bool // fi_cq_signal, consumed by the next blocking read
 
@@ -111,7 +111,7 @@ func New(cfg Config) (*CQ, error) {
 		return nil, err
 	}
 	q := &CQ{cfg: cfg}
-	if err := q.hub.Init(cfg.WaitObj); err != nil {
+	if err := q.Hub.Init(cfg.WaitObj); err != nil {
 		return nil, err
 	}
 	c := initialCap
@@ -124,24 +124,6 @@ func New(cfg Config) (*CQ, error) {
 
 // Config returns the effective configuration (defaults applied).
 func (q *CQ) Config() Config { return q.cfg }
-
-// Sources is the set of progress sources driven by reads of this CQ.
-func (q *CQ) Sources() *progress.Set { return &q.hub.Set }
-
-// AddSource binds a progress source (an endpoint); for FI_WAIT_FD its
-// descriptor joins the wait set when it implements provider.FDWaiter.
-func (q *CQ) AddSource(p provider.Progresser) error {
-	if q.hub.N.Closed() {
-		return provider.EBADF
-	}
-	return q.hub.AddSource(p)
-}
-
-// RemoveSource unbinds a progress source.
-func (q *CQ) RemoveSource(p provider.Progresser) { q.hub.RemoveSource(p) }
-
-// Progress drives progress of the bound sources once.
-func (q *CQ) Progress() { q.hub.Set.Run() }
 
 // ---- owner side (provider.CQOwner) ----
 
@@ -237,7 +219,7 @@ func (q *CQ) write(reserved bool, ctx any, flags provider.Flags, length uint64, 
 	s.src = src
 	s.err = false
 	q.mu.Unlock()
-	q.hub.Signal()
+	q.Wake()
 	return nil
 }
 
@@ -279,7 +261,7 @@ func (q *CQ) writeErr(reserved bool, e *provider.CQErrEntry) error {
 	}
 	d.ErrData = append(keep, e.ErrData...)
 	q.mu.Unlock()
-	q.hub.Signal()
+	q.Wake()
 	return nil
 }
 
@@ -388,7 +370,7 @@ func (q *CQ) ReadFrom(entries []provider.CQEntry, src []provider.Addr) (int, err
 		return 0, provider.EINVAL
 	}
 	if len(entries) == 0 {
-		q.hub.Set.Run()
+		q.Progress()
 		q.mu.Lock()
 		err := q.statusLocked()
 		q.mu.Unlock()
@@ -397,7 +379,7 @@ func (q *CQ) ReadFrom(entries []provider.CQEntry, src []provider.Addr) (int, err
 	q.mu.Lock()
 	if q.n == 0 && !q.closed {
 		q.mu.Unlock()
-		q.hub.Set.Run()
+		q.Progress()
 		q.mu.Lock()
 	}
 	k, err := q.readLocked(entries, src)
@@ -476,7 +458,7 @@ func (q *CQ) SRead(entries []provider.CQEntry, src []provider.Addr, threshold in
 	var k int
 	var err error
 	ready := func() bool {
-		q.hub.Set.Run()
+		q.Progress()
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		if q.closed || q.n >= want || q.overrun || (q.n > 0 && q.ring[q.head].err) {
@@ -493,7 +475,7 @@ func (q *CQ) SRead(entries []provider.CQEntry, src []provider.Addr, threshold in
 		}
 		return false
 	}
-	berr := q.hub.Block(deadline, done, ready)
+	berr := q.Hub.Block(deadline, done, ready)
 	if berr == nil {
 		return k, err
 	}
@@ -520,23 +502,19 @@ func (q *CQ) Signal() error {
 	if q.cfg.WaitObj == provider.WaitNone {
 		return provider.ENOSYS
 	}
-	if q.hub.N.Closed() {
+	if q.Closed() {
 		return provider.EBADF
 	}
 	q.signaled.Store(true)
-	q.hub.Signal()
+	q.Wake()
 	return nil
 }
-
-// WaitFD returns the FI_WAIT_FD descriptor (fi_control FI_GETWAIT):
-// ENODATA for FI_WAIT_NONE, ENOSYS for the other wait objects.
-func (q *CQ) WaitFD() (int, error) { return q.hub.WaitFD() }
 
 // TryWait (fi_trywait) resets the FD signal, drives progress, and returns
 // EAGAIN if entries (or an overrun) are ready to read, 0 if the caller may
 // wait on the descriptor. EINVAL for FI_WAIT_NONE.
 func (q *CQ) TryWait() error {
-	if err := q.hub.TryWait(); err != nil {
+	if err := q.Hub.TryWait(); err != nil {
 		return err
 	}
 	q.mu.Lock()
@@ -581,5 +559,5 @@ func (q *CQ) Close() error {
 	clear(q.errs)
 	q.n, q.en, q.held = 0, 0, 0
 	q.mu.Unlock()
-	return q.hub.Close()
+	return q.Hub.Close()
 }

@@ -53,8 +53,8 @@ type event struct {
 
 // EQ is an event queue. All methods are goroutine-safe.
 type EQ struct {
-	hub progress.Hub
-	cfg Config
+	progress.Hub // Sources, AddSource, RemoveSource, Progress, WaitFD
+	cfg          Config
 
 	mu      sync.Mutex
 	ring    []event // power-of-two capacity
@@ -73,7 +73,7 @@ func New(cfg Config) (*EQ, error) {
 		return nil, err
 	}
 	q := &EQ{cfg: cfg}
-	if err := q.hub.Init(cfg.WaitObj); err != nil {
+	if err := q.Hub.Init(cfg.WaitObj); err != nil {
 		return nil, err
 	}
 	c := 16
@@ -86,24 +86,6 @@ func New(cfg Config) (*EQ, error) {
 
 // Config returns the effective configuration.
 func (q *EQ) Config() Config { return q.cfg }
-
-// Sources is the set of progress sources driven by reads of this EQ.
-func (q *EQ) Sources() *progress.Set { return &q.hub.Set }
-
-// AddSource binds a progress source (for FI_WAIT_FD its descriptor joins
-// the wait set when it implements provider.FDWaiter).
-func (q *EQ) AddSource(p provider.Progresser) error {
-	if q.hub.N.Closed() {
-		return provider.EBADF
-	}
-	return q.hub.AddSource(p)
-}
-
-// RemoveSource unbinds a progress source.
-func (q *EQ) RemoveSource(p provider.Progresser) { q.hub.RemoveSource(p) }
-
-// Progress drives progress of the bound sources once.
-func (q *EQ) Progress() { q.hub.Set.Run() }
 
 func (q *EQ) push() (*event, error) {
 	if q.closed {
@@ -148,7 +130,7 @@ func (q *EQ) Write(e *provider.EQEntry) error {
 	}
 	*ev = event{e: c}
 	q.mu.Unlock()
-	q.hub.Signal()
+	q.Wake()
 	return nil
 }
 
@@ -173,7 +155,7 @@ func (q *EQ) WriteErr(e *provider.EQErrEntry) error {
 	}
 	*ev = event{ee: c, err: true}
 	q.mu.Unlock()
-	q.hub.Signal()
+	q.Wake()
 	return nil
 }
 
@@ -247,7 +229,7 @@ func (q *EQ) Read(flags provider.Flags) (provider.EQEntry, error) {
 	q.mu.Lock()
 	if q.n == 0 && !q.closed {
 		q.mu.Unlock()
-		q.hub.Set.Run()
+		q.Progress()
 		q.mu.Lock()
 	}
 	e, err := q.readLocked(flags)
@@ -313,7 +295,7 @@ func (q *EQ) SRead(flags provider.Flags, deadline time.Time, done <-chan struct{
 	var e provider.EQEntry
 	var err error
 	ready := func() bool {
-		q.hub.Set.Run()
+		q.Progress()
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		if q.n == 0 && !q.overrun && !q.closed {
@@ -322,7 +304,7 @@ func (q *EQ) SRead(flags provider.Flags, deadline time.Time, done <-chan struct{
 		e, err = q.readLocked(flags)
 		return true
 	}
-	switch berr := q.hub.Block(deadline, done, ready); berr {
+	switch berr := q.Hub.Block(deadline, done, ready); berr {
 	case nil:
 		return e, err
 	case progress.ErrClosed:
@@ -334,15 +316,11 @@ func (q *EQ) SRead(flags provider.Flags, deadline time.Time, done <-chan struct{
 	}
 }
 
-// WaitFD returns the FI_WAIT_FD descriptor (fi_control FI_GETWAIT):
-// ENODATA for FI_WAIT_NONE, ENOSYS for the other wait objects.
-func (q *EQ) WaitFD() (int, error) { return q.hub.WaitFD() }
-
 // TryWait (fi_trywait) resets the FD signal, drives progress, and returns
 // EAGAIN if events are queued, 0 if the caller may wait on the descriptor.
 // EINVAL for FI_WAIT_NONE.
 func (q *EQ) TryWait() error {
-	if err := q.hub.TryWait(); err != nil {
+	if err := q.Hub.TryWait(); err != nil {
 		return err
 	}
 	q.mu.Lock()
@@ -378,5 +356,5 @@ func (q *EQ) Close() error {
 	clear(q.ring)
 	q.n = 0
 	q.mu.Unlock()
-	return q.hub.Close()
+	return q.Hub.Close()
 }

@@ -1,6 +1,7 @@
 package hints
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/gofabric/fabric/provider"
@@ -41,18 +42,42 @@ const (
 var v1_5 = provider.Version(1, 5)
 
 // Mismatch is the reason Check rejected an Info: the hint field that could
-// not be satisfied. It matches provider.ENODATA under errors.Is.
+// not be satisfied and, where it helps, what was asked and what the
+// provider offers. It matches provider.ENODATA under errors.Is.
 type Mismatch struct {
-	Field string // e.g. "caps", "ep_attr.type", "domain_attr.mr_mode"
+	Field  string // e.g. "caps", "ep_attr.type", "domain_attr.mr_mode"
+	Reason string // e.g. "FI_EP_MSG not supported (provider: FI_EP_DGRAM)"; may be empty
 }
 
-// Error names the hint field that no provider value satisfies.
-func (m *Mismatch) Error() string { return "fi_getinfo: hint not supported: " + m.Field }
+// Error names the hint field that no provider value satisfies, and why:
+// "ep_attr.type: FI_EP_MSG not supported (provider: FI_EP_DGRAM)".
+func (m *Mismatch) Error() string {
+	if m.Reason == "" {
+		return m.Field + ": not supported"
+	}
+	return m.Field + ": " + m.Reason
+}
 
 // Is reports whether target is provider.ENODATA.
 func (m *Mismatch) Is(target error) bool { return target == provider.ENODATA }
 
 func miss(field string) error { return &Mismatch{Field: field} }
+
+// missf is a Mismatch with a reason.
+func missf(field, format string, args ...any) error {
+	return &Mismatch{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// unsupported is the reason of an enumerated hint the provider does not
+// serve.
+func unsupported(field string, user, prov any) error {
+	return missf(field, "%v not supported (provider: %v)", user, prov)
+}
+
+// tooLarge is the reason of a size hint beyond the provider's limit.
+func tooLarge(field string, user, prov uint64) error {
+	return missf(field, "%d exceeds the provider's %d", user, prov)
+}
 
 // NameEqual compares provider, fabric and domain names the way libfabric
 // does (strcasecmp).
@@ -96,20 +121,20 @@ func Check(version uint32, prov, user *provider.Info) error {
 		return nil
 	}
 	if user.EPAttr != nil && !epTypeOK(prov.EPAttr.Type, user.EPAttr.Type) {
-		return miss("ep_attr.type")
+		return unsupported("ep_attr.type", user.EPAttr.Type, prov.EPAttr.Type)
 	}
-	if user.Caps&^prov.Caps != 0 {
-		return miss("caps")
+	if missing := user.Caps &^ prov.Caps; missing != 0 {
+		return missf("caps", "%v not supported", missing)
 	}
 	if err := checkTxRxPrimary(prov, user.Caps); err != nil {
 		return err
 	}
 	provMode := provModeFor(version, user, prov)
 	if user.Mode&provMode != provMode {
-		return miss("mode")
+		return missf("mode", "provider requires %v", provMode&^user.Mode)
 	}
 	if !AddrFormatOK(prov.AddrFormat, user.AddrFormat) {
-		return miss("addr_format")
+		return unsupported("addr_format", user.AddrFormat, prov.AddrFormat)
 	}
 	if user.FabricAttr != nil {
 		if err := checkFabric(prov.FabricAttr, user.FabricAttr); err != nil {
@@ -145,10 +170,10 @@ func Check(version uint32, prov, user *provider.Info) error {
 func checkTxRxPrimary(prov *provider.Info, caps provider.Caps) error {
 	if want := caps & txPrimary &^ provider.CapCollective &^ provider.CapHMEM; want&^prov.TxAttr.Caps != 0 {
 		// FI_COLLECTIVE and FI_HMEM may legitimately sit on one side only.
-		return miss("tx_attr.caps")
+		return missf("tx_attr.caps", "%v not supported on transmit", want&^prov.TxAttr.Caps)
 	}
 	if want := caps & rxPrimary &^ provider.CapCollective &^ provider.CapHMEM; want&^prov.RxAttr.Caps != 0 {
-		return miss("rx_attr.caps")
+		return missf("rx_attr.caps", "%v not supported on receive", want&^prov.RxAttr.Caps)
 	}
 	return nil
 }
@@ -188,7 +213,7 @@ func AddrFormatOK(prov, user provider.AddrFormat) bool {
 // earlier result must not exclude it.
 func checkFabric(prov, user *provider.FabricAttr) error {
 	if user.Name != "" && !NameEqual(user.Name, prov.Name) {
-		return miss("fabric_attr.name")
+		return missf("fabric_attr.name", "%q does not match %q", user.Name, prov.Name)
 	}
 	if user.ProvVersion > prov.ProvVersion {
 		return miss("fabric_attr.prov_version")
@@ -308,28 +333,28 @@ func checkMRMode(version uint32, provMode provider.MRMode, user *provider.Info) 
 func checkDomain(version uint32, prov, user *provider.Info) error {
 	p, u := prov.DomainAttr, user.DomainAttr
 	if u.Name != "" && !NameEqual(u.Name, p.Name) {
-		return miss("domain_attr.name")
+		return missf("domain_attr.name", "%q does not match %q", u.Name, p.Name)
 	}
 	if threadLevel(u.Threading) < threadLevel(p.Threading) {
-		return miss("domain_attr.threading")
+		return unsupported("domain_attr.threading", u.Threading, p.Threading)
 	}
 	if progressLevel(u.ControlProgress) < progressLevel(p.ControlProgress) {
-		return miss("domain_attr.control_progress")
+		return unsupported("domain_attr.control_progress", u.ControlProgress, p.ControlProgress)
 	}
 	if progressLevel(u.DataProgress) < progressLevel(p.DataProgress) {
-		return miss("domain_attr.data_progress")
+		return unsupported("domain_attr.data_progress", u.DataProgress, p.DataProgress)
 	}
 	if rmLevel(u.ResourceMgmt) < rmLevel(p.ResourceMgmt) {
-		return miss("domain_attr.resource_mgmt")
+		return unsupported("domain_attr.resource_mgmt", u.ResourceMgmt, p.ResourceMgmt)
 	}
 	if p.AVType != provider.AVUnspec && u.AVType != provider.AVUnspec && p.AVType != u.AVType {
-		return miss("domain_attr.av_type")
+		return unsupported("domain_attr.av_type", u.AVType, p.AVType)
 	}
 	if u.CQDataSize > p.CQDataSize {
-		return miss("domain_attr.cq_data_size")
+		return tooLarge("domain_attr.cq_data_size", uint64(u.CQDataSize), uint64(p.CQDataSize))
 	}
 	if !checkMRMode(version, p.MRMode, user) {
-		return miss("domain_attr.mr_mode")
+		return unsupported("domain_attr.mr_mode", user.DomainAttr.MRMode, p.MRMode)
 	}
 	if version < v1_5 {
 		return nil
@@ -358,13 +383,13 @@ func checkDomain(version uint32, prov, user *provider.Info) error {
 func checkEP(prov, user *provider.Info) error {
 	p, u, d := prov.EPAttr, user.EPAttr, prov.DomainAttr
 	if u.Protocol != provider.ProtoUnspec && u.Protocol != p.Protocol {
-		return miss("ep_attr.protocol")
+		return unsupported("ep_attr.protocol", u.Protocol, p.Protocol)
 	}
 	if u.ProtocolVersion != 0 && u.ProtocolVersion > p.ProtocolVersion {
 		return miss("ep_attr.protocol_version")
 	}
 	if u.MaxMsgSize > p.MaxMsgSize {
-		return miss("ep_attr.max_msg_size")
+		return tooLarge("ep_attr.max_msg_size", uint64(u.MaxMsgSize), uint64(p.MaxMsgSize))
 	}
 	if u.TxCtxCnt > d.MaxEPTxCtx {
 		if u.TxCtxCnt != provider.SharedContext || d.MaxEPStxCtx == 0 {
@@ -417,10 +442,10 @@ func checkRx(prov *provider.Info, u *provider.RxAttr, infoMode provider.Mode) er
 		return miss("rx_attr.total_buffered_recv")
 	}
 	if u.Size > p.Size {
-		return miss("rx_attr.size")
+		return tooLarge("rx_attr.size", uint64(u.Size), uint64(p.Size))
 	}
 	if u.IOVLimit > p.IOVLimit {
-		return miss("rx_attr.iov_limit")
+		return tooLarge("rx_attr.iov_limit", uint64(u.IOVLimit), uint64(p.IOVLimit))
 	}
 	return nil
 }
@@ -459,13 +484,13 @@ func checkTx(p, u *provider.TxAttr, infoMode provider.Mode) error {
 		return miss("tx_attr.comp_order")
 	}
 	if u.InjectSize > p.InjectSize {
-		return miss("tx_attr.inject_size")
+		return tooLarge("tx_attr.inject_size", uint64(u.InjectSize), uint64(p.InjectSize))
 	}
 	if u.Size > p.Size {
-		return miss("tx_attr.size")
+		return tooLarge("tx_attr.size", uint64(u.Size), uint64(p.Size))
 	}
 	if u.IOVLimit > p.IOVLimit {
-		return miss("tx_attr.iov_limit")
+		return tooLarge("tx_attr.iov_limit", uint64(u.IOVLimit), uint64(p.IOVLimit))
 	}
 	if u.RMAIOVLimit > p.RMAIOVLimit {
 		return miss("tx_attr.rma_iov_limit")

@@ -94,9 +94,10 @@ func compOrder(o provider.CompOrder) string {
 }
 
 // enumName renders an enumeration value as fi_tostr does: its name, or
-// "Unknown". The provider package's String methods print "Unknown(n)".
+// "Unknown". The provider package's String methods print "Type(n)" for a
+// value without a name.
 func enumName(s string) string {
-	if strings.HasPrefix(s, "Unknown") {
+	if strings.HasSuffix(s, ")") {
 		return "Unknown"
 	}
 	return s

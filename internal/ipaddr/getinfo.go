@@ -1,8 +1,11 @@
 package ipaddr
 
 import (
+	"log/slog"
+	"net"
 	"os"
 
+	infohints "github.com/gofabric/fabric/internal/hints"
 	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/provider"
 )
@@ -14,7 +17,11 @@ type InfoConfig struct {
 	IfaceEnv string          // FI_<PROV>_IFACE
 	// Base returns the provider's Info for hints, without addresses.
 	Base func(hints *provider.Info) *provider.Info
+	// Log is the provider's logger (fallbacks are logged); may be nil.
+	Log *provider.Logger
 }
+
+const commCaps = provider.CapLocalComm | provider.CapRemoteComm
 
 // GetInfo is fi_getinfo for an IP provider: one Info per local interface
 // address (the Iface environment variable restricts the interface; loopback
@@ -24,6 +31,15 @@ type InfoConfig struct {
 // with FlagSource node/service name the source (port 0 without a service),
 // otherwise the destination, and the source is then the local address the
 // kernel would route from, with port 0.
+//
+// Hints asking for FI_REMOTE_COMM (or FI_LOCAL_COMM) skip the interface
+// addresses that cannot serve it: loopback addresses offer FI_LOCAL_COMM
+// only. When that leaves none (FI_<PROV>_IFACE=lo and FI_REMOTE_COMM), one
+// Info without src_addr is returned, as libfabric's util_getinfo does; an
+// endpoint opened from it binds as one opened without src_addr does.
+//
+// A hint this function cannot serve (address format, endpoint type) gives
+// a *hints.Mismatch naming it.
 func (c InfoConfig) GetInfo(version uint32, node, service string, flags provider.Flags,
 	hints *provider.Info) ([]*provider.Info, error) {
 	format := provider.FormatUnspec
@@ -32,10 +48,11 @@ func (c InfoConfig) GetInfo(version uint32, node, service string, flags provider
 		switch format {
 		case provider.FormatUnspec, provider.SockAddr, provider.SockAddrIn, provider.SockAddrIn6:
 		default:
-			return nil, provider.ENODATA
+			return nil, &infohints.Mismatch{Field: "addr_format", Reason: format.String() + " not supported (provider: FI_SOCKADDR)"}
 		}
 		if hints.EPAttr != nil && hints.EPAttr.Type != provider.EPUnspec && hints.EPAttr.Type != c.EPType {
-			return nil, provider.ENODATA
+			return nil, &infohints.Mismatch{Field: "ep_attr.type",
+				Reason: hints.EPAttr.Type.String() + " not supported (provider: " + c.EPType.String() + ")"}
 		}
 	}
 	if flags&provider.FlagSource != 0 && node == "" && service == "" {
@@ -73,13 +90,22 @@ func (c InfoConfig) GetInfo(version uint32, node, service string, flags provider
 	if dest != nil && src == nil {
 		src = SourceFor(dest)
 	}
-	addrs, _ := sys.ListAddrs(os.Getenv(c.IfaceEnv))
+	addrs, _ := sys.ListAddrs(c.iface())
 	var out []*provider.Info
 	if src == nil && dest == nil {
+		var wantComm provider.Caps
+		if hints != nil {
+			wantComm = hints.Caps & commCaps
+		}
+		formatSeen := false
 		for _, a := range addrs {
 			sa := Append(nil, IfaceSockaddr(a))
 			_, f, _ := Decode(sa)
 			if !FormatOK(format, f) {
+				continue
+			}
+			formatSeen = true
+			if a.Loopback && wantComm&provider.CapRemoteComm != 0 {
 				continue
 			}
 			info := c.Base(hints)
@@ -88,6 +114,14 @@ func (c InfoConfig) GetInfo(version uint32, node, service string, flags provider
 			SetNames(info, a)
 			if a.Loopback {
 				info.Caps &^= provider.CapRemoteComm
+			}
+			out = append(out, info)
+		}
+		if len(out) == 0 && formatSeen {
+			info := c.Base(hints)
+			info.AddrFormat = provider.SockAddr
+			if format != provider.FormatUnspec {
+				info.AddrFormat = format
 			}
 			out = append(out, info)
 		}
@@ -113,4 +147,20 @@ func (c InfoConfig) GetInfo(version uint32, node, service string, flags provider
 		return nil, provider.ENODATA
 	}
 	return out, nil
+}
+
+// iface returns the FI_<PROV>_IFACE value; a name that is no interface of
+// this host is logged and ignored (every interface is used), as libfabric
+// does.
+func (c InfoConfig) iface() string {
+	name := os.Getenv(c.IfaceEnv)
+	if name == "" {
+		return ""
+	}
+	if _, err := net.InterfaceByName(name); err != nil {
+		c.Log.Warn(provider.SubsysCore, "no such interface in "+c.IfaceEnv+", using all interfaces",
+			slog.String("iface", name))
+		return ""
+	}
+	return name
 }

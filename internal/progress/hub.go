@@ -6,15 +6,18 @@ import (
 	"github.com/gofabric/fabric/provider"
 )
 
-// Hub bundles what every waitable object (CQ, counter, EQ) needs: its
-// progress sources, its Notifier, and its wait object. Objects embed one
-// and call Signal after each write, Run before reading an empty queue, and
-// Block in their blocking reads.
+// Hub is the wake-up machinery of every waitable object (CQ, counter, EQ),
+// written once: its progress sources, its Notifier and its wait object.
+// Objects embed a Hub, which gives them Sources, AddSource, RemoveSource,
+// Progress and WaitFD (and TryWait, unless they refine it), and call Wake
+// after each write, Progress before reading an empty queue, and Block in
+// their blocking reads. None of these makes an interface call or allocates
+// beyond the sources' own Progress.
 type Hub struct {
-	Set Set
-	N   Notifier
-	// FD is the FI_WAIT_FD wait object, nil for other wait objects.
-	FD   *FDWait
+	set      Set
+	notifier Notifier
+	// fd is the FI_WAIT_FD wait object, nil for other wait objects.
+	fd   *FDWait
 	wait provider.WaitObj
 }
 
@@ -43,7 +46,7 @@ func (h *Hub) Init(w provider.WaitObj) error {
 		if err != nil {
 			return err
 		}
-		h.FD = fd
+		h.fd = fd
 	}
 	return nil
 }
@@ -51,42 +54,56 @@ func (h *Hub) Init(w provider.WaitObj) error {
 // WaitObj returns the wait object kind.
 func (h *Hub) WaitObj() provider.WaitObj { return h.wait }
 
-// AddSource binds a progress source (and its descriptor, for FI_WAIT_FD).
-// A nil p is accepted and ignored.
+// Sources is the set of progress sources driven by reads of the object.
+func (h *Hub) Sources() *Set { return &h.set }
+
+// Progress drives progress of the bound sources once (in the caller's
+// goroutine).
+func (h *Hub) Progress() { h.set.Run() }
+
+// Closed reports whether Close was called.
+func (h *Hub) Closed() bool { return h.notifier.Closed() }
+
+// AddSource binds a progress source (an endpoint, a peer); for FI_WAIT_FD
+// its descriptor joins the wait set when it implements provider.FDWaiter.
+// A nil p is accepted and ignored; after Close it returns EBADF.
 func (h *Hub) AddSource(p provider.Progresser) error {
+	if h.notifier.Closed() {
+		return provider.EBADF
+	}
 	if p == nil {
 		return nil
 	}
-	if err := h.Set.Add(p); err != nil {
+	if err := h.set.Add(p); err != nil {
 		return err
 	}
-	if h.FD != nil {
-		if err := h.FD.AddSource(p); err != nil {
-			h.Set.Remove(p)
+	if h.fd != nil {
+		if err := h.fd.AddSource(p); err != nil {
+			h.set.Remove(p)
 			return err
 		}
 	}
 	return nil
 }
 
-// RemoveSource undoes AddSource.
+// RemoveSource unbinds a progress source (undoes AddSource).
 func (h *Hub) RemoveSource(p provider.Progresser) {
 	if p == nil {
 		return
 	}
-	if h.FD != nil {
-		h.FD.RemoveSource(p)
+	if h.fd != nil {
+		h.fd.RemoveSource(p)
 	}
-	h.Set.Remove(p)
+	h.set.Remove(p)
 }
 
-// Signal wakes blocked readers and marks the FD wait object readable.
+// Wake wakes blocked readers and marks the FD wait object readable.
 // Writers call it after publishing; it costs an atomic load or two when
 // nobody waits and the FD is already signalled (or absent).
-func (h *Hub) Signal() {
-	h.N.Notify()
-	if h.FD != nil {
-		h.FD.Signal()
+func (h *Hub) Wake() {
+	h.notifier.Notify()
+	if h.fd != nil {
+		h.fd.Signal()
 	}
 }
 
@@ -97,7 +114,7 @@ func (h *Hub) Block(deadline time.Time, done <-chan struct{}, ready func() bool)
 	if h.wait == provider.WaitNone {
 		return provider.ENOSYS
 	}
-	return h.N.Block(Options{Deadline: deadline, Done: done, Set: &h.Set, Yield: h.wait == provider.WaitYield}, ready)
+	return h.notifier.Block(Options{Deadline: deadline, Done: done, Set: &h.set, Yield: h.wait == provider.WaitYield}, ready)
 }
 
 // WaitFD returns the FI_WAIT_FD descriptor (fi_control FI_GETWAIT). Like
@@ -105,14 +122,14 @@ func (h *Hub) Block(deadline time.Time, done <-chan struct{}, ready func() bool)
 // objects have no descriptor to hand out and give ENOSYS.
 func (h *Hub) WaitFD() (int, error) {
 	switch {
-	case h.N.Closed():
+	case h.notifier.Closed():
 		return -1, provider.EBADF
 	case h.wait == provider.WaitNone:
 		return -1, provider.ENODATA
-	case h.FD == nil:
+	case h.fd == nil:
 		return -1, provider.ENOSYS
 	}
-	fd := h.FD.FD()
+	fd := h.fd.FD()
 	if fd < 0 {
 		return -1, provider.EBADF
 	}
@@ -124,24 +141,24 @@ func (h *Hub) WaitFD() (int, error) {
 // object has work (returning EAGAIN if so). It returns EINVAL for
 // FI_WAIT_NONE, as libfabric does.
 func (h *Hub) TryWait() error {
-	if h.N.Closed() {
+	if h.notifier.Closed() {
 		return provider.EBADF
 	}
 	if h.wait == provider.WaitNone {
 		return provider.EINVAL
 	}
-	if h.FD != nil {
-		h.FD.Reset()
+	if h.fd != nil {
+		h.fd.Reset()
 	}
-	h.Set.Run()
+	h.set.Run()
 	return nil
 }
 
 // Close wakes and fails blocked readers and closes the descriptors.
 func (h *Hub) Close() error {
-	h.N.Close()
-	if h.FD != nil {
-		return h.FD.Close()
+	h.notifier.Close()
+	if h.fd != nil {
+		return h.fd.Close()
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package progress
 
 import (
 	"errors"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -11,27 +10,12 @@ import (
 	"time"
 
 	"github.com/gofabric/fabric/internal/sys"
+	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/provider"
 )
 
 // TestMain fails the run if goroutines (watchers) outlive the tests.
-func TestMain(m *testing.M) {
-	base := runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 {
-		deadline := time.Now().Add(2 * time.Second)
-		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > base {
-			buf := make([]byte, 1<<16)
-			os.Stderr.Write(buf[:runtime.Stack(buf, true)])
-			os.Stderr.WriteString("leaked goroutines\n")
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testutil.Main(m) }
 
 type counter struct{ n atomic.Int64 }
 
@@ -296,13 +280,13 @@ func TestWatcherWakesParkedReader(t *testing.T) {
 	if err := h.Init(provider.WaitUnspec); err != nil {
 		t.Fatal(err)
 	}
-	src := &readySrc{ready: make(chan struct{}, 1), n: &h.N}
+	src := &readySrc{ready: make(chan struct{}, 1), n: &h.notifier}
 	h.AddSource(src)
 	res := make(chan error, 1)
 	go func() {
 		res <- h.Block(time.Now().Add(5*time.Second), nil, src.produced.Load)
 	}()
-	waitParked(t, &h.N)
+	waitParked(t, &h.notifier)
 	time.Sleep(5 * time.Millisecond)
 	src.ready <- struct{}{}
 	select {
@@ -324,7 +308,7 @@ func TestWatcherBacksOff(t *testing.T) {
 	var h Hub
 	h.Init(provider.WaitUnspec)
 	defer h.Close()
-	src := &readySrc{always: true, n: &h.N}
+	src := &readySrc{always: true, n: &h.notifier}
 	h.AddSource(src)
 	err := h.Block(time.Now().Add(150*time.Millisecond), nil, func() bool { return false })
 	if !errors.Is(err, ErrTimeout) {
@@ -346,11 +330,11 @@ func TestWatchersStopWhenNobodyParked(t *testing.T) {
 	var h Hub
 	h.Init(provider.WaitUnspec)
 	defer h.Close()
-	src := &readySrc{ready: make(chan struct{}, 1), n: &h.N}
+	src := &readySrc{ready: make(chan struct{}, 1), n: &h.notifier}
 	h.AddSource(src)
 	seen := 0
 	h.Block(time.Now().Add(20*time.Millisecond), nil, func() bool {
-		if h.N.Parked() > 0 {
+		if h.notifier.Parked() > 0 {
 			seen = max(seen, watchers())
 		}
 		return false
@@ -439,12 +423,12 @@ func TestFDWaiterWatcherAndFDWait(t *testing.T) {
 		t.Fatal("wait fd readable after progress drained the source")
 	}
 	// Signal arms the eventfd once; Reset clears it.
-	h.Signal()
-	h.Signal()
+	h.Wake()
+	h.Wake()
 	if ok, _ := sys.PollReadable(fd, 0); !ok {
 		t.Fatal("wait fd not readable after Signal")
 	}
-	h.FD.Reset()
+	h.fd.Reset()
 	if ok, _ := sys.PollReadable(fd, 0); ok {
 		t.Fatal("wait fd readable after Reset")
 	}
@@ -452,7 +436,7 @@ func TestFDWaiterWatcherAndFDWait(t *testing.T) {
 	src.hit.Store(false)
 	res := make(chan error, 1)
 	go func() { res <- h.Block(time.Now().Add(5*time.Second), nil, src.hit.Load) }()
-	waitParked(t, &h.N)
+	waitParked(t, &h.notifier)
 	time.Sleep(2 * time.Millisecond)
 	sys.EventFDSignal(ev)
 	select {

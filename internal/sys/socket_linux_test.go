@@ -6,51 +6,18 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/provider"
 )
 
-func TestMain(m *testing.M) {
-	// Start the runtime's network poller (its epoll and eventfd descriptors
-	// stay open for the life of the process) before counting descriptors.
-	if pc, err := net.ListenPacket("udp4", "127.0.0.1:0"); err == nil {
-		pc.Close()
-	}
-	fds := countFDs()
-	g := runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 {
-		deadline := time.Now().Add(2 * time.Second)
-		for (countFDs() > fds || runtime.NumGoroutine() > g) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if n := countFDs(); n > fds {
-			fmt.Fprintf(os.Stderr, "leak: %d file descriptors open after the tests, %d before\n", n, fds)
-			code = 1
-		}
-		if n := runtime.NumGoroutine(); n > g {
-			fmt.Fprintf(os.Stderr, "leak: %d goroutines after the tests, %d before\n", n, g)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-func countFDs() int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return 0
-	}
-	return len(ents)
-}
+func TestMain(m *testing.M) { testutil.Main(m) }
 
 func sa4(a [4]byte, port uint16) []byte {
 	b := make([]byte, SizeofSockaddrIn)
@@ -605,7 +572,7 @@ func TestInsertAddrOrder(t *testing.T) {
 
 // A Conn dropped without Close does not leak its descriptor.
 func TestDroppedConnClosesFD(t *testing.T) {
-	before := countFDs()
+	before := testutil.CountFDs()
 	func() {
 		c, err := OpenUDP(sa4(lo4, 0))
 		if err != nil {
@@ -614,11 +581,11 @@ func TestDroppedConnClosesFD(t *testing.T) {
 		_ = c.FD()
 	}()
 	deadline := time.Now().Add(2 * time.Second)
-	for countFDs() > before && time.Now().Before(deadline) {
+	for testutil.CountFDs() > before && time.Now().Before(deadline) {
 		runtime.GC()
 		time.Sleep(time.Millisecond)
 	}
-	if n := countFDs(); n > before {
+	if n := testutil.CountFDs(); n > before {
 		t.Fatalf("%d descriptors, %d before: dropped Conn leaked its socket", n, before)
 	}
 }

@@ -138,38 +138,6 @@ func TestDeliveryComplete(t *testing.T) {
 	}
 }
 
-// TestTruncationKeepsConnection: a message larger than the receive
-// completes with FI_ETRUNC (len = placed, olen = excess) and the next
-// message arrives intact.
-func TestTruncationKeepsConnection(t *testing.T) {
-	for _, size := range []int{100, 200000} {
-		cli, srv := pair(t, opts{})
-		want := pattern(make([]byte, size), 1)
-		small := make([]byte, 50)
-		srv.post(small, "small")
-		cli.send(want, "big", 0)
-		ee := expectErr(t, srv.rxCQ, cli)
-		if ee.Err != provider.ETRUNC || ee.Len != 50 || ee.Olen != uint64(size-50) || ee.OpContext != "small" ||
-			ee.Flags != provider.FlagRecv|provider.FlagMsg {
-			t.Fatalf("trunc entry %+v", ee)
-		}
-		if !bytes.Equal(small, want[:50]) {
-			t.Fatal("truncated data differs")
-		}
-		next := pattern(make([]byte, 300), 2)
-		got := make([]byte, 300)
-		srv.post(got, "next")
-		cli.send(next, "next", 0)
-		expectComp(t, srv.rxCQ, "next", provider.FlagRecv|provider.FlagMsg, cli)
-		if !bytes.Equal(got, next) {
-			t.Fatal("message after truncation differs")
-		}
-		expectComp(t, cli.txCQ, "big", provider.FlagSend|provider.FlagMsg, srv)
-		expectComp(t, cli.txCQ, "next", provider.FlagSend|provider.FlagMsg, srv)
-		expectNoEvent(t, srv.eq, 10*time.Millisecond)
-	}
-}
-
 // TestUnexpected: messages sent before their receives are posted (small
 // ones buffered, large ones kept in the stream) all arrive; tagged ones in
 // any order of posting.
@@ -225,36 +193,6 @@ func TestUnexpected(t *testing.T) {
 	e := expectComp(t, srv.rxCQ, "tr", provider.FlagRecv|provider.FlagTagged|provider.FlagRemoteCQData, cli)
 	if e.Tag != 0x5aa || e.Data != 9 || string(got[:e.Len]) != "tag" {
 		t.Fatalf("tagged+data %+v", e)
-	}
-}
-
-func TestMultiRecv(t *testing.T) {
-	cli, srv := pair(t, opts{})
-	buf := make([]byte, 1000)
-	srv.rq.SetMinMultiRecv(300)
-	m := provider.Msg{Buf: buf, Context: "multi", Addr: provider.AddrUnspec,
-		Flags: provider.FlagCompletion | provider.FlagMultiRecv}
-	if err := srv.rq.Post(&m, false); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 3; i++ {
-		cli.send(pattern(make([]byte, 300), i), i, 0)
-	}
-	off := 0
-	for i := 0; i < 3; i++ {
-		e, ee := waitCQ(t, srv.rxCQ, cli)
-		if ee != nil {
-			t.Fatalf("multi-recv error %+v", ee)
-		}
-		want := provider.FlagRecv | provider.FlagMsg
-		if i == 2 {
-			want |= provider.FlagMultiRecv
-		}
-		if e.OpContext != "multi" || e.Len != 300 || e.Flags != want || !bytes.Equal(e.Buf, pattern(make([]byte, 300), i)) ||
-			&e.Buf[0] != &buf[off] {
-			t.Fatalf("multi-recv %d: %+v", i, e)
-		}
-		off += 300
 	}
 }
 

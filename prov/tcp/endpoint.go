@@ -1,6 +1,7 @@
 package tcp
 
 import (
+	"log/slog"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -299,6 +300,7 @@ func (ep *endpoint) Connect(addr []byte, data []byte) error {
 	}
 	ep.peer = append([]byte(nil), addr...)
 	ep.setState(epConnecting)
+	logCM(provider.LevelInfo, "connecting", addr)
 	ep.progressCM()
 	if ep.state == epConnecting && ep.ctrlAuto {
 		ep.wg.Add(1)
@@ -390,6 +392,7 @@ func (ep *endpoint) progressCM() {
 			}
 			typ, dlen, probe, err := tcpwire.ParseCMHeader(ep.cmBuf[:tcpwire.CMHeaderSize])
 			if err != nil {
+				logCM(provider.LevelWarn, "malformed connect response", ep.peer, slog.String("reason", err.Error()))
 				ep.connectFailed(provider.ECONNREFUSED, nil)
 				return
 			}
@@ -405,6 +408,8 @@ func (ep *endpoint) progressCM() {
 			case tcpwire.CMReject:
 				ep.connectFailed(provider.ECONNREFUSED, data)
 			default:
+				logCM(provider.LevelWarn, "unexpected message in reply to a connect request", ep.peer,
+					slog.Int("type", int(typ)))
 				ep.connectFailed(provider.ECONNREFUSED, nil)
 			}
 			return
@@ -422,6 +427,7 @@ func (ep *endpoint) connected(data []byte) {
 		ep.peer = p
 	}
 	ep.setState(epConnected)
+	logCM(provider.LevelInfo, "connected", ep.peer)
 	if ep.res.EQ != nil {
 		_ = ep.res.EQ.Write(&provider.EQEntry{Event: provider.EventConnected, FID: ep, CMData: data})
 	}
@@ -444,6 +450,11 @@ func (ep *endpoint) connected(data []byte) {
 // and, for a reject, its data); operations queued meanwhile complete with
 // e. ep.mu is held.
 func (ep *endpoint) connectFailed(e provider.Errno, data []byte) {
+	if e == provider.ECONNREFUSED {
+		logCM(provider.LevelInfo, "connect refused or rejected", ep.peer, slog.Int("reject_data", len(data)))
+	} else {
+		logCM(provider.LevelWarn, "connect failed", ep.peer, errAttr(e))
+	}
 	ep.downErr = e
 	_ = sys.TCPShutdown(ep.conn)
 	ep.setState(epDown)
@@ -487,11 +498,13 @@ func (ep *endpoint) Accept(data []byte) error {
 				return provider.ETIMEDOUT
 			}
 		default:
+			logCM(provider.LevelWarn, "accept failed", ep.peer, errAttr(e))
 			ep.downErr = e
 			ep.setState(epDown)
 			return e.AsError()
 		}
 	}
+	logCM(provider.LevelInfo, "accepted", ep.peer)
 	ep.req = nil
 	ep.connected(nil)
 	return nil
@@ -524,6 +537,14 @@ func (ep *endpoint) disconnect(err, proto provider.Errno, local bool) {
 	was := ep.state
 	if was != epConnected && was != epConnecting && was != epAccepting {
 		return
+	}
+	switch {
+	case proto != 0:
+		logCM(provider.LevelWarn, "connection closed: protocol violation by the peer", ep.peer, errAttr(proto))
+	case local:
+		logCM(provider.LevelInfo, "shutdown", ep.peer)
+	default:
+		logCM(provider.LevelInfo, "connection closed by the peer or lost", ep.peer, errAttr(err))
 	}
 	ep.downErr = err
 	_ = sys.TCPShutdown(ep.conn)

@@ -2,8 +2,6 @@ package tcp
 
 import (
 	"bytes"
-	"fmt"
-	"net"
 	"os"
 	"runtime"
 	"testing"
@@ -14,45 +12,15 @@ import (
 	"github.com/gofabric/fabric/internal/eq"
 	"github.com/gofabric/fabric/internal/mrkey"
 	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/provider"
 )
 
 func TestMain(m *testing.M) {
-	// Start the runtime's network poller before counting descriptors.
-	if l, err := net.Listen("tcp4", "127.0.0.1:0"); err == nil {
-		l.Close()
-	}
 	if os.Getenv("TCP_TEST_HELPER") != "" {
 		os.Exit(helperMain())
 	}
-	fds := countFDs()
-	g := runtime.NumGoroutine()
-	code := m.Run()
-	if code == 0 {
-		deadline := time.Now().Add(3 * time.Second)
-		for (countFDs() > fds || runtime.NumGoroutine() > g) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if n := countFDs(); n > fds {
-			fmt.Fprintf(os.Stderr, "leak: %d file descriptors open after the tests, %d before\n", n, fds)
-			code = 1
-		}
-		if n := runtime.NumGoroutine(); n > g {
-			buf := make([]byte, 1<<16)
-			buf = buf[:runtime.Stack(buf, true)]
-			fmt.Fprintf(os.Stderr, "leak: %d goroutines after the tests, %d before\n%s\n", n, g, buf)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-func countFDs() int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return 0
-	}
-	return len(ents)
+	testutil.Main(m)
 }
 
 const waitLimit = 5 * time.Second

@@ -14,21 +14,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/provider"
 )
 
 // Interop with the C libfabric 1.17 tools. The tests run when the tools
-// are installed; with FABRIC_INTEROP=1 a missing tool is a failure.
+// are installed; with FABRIC_INTEROP=1 a missing tool is a failure (see
+// testutil.InteropEnv).
 
 func cTool(t *testing.T, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("FABRIC_INTEROP") != "" {
-			t.Fatalf("%s not found: %v", name, err)
-		}
-		t.Skipf("%s not installed", name)
-	}
+	testutil.InteropCheck(t, name, err)
 	return p
 }
 

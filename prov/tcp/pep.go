@@ -2,6 +2,7 @@ package tcp
 
 import (
 	"encoding/binary"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -363,6 +364,11 @@ func (pc *pendingConn) read() bool {
 		if pc.have == tcpwire.CMHeaderSize && pc.need == tcpwire.CMHeaderSize {
 			typ, dlen, probe, err := tcpwire.ParseCMHeader(pc.buf[:tcpwire.CMHeaderSize])
 			if err != nil || typ != tcpwire.CMConnReq {
+				reason := "not a connect request"
+				if err != nil {
+					reason = err.Error()
+				}
+				logCM(provider.LevelWarn, "dropping a malformed connection request", pc.peer, slog.String("reason", reason))
 				bad = true
 				break
 			}
@@ -374,6 +380,16 @@ func (pc *pendingConn) read() bool {
 	if !bad && pc.have == pc.need && pc.have >= tcpwire.CMHeaderSize {
 		pc.ok = true
 	} else {
+		if !bad {
+			// A connection closed before sending anything is a probe,
+			// not worth a warning.
+			level := provider.LevelWarn
+			if pc.have == 0 {
+				level = provider.LevelInfo
+			}
+			logCM(level, "dropping an incomplete connection request (closed or timed out)", pc.peer,
+				slog.Int("have", pc.have), slog.Int("need", pc.need))
+		}
 		pc.conn.Close()
 	}
 	return true
@@ -397,6 +413,7 @@ func (p *pep) finishLocked(pc *pendingConn) {
 		info.SrcAddr = local
 	}
 	p.reqs[cr] = struct{}{}
+	logCM(provider.LevelInfo, "connection request", pc.peer)
 	_ = p.eq.Write(&provider.EQEntry{Event: provider.EventConnReq, FID: p, Info: info,
 		CMData: pc.buf[tcpwire.CMHeaderSize:pc.need]})
 }
@@ -421,6 +438,7 @@ func (p *pep) Reject(handle any, data []byte) error {
 	if !cr.claim() {
 		return provider.EINVAL
 	}
+	logCM(provider.LevelInfo, "rejecting a connection request", cr.peer)
 	defer cr.conn.Close()
 	b, _ := tcpwire.AppendCM(nil, tcpwire.CMReject, data)
 	deadline := time.Now().Add(5 * time.Second)

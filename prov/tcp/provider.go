@@ -2,6 +2,7 @@ package tcp
 
 import (
 	"github.com/gofabric/fabric/internal/ipaddr"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -89,20 +90,36 @@ func (tcpProvider) Params() []provider.Param {
 
 // envSize reads a queue size variable.
 func envSize(name string) uint64 {
-	if v, err := strconv.ParseUint(strings.TrimSpace(os.Getenv(name)), 0, 64); err == nil && v > 0 {
+	raw, set := os.LookupEnv(name)
+	if v, err := strconv.ParseUint(strings.TrimSpace(raw), 0, 64); err == nil && v > 0 {
+		if v > maxQueueSize {
+			envFallback(name, raw, "too large, using "+strconv.FormatUint(maxQueueSize, 10))
+		}
 		return min(v, maxQueueSize)
 	}
+	if set {
+		envFallback(name, raw, "not a positive size, using the default")
+	}
 	return DefaultQueueSize
+}
+
+// envFallback warns that a variable's value was not usable.
+func envFallback(name, value, what string) {
+	log.Warn(provider.SubsysCore, name+": "+what, slog.String("value", value))
 }
 
 // envBool reads a libfabric boolean variable (0/1, on/off, true/false,
 // yes/no); def when unset or unparsable.
 func envBool(name string, def bool) bool {
-	switch strings.ToLower(strings.TrimSpace(os.Getenv(name))) {
+	raw, set := os.LookupEnv(name)
+	switch strings.ToLower(strings.TrimSpace(raw)) {
 	case "1", "on", "true", "yes", "y":
 		return true
 	case "0", "off", "false", "no", "n":
 		return false
+	}
+	if set {
+		envFallback(name, raw, "not a boolean, using the default")
 	}
 	return def
 }
@@ -110,9 +127,15 @@ func envBool(name string, def bool) bool {
 // portRange returns FI_TCP_PORT_LOW_RANGE and FI_TCP_PORT_HIGH_RANGE when
 // both are set and form a valid range.
 func portRange() (lo, hi uint16, ok bool) {
-	l, err1 := strconv.ParseUint(strings.TrimSpace(os.Getenv(envPortLow)), 10, 16)
-	h, err2 := strconv.ParseUint(strings.TrimSpace(os.Getenv(envPortHigh)), 10, 16)
+	rl, setl := os.LookupEnv(envPortLow)
+	rh, seth := os.LookupEnv(envPortHigh)
+	if !setl && !seth {
+		return 0, 0, false
+	}
+	l, err1 := strconv.ParseUint(strings.TrimSpace(rl), 10, 16)
+	h, err2 := strconv.ParseUint(strings.TrimSpace(rh), 10, 16)
 	if err1 != nil || err2 != nil || l == 0 || h < l {
+		envFallback(envPortLow+"/"+envPortHigh, rl+"-"+rh, "not a valid port range, using any port")
 		return 0, 0, false
 	}
 	return uint16(l), uint16(h), true
@@ -217,7 +240,10 @@ func (tcpProvider) GetInfo(version uint32, node, service string, flags provider.
 	return infoConfig.GetInfo(version, node, service, flags, hints)
 }
 
-var infoConfig = ipaddr.InfoConfig{Network: "tcp", EPType: provider.EPMsg, IfaceEnv: envIface, Base: baseInfo}
+var infoConfig = ipaddr.InfoConfig{Network: "tcp", EPType: provider.EPMsg, IfaceEnv: envIface, Base: baseInfo, Log: log}
+
+// log is the provider's logger (FI_LOG_LEVEL, FI_LOG_PROV=tcp, ...).
+var log = provider.NewLogger(Name)
 
 // Fabric opens a fabric.
 func (tcpProvider) Fabric(attr *provider.FabricAttr) (provider.Fabric, error) {
@@ -230,7 +256,6 @@ var (
 	_ provider.Fabric        = (*fabric)(nil)
 	_ provider.PassiveFabric = (*fabric)(nil)
 	_ provider.Domain        = (*domain)(nil)
-	_ provider.PassiveDomain = (*domain)(nil)
 )
 
 func checkMsgInfo(info *provider.Info) error {
@@ -262,11 +287,6 @@ type domain struct{}
 // Endpoint opens an active endpoint; an Info whose Handle is a connection
 // request (FI_CONNREQ) adopts the request's connection.
 func (*domain) Endpoint(info *provider.Info) (provider.Endpoint, error) { return newEndpoint(info) }
-
-// PassiveEndpoint opens a passive endpoint.
-func (*domain) PassiveEndpoint(info *provider.Info) (provider.PassiveEndpoint, error) {
-	return newPEP(info)
-}
 
 func (*domain) Close() error { return nil }
 

@@ -116,47 +116,6 @@ func TestIOVSendAndRecv(t *testing.T) {
 	}
 }
 
-func TestTruncation(t *testing.T) {
-	a, b := pair(t, epOpts{})
-	msg := bytes.Repeat([]byte("0123456789"), 10)
-	small := make([]byte, 40)
-	ctx := new(int)
-	b.post(t, small, ctx)
-	a.send(t, b, msg, nil)
-	b.waitRx(t, 1)
-	ents, _, errs := b.rxCQ.snapshot()
-	if len(ents) != 0 || len(errs) != 1 {
-		t.Fatalf("completions %v, errors %v", ents, errs)
-	}
-	e := errs[0]
-	if e.Err != provider.ETRUNC || e.Olen != 60 || e.Len != 40 || e.OpContext != ctx ||
-		e.Flags != provider.FlagRecv|provider.FlagMsg {
-		t.Fatalf("error completion %+v", e)
-	}
-	if !bytes.Equal(small, msg[:40]) {
-		t.Fatalf("truncated data %q", small)
-	}
-	if _, ne := b.rx.get(); ne != 1 {
-		t.Errorf("recv counter errors %d", ne)
-	}
-	// Truncation of an unexpected message, delivered at post time.
-	a.send(t, b, msg, nil)
-	waitQueued(t, b, 1)
-	b.post(t, small, ctx)
-	_, _, errs = b.rxCQ.snapshot()
-	if len(errs) != 2 || errs[1].Err != provider.ETRUNC || errs[1].Olen != 60 {
-		t.Fatalf("unexpected truncation %+v", errs)
-	}
-	// The endpoint keeps working afterwards.
-	buf := make([]byte, 200)
-	b.post(t, buf, nil)
-	a.send(t, b, msg, nil)
-	b.waitRx(t, 3)
-	if ents, _, _ := b.rxCQ.snapshot(); len(ents) != 1 || ents[0].Len != 100 {
-		t.Fatalf("after truncation: %+v", ents)
-	}
-}
-
 // waitQueued progresses x until its receive queue holds n unexpected
 // messages.
 func waitQueued(t testing.TB, x *tep, n int) {
@@ -256,47 +215,6 @@ func TestQueueBoundDrops(t *testing.T) {
 	}
 }
 
-func TestDirectedRecv(t *testing.T) {
-	b := openEP(t, epOpts{directed: true, source: true})
-	a, c := openEP(t, epOpts{}), openEP(t, epOpts{})
-	connect(a, b)
-	connect(c, b)
-	fromC := make([]byte, 16)
-	m := provider.Msg{Buf: fromC, Addr: b.peers[c], Flags: provider.FlagCompletion, Context: "c"}
-	if err := b.rq.Post(&m, false); err != nil {
-		t.Fatal(err)
-	}
-	a.send(t, b, []byte("from a"), nil)
-	waitQueued(t, b, 1) // does not match the receive directed at c
-	c.send(t, b, []byte("from c"), nil)
-	b.waitRx(t, 1)
-	ents, srcs, _ := b.rxCQ.snapshot()
-	if len(ents) != 1 || ents[0].OpContext != "c" || string(fromC[:6]) != "from c" || srcs[0] != b.peers[c] {
-		t.Fatalf("directed receive got %q: %+v src %v", fromC, ents, srcs)
-	}
-	any := make([]byte, 16)
-	b.post(t, any, "any")
-	if string(any[:6]) != "from a" {
-		t.Fatalf("undirected receive got %q", any)
-	}
-	// A datagram from a source missing from the AV has no fi_addr.
-	u, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer u.Close()
-	if _, err := u.WriteToUDPAddrPort([]byte("stranger"), mustAddrPort(t, b.name)); err != nil {
-		t.Fatal(err)
-	}
-	waitQueued(t, b, 1)
-	s := make([]byte, 16)
-	b.post(t, s, "s")
-	_, srcs, _ = b.rxCQ.snapshot()
-	if srcs[len(srcs)-1] != provider.AddrNotAvail || string(s[:8]) != "stranger" {
-		t.Fatalf("stranger: %q src %d", s, srcs[len(srcs)-1])
-	}
-}
-
 func mustAddrPort(t testing.TB, b []byte) netip.AddrPort {
 	t.Helper()
 	a, _, ok := decodeSockaddr(b)
@@ -304,70 +222,6 @@ func mustAddrPort(t testing.TB, b []byte) netip.AddrPort {
 		t.Fatalf("bad sockaddr % x", b)
 	}
 	return a.AP
-}
-
-func TestMultiRecv(t *testing.T) {
-	a, b := pair(t, epOpts{})
-	b.rq.SetMinMultiRecv(1000)
-	buf := make([]byte, 4096)
-	m := provider.Msg{Buf: buf, Addr: provider.AddrUnspec, Context: "multi",
-		Flags: provider.FlagCompletion | provider.FlagMultiRecv}
-	if err := b.rq.Post(&m, false); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 4 {
-		a.send(t, b, bytes.Repeat([]byte{byte('a' + i)}, 1000), nil)
-	}
-	b.waitRx(t, 4)
-	ents, _, errs := b.rxCQ.snapshot()
-	if len(errs) != 0 || len(ents) != 4 {
-		t.Fatalf("completions %+v errors %+v", ents, errs)
-	}
-	for i, e := range ents {
-		if e.OpContext != "multi" || e.Len != 1000 || len(e.Buf) != 1000 || &e.Buf[0] != &buf[i*1000] ||
-			e.Buf[0] != byte('a'+i) {
-			t.Fatalf("message %d: %+v", i, e)
-		}
-		last := i == 3
-		if (e.Flags&provider.FlagMultiRecv != 0) != last {
-			t.Fatalf("message %d flags %v", i, e.Flags)
-		}
-	}
-}
-
-func TestSelectiveCompletion(t *testing.T) {
-	a, b := pair(t, epOpts{})
-	buf := make([]byte, 8)
-	m := provider.Msg{Buf: buf, Addr: provider.AddrUnspec} // no FlagCompletion
-	if err := b.rq.Post(&m, false); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.ep.Send(provider.Msg{Buf: []byte("quiet"), Addr: a.peers[b]}); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		b.ep.Progress()
-		if v, _ := b.rx.get(); v == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("counter not incremented")
-		}
-		b.ep.WaitReady(time.Now().Add(10 * time.Millisecond))
-	}
-	if n, ne := b.rxCQ.count(); n+ne != 0 {
-		t.Fatal("receive completion written without FI_COMPLETION")
-	}
-	if n, _ := a.txCQ.count(); n != 0 {
-		t.Fatal("send completion written without FI_COMPLETION")
-	}
-	if v, _ := a.tx.get(); v != 1 {
-		t.Fatalf("send counter %d", v)
-	}
-	if string(buf[:5]) != "quiet" {
-		t.Fatalf("got %q", buf)
-	}
 }
 
 func TestInjectAndSizes(t *testing.T) {

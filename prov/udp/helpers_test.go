@@ -2,58 +2,16 @@ package udp
 
 import (
 	"bytes"
-	"flag"
-	"fmt"
-	"net"
-	"os"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/provider"
 )
 
-func TestMain(m *testing.M) {
-	// Start the runtime's network poller (its descriptors stay open for the
-	// life of the process) before counting descriptors.
-	if pc, err := net.ListenPacket("udp4", "127.0.0.1:0"); err == nil {
-		pc.Close()
-	}
-	fds := countFDs()
-	g := runtime.NumGoroutine()
-	code := m.Run()
-	fuzzing := false
-	for _, name := range []string{"test.fuzz", "test.fuzzworker"} {
-		if f := flag.Lookup(name); f != nil && f.Value.String() != "" && f.Value.String() != "false" {
-			fuzzing = true // the fuzzing engine keeps its own goroutines
-		}
-	}
-	if code == 0 && !fuzzing {
-		deadline := time.Now().Add(2 * time.Second)
-		for (countFDs() > fds || runtime.NumGoroutine() > g) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if n := countFDs(); n > fds {
-			fmt.Fprintf(os.Stderr, "leak: %d file descriptors open after the tests, %d before\n", n, fds)
-			code = 1
-		}
-		if n := runtime.NumGoroutine(); n > g {
-			fmt.Fprintf(os.Stderr, "leak: %d goroutines after the tests, %d before\n", n, g)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-func countFDs() int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return 0
-	}
-	return len(ents)
-}
+func TestMain(m *testing.M) { testutil.Main(m) }
 
 // testCQ is a CQOwner that records completions. Its slices keep their
 // capacity across reset, so steady-state writes do not allocate.

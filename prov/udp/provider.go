@@ -147,7 +147,10 @@ func (udpProvider) GetInfo(version uint32, node, service string, flags provider.
 	return infoConfig.GetInfo(version, node, service, flags, hints)
 }
 
-var infoConfig = ipaddr.InfoConfig{Network: "udp", EPType: provider.EPDgram, IfaceEnv: envIface, Base: baseInfo}
+var infoConfig = ipaddr.InfoConfig{Network: "udp", EPType: provider.EPDgram, IfaceEnv: envIface, Base: baseInfo, Log: log}
+
+// log is the provider's logger (FI_LOG_LEVEL, FI_LOG_PROV=udp, ...).
+var log = provider.NewLogger(Name)
 
 // Fabric opens a fabric.
 func (udpProvider) Fabric(attr *provider.FabricAttr) (provider.Fabric, error) {

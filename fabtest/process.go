@@ -13,6 +13,96 @@ import (
 	fabric "github.com/gofabric/fabric"
 )
 
+// processCases lists the cross-process behaviours, in the order they run.
+var processCases = []testCase{
+	{"process/msg_pingpong_with_separate_process", processMsgPingpongWithSeparateProcess},
+	{"process/pingpong_with_separate_process", processPingpongWithSeparateProcess},
+}
+
+func processMsgPingpongWithSeparateProcess(t *testing.T, tg Target) {
+	msgOnly(t, tg)
+	l := tg.listen(t, envOpts{})
+	const iters = 50
+	wait := startHelper(t, tg, "msg-echo", l.name, iters)
+	b := tg.accept(t, l, envOpts{}, nil)
+	ev, ee := waitEvent(t, b.eq)
+	if ee != nil || ev.Event != fabric.EventConnected {
+		t.Fatalf("accept: %+v %+v", ev, ee)
+	}
+	buf := make([]byte, 2048)
+	for i := 0; i < iters; i++ {
+		if err := b.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
+			t.Fatal(err)
+		}
+		msg := pattern(make([]byte, 1+i*29), i)
+		retry(t, "send", func() error { return b.ep.Send(msg, nil, fabric.AddrUnspec, nil) }, b.txcq)
+		waitCQ(t, b.txcq)
+		got, ee := waitCQ(t, b.rxcq, b.txcq)
+		if ee != nil || !bytes.Equal(buf[:got.Len], msg) {
+			t.Fatalf("echo %d: %+v %+v", i, got, ee)
+		}
+	}
+	if err := b.ep.Shutdown(0); err != nil {
+		t.Fatal(err)
+	}
+	wait()
+}
+
+func processPingpongWithSeparateProcess(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	e := tg.open(t, envOpts{})
+	buf := make([]byte, 2048)
+	if err := e.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
+		t.Fatal(err)
+	}
+	const iters = 50
+	ctx, cancel := context.WithTimeout(context.Background(), scaled(30*time.Second))
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFabtestHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(),
+		helperEnv+"=echo",
+		"FABTEST_PROVIDER="+tg.Provider,
+		"FABTEST_EPTYPE="+strconv.Itoa(int(tg.EPType)),
+		"FABTEST_NODE="+tg.node(),
+		"FABTEST_PEER="+hex.EncodeToString(e.addr),
+		"FABTEST_ITERS="+strconv.Itoa(iters))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("peer process: %v\n%s", err, out.String())
+			}
+		case <-time.After(scaled(10 * time.Second)):
+			cmd.Process.Kill()
+			t.Errorf("peer process did not exit\n%s", out.String())
+		}
+	}()
+	got, ee := waitCQ(t, e.rxcq)
+	if ee != nil {
+		t.Fatalf("name message: %+v", ee)
+	}
+	dst := e.insert(append([]byte(nil), buf[:got.Len]...))
+	for i := 0; i < iters; i++ {
+		if err := e.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
+			t.Fatal(err)
+		}
+		msg := pattern(make([]byte, 1+i*17), i)
+		retry(t, "send", func() error { return e.ep.Send(msg, nil, dst, nil) }, e.txcq)
+		waitCQ(t, e.txcq)
+		got, ee := waitCQ(t, e.rxcq, e.txcq)
+		if ee != nil || !bytes.Equal(buf[:got.Len], msg) {
+			t.Fatalf("echo %d: %+v %+v", i, got, ee)
+		}
+	}
+}
+
 const helperEnv = "FABTEST_HELPER"
 
 // Helper is the body of the peer process the suite starts for
@@ -134,91 +224,4 @@ func startHelper(t *testing.T, tg Target, role string, peer []byte, iters int) (
 			t.Errorf("peer process did not exit\n%s", out.String())
 		}
 	}
-}
-
-func init() {
-	register("process/msg_pingpong_with_separate_process", func(t *testing.T, tg Target) {
-		msgOnly(t, tg)
-		l := tg.listen(t, envOpts{})
-		const iters = 50
-		wait := startHelper(t, tg, "msg-echo", l.name, iters)
-		b := tg.accept(t, l, envOpts{}, nil)
-		ev, ee := waitEvent(t, b.eq)
-		if ee != nil || ev.Event != fabric.EventConnected {
-			t.Fatalf("accept: %+v %+v", ev, ee)
-		}
-		buf := make([]byte, 2048)
-		for i := 0; i < iters; i++ {
-			if err := b.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
-				t.Fatal(err)
-			}
-			msg := pattern(make([]byte, 1+i*29), i)
-			retry(t, "send", func() error { return b.ep.Send(msg, nil, fabric.AddrUnspec, nil) }, b.txcq)
-			waitCQ(t, b.txcq)
-			got, ee := waitCQ(t, b.rxcq, b.txcq)
-			if ee != nil || !bytes.Equal(buf[:got.Len], msg) {
-				t.Fatalf("echo %d: %+v %+v", i, got, ee)
-			}
-		}
-		if err := b.ep.Shutdown(0); err != nil {
-			t.Fatal(err)
-		}
-		wait()
-	})
-	register("process/pingpong_with_separate_process", func(t *testing.T, tg Target) {
-		if tg.EPType == fabric.EPMsg {
-			t.Skip("connection-oriented cross-process cases live with the provider's CM tests")
-		}
-		e := tg.open(t, envOpts{})
-		buf := make([]byte, 2048)
-		if err := e.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
-			t.Fatal(err)
-		}
-		const iters = 50
-		ctx, cancel := context.WithTimeout(context.Background(), scaled(30*time.Second))
-		defer cancel()
-		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFabtestHelper$", "-test.count=1")
-		cmd.Env = append(os.Environ(),
-			helperEnv+"=echo",
-			"FABTEST_PROVIDER="+tg.Provider,
-			"FABTEST_EPTYPE="+strconv.Itoa(int(tg.EPType)),
-			"FABTEST_NODE="+tg.node(),
-			"FABTEST_PEER="+hex.EncodeToString(e.addr),
-			"FABTEST_ITERS="+strconv.Itoa(iters))
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		defer func() {
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("peer process: %v\n%s", err, out.String())
-				}
-			case <-time.After(scaled(10 * time.Second)):
-				cmd.Process.Kill()
-				t.Errorf("peer process did not exit\n%s", out.String())
-			}
-		}()
-		got, ee := waitCQ(t, e.rxcq)
-		if ee != nil {
-			t.Fatalf("name message: %+v", ee)
-		}
-		dst := e.insert(append([]byte(nil), buf[:got.Len]...))
-		for i := 0; i < iters; i++ {
-			if err := e.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
-				t.Fatal(err)
-			}
-			msg := pattern(make([]byte, 1+i*17), i)
-			retry(t, "send", func() error { return e.ep.Send(msg, nil, dst, nil) }, e.txcq)
-			waitCQ(t, e.txcq)
-			got, ee := waitCQ(t, e.rxcq, e.txcq)
-			if ee != nil || !bytes.Equal(buf[:got.Len], msg) {
-				t.Fatalf("echo %d: %+v %+v", i, got, ee)
-			}
-		}
-	})
 }

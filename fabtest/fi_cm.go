@@ -1,0 +1,169 @@
+package fabtest
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	fabric "github.com/gofabric/fabric"
+)
+
+// cmCases lists the fi_cm(3) behaviours, in the order they run.
+var cmCases = []testCase{
+	{"fi_cm/connect_accept_with_data", cmConnectAcceptWithData},
+	{"fi_cm/reject_with_data_ECONNREFUSED_then_reconnect", cmRejectWithDataECONNREFUSEDThenReconnect},
+	{"fi_cm/connect_to_closed_listener_ECONNREFUSED", cmConnectToClosedListenerECONNREFUSED},
+	{"fi_cm/cm_data_size_and_oversize_EINVAL", cmCmDataSizeAndOversizeEINVAL},
+	{"fi_cm/shutdown_reported_once_per_side", cmShutdownReportedOncePerSide},
+	{"fi_cm/peer_gone_pending_ops_complete_in_error", cmPeerGonePendingOpsCompleteInError},
+}
+
+func cmConnectAcceptWithData(t *testing.T, tg Target) {
+	msgOnly(t, tg)
+	l := tg.listen(t, envOpts{})
+	a := tg.open(t, envOpts{deferConn: true})
+	if err := a.ep.Connect(l.name, []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	ev, ee := waitEvent(t, l.eq)
+	if ee != nil || ev.Event != fabric.EventConnReq || string(ev.CMData) != "hello" || ev.Info == nil {
+		t.Fatalf("FI_CONNREQ = %+v %+v; want cm data \"hello\"", ev, ee)
+	}
+	if ev.FID != l.pep {
+		t.Fatalf("FI_CONNREQ fid = %v; want the passive endpoint", ev.FID)
+	}
+	b := tg.open(t, envOpts{connReq: ev.Info})
+	if err := b.ep.Accept([]byte("world")); err != nil {
+		t.Fatal(err)
+	}
+	ev, ee = waitEvent(t, a.eq)
+	if ee != nil || ev.Event != fabric.EventConnected || ev.FID != a.ep || string(ev.CMData) != "world" {
+		t.Fatalf("client FI_CONNECTED = %+v %+v; want accept data \"world\"", ev, ee)
+	}
+	ev, ee = waitEvent(t, b.eq)
+	if ee != nil || ev.Event != fabric.EventConnected || ev.FID != b.ep || len(ev.CMData) != 0 {
+		t.Fatalf("server FI_CONNECTED = %+v %+v; want no data", ev, ee)
+	}
+	peer, err := a.ep.Peer()
+	if err != nil || !bytes.Equal(peer, l.name) {
+		t.Fatalf("fi_getpeer = % x, %v; want % x", peer, err, l.name)
+	}
+}
+
+func cmRejectWithDataECONNREFUSEDThenReconnect(t *testing.T, tg Target) {
+	msgOnly(t, tg)
+	l := tg.listen(t, envOpts{})
+	a := tg.open(t, envOpts{deferConn: true})
+	if err := a.ep.Connect(l.name, nil); err != nil {
+		t.Fatal(err)
+	}
+	ev, ee := waitEvent(t, l.eq)
+	if ee != nil || ev.Event != fabric.EventConnReq {
+		t.Fatalf("want FI_CONNREQ: %+v %+v", ev, ee)
+	}
+	if err := l.pep.Reject(ev.Info.Handle, []byte("go away")); err != nil {
+		t.Fatalf("fi_reject: %v", err)
+	}
+	_, ee = waitEvent(t, a.eq)
+	if ee == nil || !errors.Is(ee.Err, fabric.ErrConnRefused) || string(ee.ErrData) != "go away" {
+		t.Fatalf("rejected connect: %+v; want FI_ECONNREFUSED with the reject data", ee)
+	}
+	tg.connect(t, envOpts{}) // a new endpoint connects after the reject
+}
+
+// cmConnectToClosedListenerECONNREFUSED: fi_connect to an address nobody
+// listens on any more is accepted, then reported on the EQ as an error
+// entry for the endpoint with FI_ECONNREFUSED.
+func cmConnectToClosedListenerECONNREFUSED(t *testing.T, tg Target) {
+	msgOnly(t, tg)
+	l := tg.listen(t, envOpts{})
+	name := append([]byte(nil), l.name...)
+	if err := l.pep.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a := tg.open(t, envOpts{deferConn: true})
+	if err := a.ep.Connect(name, nil); err != nil {
+		t.Fatalf("fi_connect: %v", err)
+	}
+	ev, ee := waitEvent(t, a.eq)
+	if ee == nil || !errors.Is(ee.Err, fabric.ErrConnRefused) || ee.FID != a.ep {
+		t.Fatalf("connect to a closed listener: %+v %+v; want an FI_ECONNREFUSED error entry", ev, ee)
+	}
+}
+
+func cmCmDataSizeAndOversizeEINVAL(t *testing.T, tg Target) {
+	msgOnly(t, tg)
+	l := tg.listen(t, envOpts{})
+	a := tg.open(t, envOpts{deferConn: true})
+	pmax, err := l.pep.GetOpt(fabric.OptEndpoint, fabric.OptCMDataSize)
+	if err != nil || pmax == 0 {
+		t.Fatalf("passive endpoint FI_OPT_CM_DATA_SIZE = %d, %v", pmax, err)
+	}
+	if err := l.pep.SetOpt(fabric.OptEndpoint, fabric.OptCMDataSize, 1); err == nil {
+		t.Fatal("passive endpoint FI_OPT_CM_DATA_SIZE is read-only but SetOpt succeeded")
+	}
+	max, err := a.ep.GetOpt(fabric.OptEndpoint, fabric.OptCMDataSize)
+	if err != nil || max == 0 {
+		t.Fatalf("FI_OPT_CM_DATA_SIZE = %d, %v", max, err)
+	}
+	if err := a.ep.SetOpt(fabric.OptEndpoint, fabric.OptCMDataSize, 1); err == nil {
+		t.Fatal("FI_OPT_CM_DATA_SIZE is read-only but SetOpt succeeded")
+	}
+	isErr(t, "connect with max+1 bytes", a.ep.Connect(l.name, make([]byte, max+1)), fabric.ErrInval)
+}
+
+func cmShutdownReportedOncePerSide(t *testing.T, tg Target) {
+	msgOnly(t, tg)
+	a, b := tg.connect(t, envOpts{})
+	if err := a.ep.Shutdown(0); err != nil {
+		t.Fatalf("fi_shutdown: %v", err)
+	}
+	for _, e := range []*env{a, b} {
+		ev, ee := waitEvent(t, e.eq)
+		if ee != nil || ev.Event != fabric.EventShutdown || ev.FID != e.ep {
+			t.Fatalf("want FI_SHUTDOWN for %p, got %+v %+v", e.ep, ev, ee)
+		}
+	}
+	for _, e := range []*env{a, b} {
+		if ev, err := e.eq.SRead(int(scaled(50*time.Millisecond)/time.Millisecond), 0); err == nil {
+			t.Fatalf("second event after FI_SHUTDOWN: %+v", ev)
+		}
+	}
+	if err := a.ep.Send([]byte("late"), nil, 0, nil); err == nil {
+		deadline := time.Now().Add(scaled(time.Second))
+		for time.Now().Before(deadline) {
+			var ent [1]fabric.CQEntry
+			n, rerr := a.txcq.Read(ent[:])
+			if n == 1 {
+				t.Fatal("send after shutdown completed successfully")
+			}
+			if errors.Is(rerr, fabric.ErrAvail) {
+				break
+			}
+		}
+	}
+}
+
+func cmPeerGonePendingOpsCompleteInError(t *testing.T, tg Target) {
+	msgOnly(t, tg)
+	a, b := tg.connect(t, envOpts{})
+	ctx := new(int)
+	if err := a.ep.Recv(make([]byte, 64), nil, fabric.AddrUnspec, ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ep.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ev, ee := waitEvent(t, a.eq)
+	if ee != nil || ev.Event != fabric.EventShutdown {
+		t.Fatalf("want FI_SHUTDOWN after the peer closed, got %+v %+v", ev, ee)
+	}
+	if err := a.ep.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, ce := waitCQ(t, a.rxcq)
+	if ce == nil || ce.OpContext != ctx {
+		t.Fatalf("pending receive after peer loss and close: %+v; want an error completion", ce)
+	}
+}

@@ -1,0 +1,727 @@
+package fabtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	fabric "github.com/gofabric/fabric"
+	"github.com/gofabric/fabric/provider"
+)
+
+// cqCases lists the fi_cq(3) behaviours, in the order they run.
+var cqCases = []testCase{
+	{"fi_cq/read_empty_EAGAIN", cqReadEmptyEAGAIN},
+	{"fi_cq/sread_timeout", cqSreadTimeout},
+	{"fi_cq/sread_wakes_on_message", cqSreadWakesOnMessage},
+	{"fi_cq/signal_before_sread", cqSignalBeforeSread},
+	{"fi_cq/format_context_only_context", cqFormatContextOnlyContext},
+	{"fi_cq/format_msg_flags_len", cqFormatMsgFlagsLen},
+	{"fi_cq/overrun_EOVERRUN", cqOverrunEOVERRUN},
+	{"fi_cq/wait_fd_pollable", cqWaitFdPollable},
+	{"fi_cq/bad_attr_EINVAL", cqBadAttrEINVAL},
+	{"fi_cq/zero_alloc_empty_read", cqZeroAllocEmptyRead},
+	{"fi_cq/open_close_sizes", cqOpenCloseSizes},
+	{"fi_cq/formats_fill_their_fields", cqFormatsFillTheirFields},
+	{"fi_cq/read_count_bounds_and_nil_progress", cqReadCountBoundsAndNilProgress},
+	{"fi_cq/error_entry_keeps_order_among_successes", cqErrorEntryKeepsOrderAmongSuccesses},
+	{"fi_cq/threshold_cond_and_affinity_accepted", cqThresholdCondAndAffinityAccepted},
+	{"fi_cq/readfrom_unknown_or_without_FI_SOURCE_NOTAVAIL", cqReadfromUnknownOrWithoutFISOURCENOTAVAIL},
+	{"fi_cq/source_err_data_copy_and_insertable", cqSourceErrDataCopyAndInsertable},
+	{"fi_cq/shared_by_endpoints_and_directions", cqSharedByEndpointsAndDirections},
+	{"fi_cq/wait_fd_readable_on_completion", cqWaitFdReadableOnCompletion},
+	{"fi_cq/strerror_printable", cqStrerrorPrintable},
+	{"fi_cq/rm_enabled_full_cq_EAGAIN_no_overrun", cqRmEnabledFullCqEAGAINNoOverrun},
+	{"fi_cq/rm_enabled_recv_with_full_rx_cq_EAGAIN", cqRmEnabledRecvWithFullRxCqEAGAIN},
+	{"fi_cq/source_err_unknown_sender_EADDRNOTAVAIL", cqSourceErrUnknownSenderEADDRNOTAVAIL},
+}
+
+func cqReadEmptyEAGAIN(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{})
+	n, err := e.rxcq.Read(make([]fabric.CQEntry, 4))
+	if n != 0 {
+		t.Fatalf("n=%d", n)
+	}
+	isErr(t, "read empty", err, fabric.ErrAgain)
+	var ee fabric.CQErrEntry
+	isErr(t, "readerr empty", e.rxcq.ReadErr(&ee), fabric.ErrAgain)
+}
+
+func cqSreadTimeout(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{wait: fabric.WaitUnspec})
+	start := time.Now()
+	_, err := e.rxcq.SRead(make([]fabric.CQEntry, 1), 0, 200)
+	el := time.Since(start)
+	isErr(t, "sread timeout", err, fabric.ErrAgain)
+	if el < 150*time.Millisecond || el > scaled(2*time.Second) {
+		t.Fatalf("sread(200ms) returned after %v", el)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = e.rxcq.ReadWait(ctx, make([]fabric.CQEntry, 1))
+	if !errors.Is(err, fabric.ErrAgain) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("ReadWait deadline error %v should match ErrAgain and DeadlineExceeded", err)
+	}
+}
+
+func cqSreadWakesOnMessage(t *testing.T, tg Target) {
+	a, b, ab, _ := tg.pair(t, envOpts{wait: fabric.WaitUnspec})
+	buf := make([]byte, 16)
+	if err := b.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		ent := make([]fabric.CQEntry, 1)
+		n, err := b.rxcq.SRead(ent, 0, int(scaled(5*time.Second)/time.Millisecond))
+		if err == nil && (n != 1 || ent[0].Len != 4) {
+			err = errors.New("wrong completion")
+		}
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	retry(t, "send", func() error { return a.ep.Send([]byte("wake"), nil, ab, nil) }, a.txcq)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("sread: %v", err)
+		}
+	case <-time.After(scaled(5 * time.Second)):
+		t.Fatal("sread did not wake for an arriving message")
+	}
+}
+
+func cqSignalBeforeSread(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{})
+	cq := e.openCQ(&fabric.CQAttr{Size: 1, WaitObj: fabric.WaitUnspec, Format: fabric.CQFormatContext})
+	if err := cq.Signal(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := cq.SRead(make([]fabric.CQEntry, 1), 0, 2000)
+	if !errors.Is(err, fabric.ErrAgain) && !errors.Is(err, fabric.ErrCanceled) {
+		t.Fatalf("sread after signal: %v", err)
+	}
+	if time.Since(start) > time.Second {
+		t.Fatalf("signalled sread took %v", time.Since(start))
+	}
+}
+
+func cqFormatContextOnlyContext(t *testing.T, tg Target) {
+	a, b, ab, _ := tg.pair(t, envOpts{format: fabric.CQFormatContext})
+	if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, "rctx"); err != nil {
+		t.Fatal(err)
+	}
+	retry(t, "send", func() error { return a.ep.Send([]byte("x"), nil, ab, "sctx") }, a.txcq)
+	got, ee := waitCQ(t, b.rxcq, a.txcq)
+	if ee != nil || got.OpContext != "rctx" || got.Len != 0 || got.Flags != 0 {
+		t.Fatalf("FI_CQ_FORMAT_CONTEXT entry %+v; only op_context may be set", got)
+	}
+}
+
+func cqFormatMsgFlagsLen(t *testing.T, tg Target) {
+	a, b, ab, _ := tg.pair(t, envOpts{format: fabric.CQFormatMsg})
+	if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, nil); err != nil {
+		t.Fatal(err)
+	}
+	retry(t, "send", func() error { return a.ep.Send([]byte("xyz"), nil, ab, nil) }, a.txcq)
+	got, ee := waitCQ(t, b.rxcq, a.txcq)
+	if ee != nil || got.Len != 3 || got.Flags != fabric.FlagRecv|fabric.FlagMsg || got.Buf != nil {
+		t.Fatalf("FI_CQ_FORMAT_MSG entry %+v", got)
+	}
+}
+
+func cqOverrunEOVERRUN(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	// Only without resource management may a CQ overrun (fi_domain(3));
+	// fi_cq/rm_enabled_full_cq_EAGAIN_no_overrun covers FI_RM_ENABLED.
+	a, _, ab, _ := tg.pair(t, envOpts{modify: func(in *fabric.Info) {
+		in.DomainAttr.ResourceMgmt = fabric.RMDisabled
+	}})
+	cq := a.openCQ(&fabric.CQAttr{Size: 2, Format: fabric.CQFormatContext})
+	ep, err := a.dom.OpenEndpoint(a.info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	if err := ep.BindCQ(cq, fabric.FlagTransmit|fabric.FlagRecv); err != nil {
+		t.Fatal(err)
+	}
+	if err := ep.BindAV(a.av); err != nil {
+		t.Fatal(err)
+	}
+	if err := ep.Enable(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		retry(t, "send", func() error { return ep.Send([]byte("o"), nil, ab, i) }, cq)
+	}
+	ent := make([]fabric.CQEntry, 8)
+	n, err := cq.Read(ent)
+	if n != 2 || err != nil {
+		t.Fatalf("read of a full size-2 CQ = %d, %v; want the 2 valid entries", n, err)
+	}
+	_, err = cq.Read(ent)
+	isErr(t, "read after drain", err, fabric.ErrOverrun)
+}
+
+func cqWaitFdPollable(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{})
+	cq, err := e.dom.OpenCQ(&fabric.CQAttr{WaitObj: fabric.WaitFD, Format: fabric.CQFormatContext})
+	if err != nil {
+		t.Fatalf("FI_WAIT_FD CQ: %v", err)
+	}
+	defer cq.Close()
+	fd, err := cq.WaitFD()
+	if err != nil || fd < 0 {
+		t.Fatalf("FI_GETWAIT: %d, %v", fd, err)
+	}
+	if err := cq.TryWait(); err != nil {
+		t.Fatalf("trywait on empty CQ: %v", err)
+	}
+	none, err := e.dom.OpenCQ(&fabric.CQAttr{WaitObj: fabric.WaitNone, Format: fabric.CQFormatContext})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer none.Close()
+	if _, err := none.WaitFD(); err == nil {
+		t.Fatal("FI_GETWAIT on a FI_WAIT_NONE CQ succeeded")
+	}
+}
+
+func cqBadAttrEINVAL(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{noEnable: true})
+	if _, err := e.dom.OpenCQ(&fabric.CQAttr{Format: 99}); !errors.Is(err, fabric.ErrInval) && !errors.Is(err, fabric.ErrNoSys) {
+		t.Fatalf("bad format: %v", err)
+	}
+	if _, err := e.dom.OpenCQ(&fabric.CQAttr{WaitObj: 99}); !errors.Is(err, fabric.ErrInval) && !errors.Is(err, fabric.ErrNoSys) {
+		t.Fatalf("bad wait object: %v", err)
+	}
+}
+
+func cqZeroAllocEmptyRead(t *testing.T, tg Target) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
+	e := tg.open(t, envOpts{})
+	ent := make([]fabric.CQEntry, 4)
+	if n := testing.AllocsPerRun(200, func() { e.rxcq.Read(ent) }); n != 0 {
+		t.Fatalf("empty CQ read allocates %v times", n)
+	}
+}
+
+func cqOpenCloseSizes(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{noEnable: true})
+	sizes := []uint64{0}
+	for s := uint64(1); s <= 1<<16; s *= 2 {
+		sizes = append(sizes, s)
+	}
+	for _, s := range sizes {
+		cq, err := e.dom.OpenCQ(&fabric.CQAttr{Size: s, WaitObj: fabric.WaitUnspec})
+		if err != nil {
+			t.Fatalf("fi_cq_open(size %d): %v", s, err)
+		}
+		if a := cq.Attr(); a.Size < s || a.Size == 0 || a.Format == fabric.CQFormatUnspec {
+			t.Fatalf("size %d: attr %+v (size and format must be filled in)", s, a)
+		}
+		if err := cq.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func cqFormatsFillTheirFields(t *testing.T, tg Target) {
+	for _, f := range []fabric.CQFormat{fabric.CQFormatUnspec, fabric.CQFormatData, fabric.CQFormatTagged} {
+		a, b, ab, _ := tg.pair(t, envOpts{format: f})
+		rctx, sctx := new(int), new(int)
+		buf := make([]byte, 16)
+		if err := b.ep.Recv(buf, nil, fabric.AddrUnspec, rctx); err != nil {
+			t.Fatal(err)
+		}
+		retry(t, "send", func() error { return a.ep.Send([]byte("fmt"), nil, ab, sctx) }, a.txcq)
+		got, ee := waitCQ(t, b.rxcq, a.txcq)
+		if ee != nil || got.OpContext != rctx {
+			t.Fatalf("format %v: %+v %+v", f, got, ee)
+		}
+		sent, ee := waitCQ(t, a.txcq, b.rxcq)
+		if ee != nil || sent.OpContext != sctx {
+			t.Fatalf("format %v: send completion %+v %+v", f, sent, ee)
+		}
+		switch f {
+		case fabric.CQFormatUnspec:
+			if b.rxcq.Attr().Format == fabric.CQFormatUnspec {
+				t.Fatal("FI_CQ_FORMAT_UNSPEC not resolved to a format")
+			}
+		default:
+			if got.Flags != fabric.FlagRecv|fabric.FlagMsg || got.Len != 3 || got.Buf != nil || got.Data != 0 || got.Tag != 0 {
+				t.Fatalf("format %v receive entry %+v: want flags FI_RECV|FI_MSG, len 3, no buf/data/tag", f, got)
+			}
+			if sent.Flags != fabric.FlagSend|fabric.FlagMsg || sent.Buf != nil || sent.Data != 0 {
+				t.Fatalf("format %v send entry %+v", f, sent)
+			}
+		}
+	}
+}
+
+func cqReadCountBoundsAndNilProgress(t *testing.T, tg Target) {
+	a, b, ab, _ := tg.pair(t, envOpts{})
+	const n = 5
+	for i := 0; i < n; i++ {
+		if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < n; i++ {
+		retry(t, "send", func() error { return a.ep.Send([]byte{byte(i)}, nil, ab, nil) }, a.txcq)
+	}
+	drainTx(t, a.txcq, n, b.rxcq)
+	// fi_cq_read(cq, NULL, 0) only drives progress and reports state.
+	deadline := time.Now().Add(scaled(5 * time.Second))
+	for {
+		_, err := b.rxcq.Read(nil)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
+			t.Fatalf("Read(nil) with completions pending: %v", err)
+		}
+	}
+	ent := make([]fabric.CQEntry, 2)
+	total := 0
+	for total < n && time.Now().Before(deadline) {
+		k, err := b.rxcq.Read(ent)
+		if k < 0 || k > len(ent) {
+			t.Fatalf("Read of %d entries returned %d", len(ent), k)
+		}
+		if err != nil && !errors.Is(err, fabric.ErrAgain) {
+			t.Fatal(err)
+		}
+		for _, c := range ent[:k] {
+			if c.OpContext != total {
+				t.Fatalf("completion %d has context %v", total, c.OpContext)
+			}
+			total++
+		}
+	}
+	if total != n {
+		t.Fatalf("read %d of %d completions", total, n)
+	}
+	_, err := b.rxcq.Read(ent)
+	isErr(t, "read after draining", err, fabric.ErrAgain)
+}
+
+func cqErrorEntryKeepsOrderAmongSuccesses(t *testing.T, tg Target) {
+	a, b, ab, _ := tg.pair(t, envOpts{})
+	bufs := [][]byte{make([]byte, 16), make([]byte, 2), make([]byte, 16)}
+	for i, buf := range bufs {
+		if err := b.ep.Recv(buf, nil, fabric.AddrUnspec, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, m := range []string{"first", "second", "third"} {
+		msg := []byte(m)
+		retry(t, "send", func() error { return a.ep.Send(msg, nil, ab, nil) }, a.txcq)
+		waitCQ(t, a.txcq)
+	}
+	got, ee := waitCQ(t, b.rxcq)
+	if ee != nil || got.OpContext != 0 {
+		t.Fatalf("first completion %+v %+v", got, ee)
+	}
+	// The truncated receive is next: reads return ErrAvail until it is
+	// read with ReadErr; ReadErr then reports ErrAgain.
+	var ent [1]fabric.CQEntry
+	deadline := time.Now().Add(scaled(5 * time.Second))
+	for {
+		_, err := b.rxcq.Read(ent[:])
+		if errors.Is(err, fabric.ErrAvail) {
+			break
+		}
+		if !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
+			t.Fatalf("read before the error entry: %v", err)
+		}
+	}
+	_, err := b.rxcq.Read(ent[:])
+	isErr(t, "second read with the error at the head", err, fabric.ErrAvail)
+	var e fabric.CQErrEntry
+	if err := b.rxcq.ReadErr(&e); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(e.Err, fabric.ErrTrunc) || e.OpContext != 1 || e.Flags != fabric.FlagRecv|fabric.FlagMsg ||
+		e.Len != 2 || e.Olen != 4 {
+		t.Fatalf("error entry %+v; want ETRUNC, ctx 1, FI_RECV|FI_MSG, len 2, olen 4", e)
+	}
+	isErr(t, "second readerr", b.rxcq.ReadErr(&e), fabric.ErrAgain)
+	got, ee = waitCQ(t, b.rxcq)
+	if ee != nil || got.OpContext != 2 || string(bufs[2][:got.Len]) != "third" {
+		t.Fatalf("success after the error %+v %+v", got, ee)
+	}
+}
+
+func cqThresholdCondAndAffinityAccepted(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	a, b, _, _ := tg.pair(t, envOpts{})
+	cq := b.openCQ(&fabric.CQAttr{WaitObj: fabric.WaitUnspec, WaitCond: fabric.CQCondThreshold,
+		Format: fabric.CQFormatContext})
+	aff := b.openCQ(&fabric.CQAttr{Flags: provider.FlagAffinity, SignalingVector: 1})
+	_ = aff
+	ep := b.bareEndpoint()
+	for _, err := range []error{ep.BindCQ(cq, fabric.FlagTransmit|fabric.FlagRecv), bindAVIfAny(ep, b), ep.Enable()} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	name, err := ep.Name()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := a.insert(name)
+	const n = 3
+	for i := 0; i < n; i++ {
+		if err := ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < n; i++ {
+		retry(t, "send", func() error { return a.ep.Send([]byte("t"), nil, dst, nil) }, a.txcq)
+	}
+	drainTx(t, a.txcq, n)
+	ent := make([]fabric.CQEntry, 8)
+	got := 0
+	deadline := time.Now().Add(scaled(5 * time.Second))
+	for got < n && time.Now().Before(deadline) {
+		k, err := cq.SRead(ent, n-got, int(scaled(5*time.Second)/time.Millisecond))
+		if err != nil {
+			t.Fatalf("sread with threshold: %v", err)
+		}
+		got += k
+	}
+	if got != n {
+		t.Fatalf("threshold sread delivered %d of %d", got, n)
+	}
+}
+
+func cqReadfromUnknownOrWithoutFISOURCENOTAVAIL(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	// Without FI_SOURCE the source is FI_ADDR_NOTAVAIL even for a known
+	// peer; with FI_SOURCE (no FI_SOURCE_ERR) an unknown peer is too.
+	for _, caps := range []fabric.Caps{0, fabric.CapSource} {
+		o := envOpts{caps: caps}
+		if caps == 0 {
+			// FI_SOURCE is secondary: providers return it unasked.
+			o.modify = func(in *fabric.Info) {
+				in.Caps &^= fabric.CapSource | fabric.CapSourceErr
+				in.RxAttr.Caps &^= fabric.CapSource | fabric.CapSourceErr
+			}
+		}
+		b := tg.open(t, o)
+		a := tg.open(t, envOpts{})
+		ab := a.insert(b.addr)
+		if caps == 0 {
+			b.insert(a.addr)
+		}
+		if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, "r"); err != nil {
+			t.Fatal(err)
+		}
+		retry(t, "send", func() error { return a.ep.Send([]byte("src"), nil, ab, nil) }, a.txcq)
+		var ent [1]fabric.CQEntry
+		src := []fabric.Addr{7}
+		deadline := time.Now().Add(scaled(5 * time.Second))
+		for {
+			n, err := b.rxcq.ReadFrom(ent[:], src)
+			if n == 1 {
+				break
+			}
+			if err != nil && !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
+				t.Fatalf("caps %v: ReadFrom: %v", caps, err)
+			}
+			a.txcq.Read(nil)
+		}
+		if ent[0].OpContext != "r" || src[0] != fabric.AddrNotAvail {
+			t.Fatalf("caps %v: entry %+v source %v; want FI_ADDR_NOTAVAIL", caps, ent[0], src[0])
+		}
+	}
+	e := tg.open(t, envOpts{})
+	_, err := e.rxcq.ReadFrom(make([]fabric.CQEntry, 2), make([]fabric.Addr, 1))
+	isErr(t, "ReadFrom with a short source slice", err, fabric.ErrInval)
+}
+
+func cqSourceErrDataCopyAndInsertable(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	b := tg.open(t, envOpts{caps: fabric.CapSource | fabric.CapSourceErr})
+	a := tg.open(t, envOpts{})
+	ab := a.insert(b.addr)
+	for i := 0; i < 2; i++ {
+		if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		retry(t, "send", func() error { return a.ep.Send([]byte("?"), nil, ab, nil) }, a.txcq)
+	}
+	// First error: a caller buffer shorter than the address gets a copy
+	// of what fits.
+	_, ee := waitCQ(t, b.rxcq, a.txcq)
+	if ee == nil || !errors.Is(ee.Err, fabric.ErrAddrNotAvail) {
+		t.Fatalf("first unknown-source completion: %+v", ee)
+	}
+	if !bytes.Equal(ee.ErrData, a.addr) {
+		t.Fatalf("provider-owned err_data % x; want % x", ee.ErrData, a.addr)
+	}
+	var ent [1]fabric.CQEntry
+	deadline := time.Now().Add(scaled(5 * time.Second))
+	for {
+		_, err := b.rxcq.Read(ent[:])
+		if errors.Is(err, fabric.ErrAvail) {
+			break
+		}
+		if !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
+			t.Fatalf("second unknown-source completion: %v", err)
+		}
+		a.txcq.Read(nil)
+	}
+	user := make([]byte, 4)
+	e := fabric.CQErrEntry{ErrData: user}
+	if err := b.rxcq.ReadErr(&e); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.ErrData) != 4 || &e.ErrData[0] != &user[0] || !bytes.Equal(e.ErrData, a.addr[:4]) {
+		t.Fatalf("err_data copied into a 4-byte buffer = % x", e.ErrData)
+	}
+	// The reported address is insertable, and then the sender is known.
+	ba := b.insert(ee.ErrData)
+	if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, "known"); err != nil {
+		t.Fatal(err)
+	}
+	retry(t, "send", func() error { return a.ep.Send([]byte("!"), nil, ab, nil) }, a.txcq)
+	src := make([]fabric.Addr, 1)
+	for {
+		n, err := b.rxcq.ReadFrom(ent[:], src)
+		if n == 1 {
+			break
+		}
+		if err != nil && !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
+			t.Fatalf("after inserting err_data: %v", err)
+		}
+	}
+	if ent[0].OpContext != "known" || src[0] != ba {
+		t.Fatalf("after insert: %+v from %v; want from %v", ent[0], src[0], ba)
+	}
+}
+
+func cqSharedByEndpointsAndDirections(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	e := tg.open(t, envOpts{noEnable: true})
+	shared := e.openCQ(&fabric.CQAttr{Format: fabric.CQFormatMsg})
+	var eps [2]*fabric.Endpoint
+	var fa [2]fabric.Addr
+	for i := range eps {
+		eps[i] = e.bareEndpoint()
+		for _, err := range []error{eps[i].BindCQ(shared, fabric.FlagTransmit|fabric.FlagRecv), eps[i].BindAV(e.av),
+			eps[i].Enable()} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		name, err := eps[i].Name()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fa[i] = e.insert(name)
+	}
+	// 0 -> 1 and 1 -> 0: four completions on the one CQ.
+	for i := range eps {
+		if err := eps[i].Recv(make([]byte, 8), nil, fabric.AddrUnspec, "recv"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range eps {
+		i := i
+		retry(t, "send", func() error { return eps[i].Send([]byte("x"), nil, fa[1-i], "send") }, shared)
+	}
+	counts := map[any]int{}
+	for k := 0; k < 4; k++ {
+		got, ee := waitCQ(t, shared)
+		if ee != nil {
+			t.Fatalf("shared CQ error %+v", ee)
+		}
+		want := fabric.FlagSend | fabric.FlagMsg
+		if got.OpContext == "recv" {
+			want = fabric.FlagRecv | fabric.FlagMsg
+		}
+		if got.Flags != want {
+			t.Fatalf("entry %+v", got)
+		}
+		counts[got.OpContext]++
+	}
+	if counts["send"] != 2 || counts["recv"] != 2 {
+		t.Fatalf("shared CQ entries %v; want 2 sends and 2 receives", counts)
+	}
+	isErr(t, "close the shared CQ", shared.Close(), fabric.ErrBusy)
+}
+
+func cqWaitFdReadableOnCompletion(t *testing.T, tg Target) {
+	a, b, ab, _ := tg.pair(t, envOpts{wait: fabric.WaitFD})
+	fd, err := b.rxcq.WaitFD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.rxcq.TryWait(); err != nil {
+		t.Fatalf("trywait on an empty CQ: %v", err)
+	}
+	if r, ok := fdReadable(fd); ok && r {
+		t.Fatal("wait fd readable before anything arrived")
+	}
+	retry(t, "send", func() error { return a.ep.Send([]byte("fd"), nil, ab, nil) }, a.txcq)
+	deadline := time.Now().Add(scaled(5 * time.Second))
+	for {
+		if r, ok := fdReadable(fd); !ok || r {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("wait fd never became readable for an arriving message")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	// fi_trywait now refuses to let the caller block, and a read gets it.
+	for time.Now().Before(deadline) && !errors.Is(b.rxcq.TryWait(), fabric.ErrAgain) {
+	}
+	got, ee := waitCQ(t, b.rxcq, a.txcq)
+	if ee != nil || got.Len != 2 {
+		t.Fatalf("completion %+v %+v", got, ee)
+	}
+}
+
+func cqStrerrorPrintable(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{})
+	for _, errno := range []int{int(fabric.ErrTrunc), int(fabric.ErrCanceled), 0, 12345} {
+		if s := e.rxcq.StrError(errno, nil); s == "" {
+			t.Fatalf("fi_cq_strerror(%d) is empty", errno)
+		}
+	}
+}
+
+func cqRmEnabledFullCqEAGAINNoOverrun(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	a, b := tg.open(t, envOpts{}), tg.open(t, envOpts{})
+	if a.info.DomainAttr.ResourceMgmt != fabric.RMEnabled {
+		t.Skip("resource management not enabled")
+	}
+	// small opens an endpoint whose one CQ (both directions) holds 2.
+	small := func(e *env) (*fabric.Endpoint, *fabric.CQ) {
+		cq := e.openCQ(&fabric.CQAttr{Size: 2, Format: fabric.CQFormatContext})
+		ep := e.bareEndpoint()
+		for _, err := range []error{ep.BindCQ(cq, fabric.FlagTransmit|fabric.FlagRecv), ep.BindAV(e.av), ep.Enable()} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ep, cq
+	}
+	// Transmit side: the third send finds no room for its completion.
+	sep, scq := small(a)
+	dst := a.insert(b.addr)
+	for i := 0; i < 2; i++ {
+		retry(t, "send", func() error { return sep.Send([]byte("r"), nil, dst, i) })
+	}
+	isErr(t, "send with the transmit CQ full", sep.Send([]byte("r"), nil, dst, 2), fabric.ErrAgain)
+	ent := make([]fabric.CQEntry, 4)
+	if n, err := scq.Read(ent); n != 2 || err != nil {
+		t.Fatalf("read of the full CQ = %d, %v; want its 2 entries", n, err)
+	}
+	retry(t, "send after the CQ drained", func() error { return sep.Send([]byte("r"), nil, dst, 3) }, scq)
+	if n, err := scq.Read(ent); n != 1 || err != nil || ent[0].OpContext != 3 {
+		t.Fatalf("completion after the drain = %d, %v, %+v", n, err, ent[0])
+	}
+	// Receive side: more messages than the CQ holds never overrun it
+	// (a datagram endpoint may drop what does not fit).
+	rep, rcq := small(b)
+	for i := 0; i < 4; i++ {
+		if err := rep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	toRep := a.insert(mustName(t, rep))
+	for i := 0; i < 4; i++ {
+		retry(t, "send", func() error { return a.ep.Send([]byte("x"), nil, toRep, nil) }, a.txcq)
+		waitCQ(t, a.txcq)
+	}
+	got := 0
+	end := time.Now().Add(scaled(50 * time.Millisecond))
+	for time.Now().Before(end) {
+		n, err := rcq.Read(ent)
+		if errors.Is(err, fabric.ErrOverrun) {
+			t.Fatal("receive CQ overran under FI_RM_ENABLED")
+		}
+		got += n
+	}
+	if got < 2 || tg.EPType != fabric.EPDgram && got != 4 {
+		t.Fatalf("received %d of 4 messages through a size-2 CQ", got)
+	}
+}
+
+func cqRmEnabledRecvWithFullRxCqEAGAIN(t *testing.T, tg Target) {
+	a, b, ab, _ := tg.pair(t, envOpts{cqSize: 2})
+	if b.info.DomainAttr.ResourceMgmt != fabric.RMEnabled {
+		t.Skip("FI_RM_DISABLED")
+	}
+	for i := 0; i < 2; i++ {
+		if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, i); err != nil {
+			t.Fatal(err)
+		}
+		retry(t, "send", func() error { return a.ep.Send([]byte("x"), nil, ab, nil) }, a.txcq)
+		waitCQ(t, a.txcq)
+	}
+	// Let both receives complete into the size-2 CQ without reading it.
+	deadline := time.Now().Add(scaled(30 * time.Millisecond))
+	for time.Now().Before(deadline) {
+		b.rxcq.Read(nil)
+	}
+	isErr(t, "recv with a full rx CQ", b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, "third"), fabric.ErrAgain)
+	ent := make([]fabric.CQEntry, 2)
+	if n, err := b.rxcq.Read(ent); n != 2 || err != nil {
+		t.Fatalf("read = %d, %v; want the 2 completions, no overrun", n, err)
+	}
+	if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, "third"); err != nil {
+		t.Fatalf("recv after draining the CQ: %v", err)
+	}
+}
+
+func cqSourceErrUnknownSenderEADDRNOTAVAIL(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	b := tg.open(t, envOpts{caps: fabric.CapSource | fabric.CapSourceErr})
+	a := tg.open(t, envOpts{})
+	ab := a.insert(b.addr) // b does not know a
+	if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, "r"); err != nil {
+		t.Fatal(err)
+	}
+	retry(t, "send", func() error { return a.ep.Send([]byte("who"), nil, ab, nil) }, a.txcq)
+	_, ee := waitCQ(t, b.rxcq, a.txcq)
+	if ee == nil || !errors.Is(ee.Err, fabric.ErrAddrNotAvail) || ee.OpContext != "r" || ee.Len != 3 {
+		t.Fatalf("unknown source completion = %+v; want FI_EADDRNOTAVAIL", ee)
+	}
+	if !bytes.Equal(ee.ErrData, a.addr) {
+		t.Fatalf("err_data = % x; want the sender's address % x", ee.ErrData, a.addr)
+	}
+}
+
+// bindAVIfAny binds e's AV to ep when e has one.
+func bindAVIfAny(ep *fabric.Endpoint, e *env) error {
+	if e.av == nil {
+		return nil
+	}
+	return ep.BindAV(e.av)
+}
+
+func mustName(t *testing.T, ep *fabric.Endpoint) []byte {
+	t.Helper()
+	b, err := ep.Name()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

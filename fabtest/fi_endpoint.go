@@ -1,0 +1,732 @@
+package fabtest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	fabric "github.com/gofabric/fabric"
+)
+
+// endpointCases lists the fi_endpoint(3) (with scalable endpoints and shared receive contexts) behaviours, in the order they run.
+var endpointCases = []testCase{
+	{"fi_endpoint/created_disabled_send_EOPBADSTATE", epCreatedDisabledSendEOPBADSTATE},
+	{"fi_endpoint/bind_cq_bad_flags_EBADFLAGS", epBindCqBadFlagsEBADFLAGS},
+	{"fi_endpoint/bind_second_cq_same_direction_EINVAL", epBindSecondCqSameDirectionEINVAL},
+	{"fi_endpoint/bind_after_enable_EOPBADSTATE", epBindAfterEnableEOPBADSTATE},
+	{"fi_endpoint/bind_nil_EINVAL", epBindNilEINVAL},
+	{"fi_endpoint/bind_object_of_other_domain_EDOMAIN", epBindObjectOfOtherDomainEDOMAIN},
+	{"fi_endpoint/enable_without_av_ENOAV", epEnableWithoutAvENOAV},
+	{"fi_endpoint/enable_without_cq_ENOCQ", epEnableWithoutCqENOCQ},
+	{"fi_endpoint/alias_flags", epAliasFlags},
+	{"fi_endpoint/control_getopsflag_setopsflag", epControlGetopsflagSetopsflag},
+	{"fi_endpoint/getopt_unknown_ENOPROTOOPT", epGetoptUnknownENOPROTOOPT},
+	{"fi_endpoint/min_multi_recv_getopt_setopt", epMinMultiRecvGetoptSetopt},
+	{"fi_endpoint/getname_sockaddr_layout", epGetnameSockaddrLayout},
+	{"fi_endpoint/cancel_recv_ECANCELED", epCancelRecvECANCELED},
+	{"fi_endpoint/tx_rx_size_left", epTxRxSizeLeft},
+	{"fi_endpoint/dscp_helpers", epDscpHelpers},
+	{"fi_endpoint/failed_post_before_enable_has_no_effect", epFailedPostBeforeEnableHasNoEffect},
+	{"fi_endpoint/bind_flags_and_objects_validation", epBindFlagsAndObjectsValidation},
+	{"fi_endpoint/bind_other_domain_EDOMAIN", epBindOtherDomainEDOMAIN},
+	{"fi_endpoint/close_cancels_outstanding_receives", epCloseCancelsOutstandingReceives},
+	{"fi_endpoint/setname_ephemeral_and_in_use", epSetnameEphemeralAndInUse},
+	{"fi_endpoint/many_endpoints_share_an_av", epManyEndpointsShareAnAv},
+	{"fi_endpoint/loopback_send_to_self", epLoopbackSendToSelf},
+	{"fi_endpoint/address_reuse_after_close", epAddressReuseAfterClose},
+	{"fi_endpoint/cancel_unknown_or_completed_no_extra_completion", epCancelUnknownOrCompletedNoExtraCompletion},
+	{"fi_endpoint/rx_size_exceeded_EAGAIN_then_resumes", epRxSizeExceededEAGAINThenResumes},
+	{"fi_endpoint/alias_ops_use_alias_flags", epAliasOpsUseAliasFlags},
+	{"fi_scalable_ep/unclaimed_ENOSYS", scalableEPUnclaimedENOSYS},
+	{"fi_srx_context/shared_rx_serves_every_bound_endpoint", srxSharedRxServesEveryBoundEndpoint},
+}
+
+func epCreatedDisabledSendEOPBADSTATE(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{noEnable: true})
+	isErr(t, "Send before Enable", e.ep.Send([]byte("x"), nil, 0, nil), fabric.ErrOpBadState)
+	isErr(t, "Recv before Enable", e.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, nil), fabric.ErrOpBadState)
+	isErr(t, "Inject before Enable", e.ep.Inject([]byte("x"), 0), fabric.ErrOpBadState)
+}
+
+func epBindCqBadFlagsEBADFLAGS(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{noEnable: true})
+	cq := e.openCQ(&fabric.CQAttr{Format: fabric.CQFormatContext})
+	ep2, err := e.dom.OpenEndpoint(e.info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep2.Close()
+	isErr(t, "bind with no direction", ep2.BindCQ(cq, 0), fabric.ErrBadFlags)
+	isErr(t, "bind with selective only", ep2.BindCQ(cq, fabric.FlagSelectiveCompletion), fabric.ErrBadFlags)
+	isErr(t, "bind with FI_READ", ep2.BindCQ(cq, fabric.FlagTransmit|fabric.FlagRead), fabric.ErrBadFlags)
+}
+
+func epBindSecondCqSameDirectionEINVAL(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{noEnable: true})
+	cq := e.openCQ(&fabric.CQAttr{Format: fabric.CQFormatContext})
+	isErr(t, "second tx CQ", e.ep.BindCQ(cq, fabric.FlagTransmit), fabric.ErrInval)
+	isErr(t, "second rx CQ", e.ep.BindCQ(cq, fabric.FlagRecv), fabric.ErrInval)
+}
+
+func epBindAfterEnableEOPBADSTATE(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{})
+	cq := e.openCQ(&fabric.CQAttr{Format: fabric.CQFormatContext})
+	isErr(t, "bind after enable", e.ep.BindCQ(cq, fabric.FlagTransmit), fabric.ErrOpBadState)
+}
+
+func epBindNilEINVAL(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{noEnable: true})
+	isErr(t, "bind nil", e.ep.Bind(nil, fabric.FlagTransmit), fabric.ErrInval)
+	isErr(t, "bind nil CQ", e.ep.BindCQ(nil, fabric.FlagTransmit), fabric.ErrInval)
+}
+
+func epBindObjectOfOtherDomainEDOMAIN(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{noEnable: true})
+	dom2, err := e.fab.OpenDomain(e.info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dom2.Close()
+	cq, err := dom2.OpenCQ(&fabric.CQAttr{Format: fabric.CQFormatContext})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cq.Close()
+	ep2, err := e.dom.OpenEndpoint(e.info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep2.Close()
+	isErr(t, "bind CQ of another domain", ep2.BindCQ(cq, fabric.FlagTransmit), fabric.ErrDomain)
+}
+
+func epEnableWithoutAvENOAV(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	e := tg.open(t, envOpts{noEnable: true})
+	ep2, err := e.dom.OpenEndpoint(e.info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep2.Close()
+	tx := e.openCQ(&fabric.CQAttr{Format: fabric.CQFormatContext})
+	rx := e.openCQ(&fabric.CQAttr{Format: fabric.CQFormatContext})
+	if err := ep2.BindCQ(tx, fabric.FlagTransmit); err != nil {
+		t.Fatal(err)
+	}
+	if err := ep2.BindCQ(rx, fabric.FlagRecv); err != nil {
+		t.Fatal(err)
+	}
+	isErr(t, "enable without AV", ep2.Enable(), fabric.ErrNoAV)
+}
+
+func epEnableWithoutCqENOCQ(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{noEnable: true})
+	ep2, err := e.dom.OpenEndpoint(e.info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep2.Close()
+	if e.av != nil {
+		if err := ep2.BindAV(e.av); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e.eq != nil { // connection-oriented: the EQ is checked first
+		if err := ep2.BindEQ(e.eq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	isErr(t, "enable without CQs", ep2.Enable(), fabric.ErrNoCQ)
+	tx := e.openCQ(&fabric.CQAttr{Format: fabric.CQFormatContext})
+	if err := ep2.BindCQ(tx, fabric.FlagTransmit); err != nil {
+		t.Fatal(err)
+	}
+	isErr(t, "enable without rx CQ", ep2.Enable(), fabric.ErrNoCQ)
+}
+
+func epAliasFlags(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{})
+	_, err := e.ep.Alias(fabric.FlagTransmit | fabric.FlagRecv)
+	isErr(t, "alias with both directions", err, fabric.ErrInval)
+	_, err = e.ep.Alias(0)
+	isErr(t, "alias with no direction", err, fabric.ErrInval)
+	a, err := e.ep.Alias(fabric.FlagTransmit | fabric.FlagInjectComplete)
+	if err != nil {
+		t.Fatalf("alias: %v", err)
+	}
+	f, err := a.OpsFlags(fabric.FlagTransmit)
+	if err != nil || f != fabric.FlagInjectComplete {
+		t.Fatalf("alias tx op flags = %v, %v; want FI_INJECT_COMPLETE", f, err)
+	}
+	isErr(t, "close parent with alias", e.ep.Close(), fabric.ErrBusy)
+	if err := a.Close(); err != nil {
+		t.Fatalf("alias close: %v", err)
+	}
+}
+
+func epControlGetopsflagSetopsflag(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{})
+	f := fabric.FlagTransmit | fabric.FlagRecv
+	isErr(t, "GETOPSFLAG with both", e.ep.Control(fabric.CtrlGetOpsFlag, &f), fabric.ErrInval)
+	set := fabric.FlagRecv | fabric.FlagCompletion
+	if err := e.ep.Control(fabric.CtrlSetOpsFlag, &set); err != nil {
+		t.Fatalf("SETOPSFLAG: %v", err)
+	}
+	get := fabric.FlagRecv
+	if err := e.ep.Control(fabric.CtrlGetOpsFlag, &get); err != nil || get != fabric.FlagCompletion {
+		t.Fatalf("GETOPSFLAG = %v, %v; want FI_COMPLETION", get, err)
+	}
+	isErr(t, "FI_GETWAIT on an endpoint", e.ep.Control(fabric.CtrlGetWait, nil), fabric.ErrNoSys)
+}
+
+func epGetoptUnknownENOPROTOOPT(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{})
+	_, err := e.ep.GetOpt(fabric.OptEndpoint, 1000)
+	isErr(t, "unknown option", err, fabric.ErrNoProtoOpt)
+	_, err = e.ep.GetOpt(7, fabric.OptMinMultiRecv)
+	isErr(t, "unknown level", err, fabric.ErrNoProtoOpt)
+	isErr(t, "setopt unknown", e.ep.SetOpt(fabric.OptEndpoint, 1000, 1), fabric.ErrNoProtoOpt)
+}
+
+func epMinMultiRecvGetoptSetopt(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{caps: fabric.CapMultiRecv})
+	if err := e.ep.SetOpt(fabric.OptEndpoint, fabric.OptMinMultiRecv, 4096); err != nil {
+		t.Fatalf("setopt: %v", err)
+	}
+	v, err := e.ep.GetOpt(fabric.OptEndpoint, fabric.OptMinMultiRecv)
+	if err != nil || v != 4096 {
+		t.Fatalf("getopt = %d, %v; want 4096", v, err)
+	}
+	n, err := e.ep.GetOptBytes(fabric.OptEndpoint, fabric.OptMinMultiRecv, make([]byte, 4))
+	if !errors.Is(err, fabric.ErrTooSmall) || n != 8 {
+		t.Fatalf("getopt short buffer = %d, %v; want 8, ErrTooSmall", n, err)
+	}
+	isErr(t, "setopt wrong length", e.ep.SetOptBytes(fabric.OptEndpoint, fabric.OptMinMultiRecv, []byte{1}), fabric.ErrInval)
+}
+
+func epGetnameSockaddrLayout(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{})
+	switch e.info.AddrFormat {
+	case fabric.SockAddrIn:
+		if len(e.addr) != 16 || e.addr[0] != 2 || e.addr[1] != 0 {
+			t.Fatalf("sockaddr_in name = % x; want 16 bytes, family 02 00", e.addr)
+		}
+		if e.addr[2] == 0 && e.addr[3] == 0 {
+			t.Fatalf("port 0 after enable: % x", e.addr)
+		}
+	case fabric.SockAddrIn6:
+		if len(e.addr) != 28 || e.addr[0] != 10 {
+			t.Fatalf("sockaddr_in6 name = % x", e.addr)
+		}
+	default:
+		if len(e.addr) == 0 || len(e.addr) > 256 {
+			t.Fatalf("name length %d", len(e.addr))
+		}
+	}
+	n, err := e.ep.GetName(make([]byte, 1))
+	if !errors.Is(err, fabric.ErrTooSmall) || n != len(e.addr) {
+		t.Fatalf("GetName short = %d, %v", n, err)
+	}
+}
+
+func epCancelRecvECANCELED(t *testing.T, tg Target) {
+	peer, e, dst, _ := tg.pair(t, envOpts{})
+	ctxA, ctxB := new(int), new(int)
+	if err := e.ep.Recv(make([]byte, 64), nil, fabric.AddrUnspec, ctxA); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ep.Recv(make([]byte, 64), nil, fabric.AddrUnspec, ctxB); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ep.Cancel(ctxA); err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	_, ee := waitCQ(t, e.rxcq)
+	if ee == nil || !errors.Is(ee.Err, fabric.ErrCanceled) || ee.OpContext != ctxA || ee.Flags&fabric.FlagRecv == 0 {
+		t.Fatalf("cancel completion = %+v", ee)
+	}
+	var x fabric.CQErrEntry
+	isErr(t, "second ReadErr", e.rxcq.ReadErr(&x), fabric.ErrAgain)
+	if err := e.ep.Cancel(ctxA); err == nil {
+		expectEmpty(t, e.rxcq, scaled(20e6))
+	}
+	// ctxB is still posted: a message reaches it.
+	retry(t, "send", func() error { return peer.ep.Send([]byte("hi"), nil, dst, nil) }, peer.txcq)
+	ent, ee := waitCQ(t, e.rxcq, peer.txcq)
+	if ee != nil || ent.OpContext != ctxB || ent.Len != 2 {
+		t.Fatalf("completion after cancel = %+v %+v; want ctxB len 2", ent, ee)
+	}
+}
+
+func epTxRxSizeLeft(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{noEnable: true})
+	_, err := e.ep.TxSizeLeft()
+	isErr(t, "tx_size_left before enable", err, fabric.ErrOpBadState)
+	if err := e.ep.Enable(); err != nil {
+		t.Fatal(err)
+	}
+	n, err := e.ep.RxSizeLeft()
+	if err != nil || n <= 0 {
+		t.Fatalf("rx_size_left = %d, %v", n, err)
+	}
+	if err := e.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := e.ep.RxSizeLeft()
+	if err != nil || m != n-1 {
+		t.Fatalf("rx_size_left after a post = %d, %v; want %d", m, err, n-1)
+	}
+}
+
+func epDscpHelpers(t *testing.T, tg Target) {
+	tc := fabric.TCDSCPSet(46)
+	if fabric.TCDSCPGet(tc) != 46 || fabric.TCDSCPGet(0x201) != 0 {
+		t.Fatalf("fi_tc_dscp_set/get round trip failed: %#x", tc)
+	}
+}
+
+func epFailedPostBeforeEnableHasNoEffect(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	b := tg.open(t, envOpts{noEnable: true})
+	stale := make([]byte, 8)
+	isErr(t, "recv before enable", b.ep.Recv(stale, nil, fabric.AddrUnspec, "stale"), fabric.ErrOpBadState)
+	if err := b.ep.Enable(); err != nil {
+		t.Fatal(err)
+	}
+	addr, err := b.ep.Name()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := b.ep.RxSizeLeft()
+	if err != nil || uint64(n) != b.info.RxAttr.Size {
+		t.Fatalf("rx_size_left after a refused post = %d, %v", n, err)
+	}
+	a := tg.open(t, envOpts{})
+	ab := a.insert(addr)
+	fresh := make([]byte, 8)
+	if err := b.ep.Recv(fresh, nil, fabric.AddrUnspec, "fresh"); err != nil {
+		t.Fatal(err)
+	}
+	retry(t, "send", func() error { return a.ep.Send([]byte("x"), nil, ab, nil) }, a.txcq)
+	got, ee := waitCQ(t, b.rxcq, a.txcq)
+	if ee != nil || got.OpContext != "fresh" || stale[0] != 0 {
+		t.Fatalf("the refused receive was posted after all: %+v %+v stale %q", got, ee, stale)
+	}
+}
+
+func epBindFlagsAndObjectsValidation(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{noEnable: true})
+	ep := e.bareEndpoint()
+	if cntr, err := e.dom.OpenCntr(nil); supported(t, "fi_cntr_open", err) {
+		defer cntr.Close()
+		isErr(t, "counter with FI_REMOTE_CQ_DATA", ep.BindCntr(cntr, fabric.FlagRecv|fabric.FlagRemoteCQData),
+			fabric.ErrBadFlags)
+		isErr(t, "counter with FI_SELECTIVE_COMPLETION", ep.BindCntr(cntr, fabric.FlagSend|fabric.FlagSelectiveCompletion),
+			fabric.ErrBadFlags)
+	} else if !errors.Is(err, fabric.ErrNoSys) {
+		t.Fatal(err)
+	}
+	eq, err := e.fab.OpenEQ(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eq.Close()
+	isErr(t, "EQ with flags", ep.Bind(eq, fabric.FlagRecv), fabric.ErrBadFlags)
+	isErr(t, "unknown object", ep.Bind(struct{}{}, 0), fabric.ErrInval)
+	if e.av != nil {
+		isErr(t, "AV with flags", ep.Bind(e.av, fabric.FlagRecv), fabric.ErrBadFlags)
+		if err := ep.BindAV(e.av); err != nil {
+			t.Fatal(err)
+		}
+		av2, err := e.dom.OpenAV(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer av2.Close()
+		isErr(t, "second AV", ep.BindAV(av2), fabric.ErrInval)
+	}
+}
+
+func epBindOtherDomainEDOMAIN(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{noEnable: true})
+	other := tg.open(t, envOpts{noEnable: true}) // another fabric and domain
+	ep := e.bareEndpoint()
+	if other.av != nil {
+		isErr(t, "AV of another domain", ep.BindAV(other.av), fabric.ErrDomain)
+	}
+	if c, err := other.dom.OpenCntr(nil); supported(t, "fi_cntr_open", err) {
+		defer c.Close()
+		isErr(t, "counter of another domain", ep.BindCntr(c, fabric.FlagSend), fabric.ErrDomain)
+	}
+	eq, err := other.fab.OpenEQ(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eq.Close()
+	isErr(t, "EQ of another fabric", ep.BindEQ(eq), fabric.ErrDomain)
+	// The failed binds left nothing behind: the foreign objects close.
+	if other.av != nil {
+		if err := other.ep.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := other.av.Close(); err != nil {
+			t.Fatalf("AV after a refused foreign bind: %v", err)
+		}
+	}
+}
+
+// Project rule (stricter than fi_endpoint(3), which allows silent
+// discard): nothing posted is lost silently; closing an endpoint
+// completes its posted receives with FI_ECANCELED, exactly once each,
+// and never writes into their buffers afterwards.
+func epCloseCancelsOutstandingReceives(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{})
+	bufs := [][]byte{make([]byte, 16), make([]byte, 16)}
+	for i, b := range bufs {
+		if err := e.ep.Recv(b, nil, fabric.AddrUnspec, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.ep.Close(); err != nil {
+		t.Fatalf("close with posted receives: %v", err)
+	}
+	for i := range bufs {
+		_, ee := waitCQ(t, e.rxcq)
+		if ee == nil || !errors.Is(ee.Err, fabric.ErrCanceled) || ee.OpContext != i || ee.Flags&fabric.FlagRecv == 0 {
+			t.Fatalf("receive %d after fi_close: %+v; want FI_ECANCELED", i, ee)
+		}
+	}
+	var ent [1]fabric.CQEntry
+	for _, cq := range []*fabric.CQ{e.rxcq, e.txcq} {
+		n, err := cq.Read(ent[:])
+		if n != 0 || !errors.Is(err, fabric.ErrAgain) {
+			t.Fatalf("extra completion after fi_close of the endpoint: n=%d err=%v entry=%+v", n, err, ent[0])
+		}
+	}
+	if tg.EPType != fabric.EPMsg {
+		// A message to the closed endpoint's address lands nowhere.
+		a := tg.open(t, envOpts{})
+		ab := a.insert(e.addr)
+		a.ep.Send([]byte("late"), nil, ab, nil)
+		expectEmpty(t, e.rxcq, scaled(10*time.Millisecond), a.txcq)
+		for _, b := range bufs {
+			if b[0] != 0 {
+				t.Fatalf("a discarded receive buffer was written: %q", b)
+			}
+		}
+	}
+	for _, c := range []*fabric.CQ{e.txcq, e.rxcq} {
+		if err := c.Close(); err != nil && !errors.Is(err, fabric.ErrClosed) {
+			t.Fatalf("CQ close after its endpoint closed: %v", err)
+		}
+	}
+	if e.av != nil {
+		if err := e.av.Close(); err != nil {
+			t.Fatalf("AV close after its endpoint closed: %v", err)
+		}
+	}
+}
+
+func epSetnameEphemeralAndInUse(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{})
+	ep := e.bareEndpoint()
+	src := e.info.SrcAddr
+	if p, ok := sockPort(e.info.AddrFormat, src); !ok || p != 0 {
+		t.Skipf("src_addr % x is not a port-0 socket address", src)
+	}
+	err := ep.SetName(src)
+	skipIfNotSupported(t, "fi_setname(port 0)", err)
+	name, err := ep.Name()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := sockPort(e.info.AddrFormat, name); p == 0 {
+		t.Fatalf("fi_getname after fi_setname(port 0) = % x; want an ephemeral port", name)
+	}
+	if p, ok := sockPort(e.info.AddrFormat, e.addr); ok && p != 0 {
+		if bytes.Equal(name, e.addr) {
+			t.Fatalf("two endpoints share the address % x", name)
+		}
+		isErr(t, "fi_setname to an address in use", ep.SetName(e.addr), fabric.ErrAddrInUse)
+	}
+	isErr(t, "fi_setname after enable", e.ep.SetName(src), fabric.ErrOpBadState)
+}
+
+func epManyEndpointsShareAnAv(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	srv := tg.open(t, envOpts{})
+	cli := tg.open(t, envOpts{})
+	const n = 4
+	type leg struct {
+		ep         *fabric.Endpoint
+		tx, rx     *fabric.CQ
+		addr       []byte
+		toSrv, srv fabric.Addr
+	}
+	legs := make([]leg, n)
+	toSrv := cli.insert(srv.addr)
+	names := map[string]bool{string(cli.addr): true}
+	for i := range legs {
+		l := &legs[i]
+		l.tx = cli.openCQ(&fabric.CQAttr{Format: fabric.CQFormatMsg})
+		l.rx = cli.openCQ(&fabric.CQAttr{Format: fabric.CQFormatMsg})
+		l.ep = cli.bareEndpoint() // closed before its CQs
+		for _, err := range []error{l.ep.BindCQ(l.tx, fabric.FlagTransmit), l.ep.BindCQ(l.rx, fabric.FlagRecv),
+			l.ep.BindAV(cli.av), l.ep.Enable()} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		var err error
+		if l.addr, err = l.ep.Name(); err != nil {
+			t.Fatal(err)
+		}
+		if names[string(l.addr)] {
+			t.Fatalf("endpoint %d reuses address % x", i, l.addr)
+		}
+		names[string(l.addr)] = true
+		l.toSrv = toSrv
+		l.srv = srv.insert(l.addr)
+	}
+	for i := range legs {
+		if err := srv.ep.Recv(make([]byte, 16), nil, fabric.AddrUnspec, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := legs[i].ep.Recv(make([]byte, 16), nil, fabric.AddrUnspec, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range legs {
+		l := &legs[i]
+		msg := []byte(fmt.Sprintf("leg %d", i))
+		retry(t, "send", func() error { return l.ep.Send(msg, nil, l.toSrv, nil) }, l.tx)
+		waitCQ(t, l.tx)
+	}
+	for i := 0; i < n; i++ {
+		if _, ee := waitCQ(t, srv.rxcq); ee != nil {
+			t.Fatalf("server receive %d: %+v", i, ee)
+		}
+	}
+	for i := range legs {
+		l := &legs[i]
+		retry(t, "reply", func() error { return srv.ep.Send([]byte("back"), nil, l.srv, nil) }, srv.txcq)
+		got, ee := waitCQ(t, l.rx, srv.txcq)
+		if ee != nil || got.OpContext != i || got.Len != 4 {
+			t.Fatalf("reply to endpoint %d: %+v %+v", i, got, ee)
+		}
+	}
+}
+
+func epLoopbackSendToSelf(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	e := tg.open(t, envOpts{})
+	self := e.insert(e.addr)
+	buf := make([]byte, 16)
+	if err := e.ep.Recv(buf, nil, fabric.AddrUnspec, "self"); err != nil {
+		t.Fatal(err)
+	}
+	retry(t, "send to self", func() error { return e.ep.Send([]byte("mirror"), nil, self, nil) }, e.txcq)
+	got, ee := waitCQ(t, e.rxcq, e.txcq)
+	if ee != nil || got.OpContext != "self" || string(buf[:got.Len]) != "mirror" {
+		t.Fatalf("loopback: %+v %+v %q", got, ee, buf[:got.Len])
+	}
+}
+
+func epAddressReuseAfterClose(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	old := tg.open(t, envOpts{})
+	a := tg.open(t, envOpts{})
+	ab := a.insert(old.addr)
+	addr := append([]byte(nil), old.addr...)
+	if err := old.ep.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := tg.open(t, envOpts{modify: func(in *fabric.Info) { in.SrcAddr = addr }})
+	if !bytes.Equal(b.addr, addr) {
+		t.Fatalf("new endpoint bound % x; want the closed endpoint's % x", b.addr, addr)
+	}
+	buf := make([]byte, 16)
+	if err := b.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The peer removes and re-inserts the address, then reaches the new
+	// endpoint.
+	if err := a.av.Remove([]fabric.Addr{ab}, 0); err != nil {
+		t.Fatal(err)
+	}
+	ab = a.insert(addr)
+	retry(t, "send", func() error { return a.ep.Send([]byte("again"), nil, ab, nil) }, a.txcq)
+	got, ee := waitCQ(t, b.rxcq, a.txcq)
+	if ee != nil || string(buf[:got.Len]) != "again" {
+		t.Fatalf("reused address: %+v %+v", got, ee)
+	}
+}
+
+func epCancelUnknownOrCompletedNoExtraCompletion(t *testing.T, tg Target) {
+	a, b, ab, _ := tg.pair(t, envOpts{})
+	if err := b.ep.Cancel("never posted"); err != nil && !errors.Is(err, fabric.ErrNoEnt) {
+		t.Fatalf("cancel of an unknown context: %v", err)
+	}
+	expectEmpty(t, b.rxcq, scaled(5*time.Millisecond))
+	bufA, bufB := make([]byte, 16), make([]byte, 16)
+	if err := b.ep.Recv(bufA, nil, fabric.AddrUnspec, "A"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ep.Recv(bufB, nil, fabric.AddrUnspec, "B"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ep.Cancel("A"); err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	_, ee := waitCQ(t, b.rxcq)
+	if ee == nil || !errors.Is(ee.Err, fabric.ErrCanceled) || ee.OpContext != "A" {
+		t.Fatalf("cancel completion %+v", ee)
+	}
+	retry(t, "send", func() error { return a.ep.Send([]byte("to B"), nil, ab, nil) }, a.txcq)
+	got, ee := waitCQ(t, b.rxcq, a.txcq)
+	if ee != nil || got.OpContext != "B" || string(bufB[:got.Len]) != "to B" {
+		t.Fatalf("after cancel: %+v %+v", got, ee)
+	}
+	if bufA[0] != 0 {
+		t.Fatalf("the cancelled buffer was written: %q", bufA)
+	}
+	for _, ctx := range []string{"A", "B"} {
+		if err := b.ep.Cancel(ctx); err != nil && !errors.Is(err, fabric.ErrNoEnt) {
+			t.Fatalf("cancel of finished %s: %v", ctx, err)
+		}
+	}
+	expectEmpty(t, b.rxcq, scaled(5*time.Millisecond), a.txcq)
+	// Re-posting the cancelled context works.
+	if err := b.ep.Recv(bufA, nil, fabric.AddrUnspec, "A"); err != nil {
+		t.Fatal(err)
+	}
+	retry(t, "send", func() error { return a.ep.Send([]byte("to A"), nil, ab, nil) }, a.txcq)
+	got, ee = waitCQ(t, b.rxcq, a.txcq)
+	if ee != nil || got.OpContext != "A" || string(bufA[:got.Len]) != "to A" {
+		t.Fatalf("re-posted receive: %+v %+v", got, ee)
+	}
+}
+
+func epRxSizeExceededEAGAINThenResumes(t *testing.T, tg Target) {
+	a, b, ab, _ := tg.pair(t, envOpts{})
+	size := b.info.RxAttr.Size
+	if size == 0 || size > 1<<16 {
+		t.Skipf("rx_attr.size %d", size)
+	}
+	var err error
+	posted := uint64(0)
+	for ; posted <= size; posted++ {
+		if err = b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, nil); err != nil {
+			break
+		}
+	}
+	if posted < size || !errors.Is(err, fabric.ErrAgain) {
+		t.Fatalf("posted %d receives (rx_attr.size %d), then %v; want rx_attr.size then ErrAgain", posted, size, err)
+	}
+	retry(t, "send", func() error { return a.ep.Send([]byte("one"), nil, ab, nil) }, a.txcq)
+	waitCQ(t, b.rxcq, a.txcq)
+	if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, nil); err != nil {
+		t.Fatalf("post after a completion freed a slot: %v", err)
+	}
+}
+
+func epAliasOpsUseAliasFlags(t *testing.T, tg Target) {
+	a, b, ab, _ := tg.pair(t, envOpts{txFlags: fabric.FlagSelectiveCompletion})
+	alias, err := a.ep.Alias(fabric.FlagTransmit | fabric.FlagCompletion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alias.Close()
+	for i := 0; i < 2; i++ {
+		if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Through the parent: selective completion, no entry.
+	retry(t, "send", func() error { return a.ep.Send([]byte("p"), nil, ab, "parent") }, a.txcq)
+	waitCQ(t, b.rxcq, a.txcq)
+	expectEmpty(t, a.txcq, scaled(5*time.Millisecond))
+	// Through the alias: its FI_COMPLETION default asks for one.
+	retry(t, "alias send", func() error { return alias.Send([]byte("a"), nil, ab, "alias") }, a.txcq)
+	got, ee := waitCQ(t, a.txcq, b.rxcq)
+	if ee != nil || got.OpContext != "alias" {
+		t.Fatalf("alias send completion %+v %+v", got, ee)
+	}
+	waitCQ(t, b.rxcq, a.txcq)
+	isErr(t, "bind through an alias", alias.BindCQ(a.txcq, fabric.FlagTransmit), fabric.ErrOpBadState)
+	if err := alias.Close(); err != nil {
+		t.Fatal(err)
+	}
+	isErr(t, "send through a closed alias", alias.Send([]byte("x"), nil, ab, nil), fabric.ErrClosed)
+}
+
+func scalableEPUnclaimedENOSYS(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{noEnable: true})
+	if e.info.DomainAttr.MaxEPTxCtx > 1 || e.info.DomainAttr.MaxEPRxCtx > 1 {
+		t.Skip("provider claims scalable endpoints")
+	}
+	_, err := e.dom.OpenScalableEndpoint(e.info)
+	isErr(t, "fi_scalable_ep", err, fabric.ErrNoSys)
+	_, err = e.dom.OpenSTX(nil)
+	isErr(t, "fi_stx_context", err, fabric.ErrNoSys)
+}
+
+func srxSharedRxServesEveryBoundEndpoint(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	r := tg.open(t, envOpts{noEnable: true})
+	srx, err := r.dom.OpenSRX(nil, nil)
+	if err != nil {
+		t.Fatalf("fi_srx_context: %v", err)
+	}
+	t.Cleanup(func() { closeOK(t, "srx", srx.Close()) })
+	info := r.info.Dup()
+	sharedRxInfo(info)
+	var eps [2]*fabric.Endpoint
+	var cqs [2]*fabric.CQ
+	var addrs [2][]byte
+	for i := range eps {
+		cqs[i] = r.openCQ(&fabric.CQAttr{Format: fabric.CQFormatTagged})
+		ep, err := r.dom.OpenEndpoint(info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { closeOK(t, "endpoint", ep.Close()) })
+		if err := ep.BindCQ(cqs[i], fabric.FlagTransmit|fabric.FlagRecv); err != nil {
+			t.Fatal(err)
+		}
+		if err := ep.BindAV(r.av); err != nil {
+			t.Fatal(err)
+		}
+		isErr(t, "enable without the SRX", ep.Enable(), fabric.ErrNoRX)
+		if err := ep.BindSRX(srx); err != nil {
+			t.Fatalf("bind srx: %v", err)
+		}
+		if err := ep.Enable(); err != nil {
+			t.Fatal(err)
+		}
+		eps[i] = ep
+		if addrs[i], err = ep.Name(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	isErr(t, "close SRX while bound", srx.Close(), fabric.ErrBusy)
+	bufs := [][]byte{make([]byte, 16), make([]byte, 16)}
+	for i, b := range bufs {
+		if err := srx.Recv(b, nil, fabric.AddrUnspec, i); err != nil {
+			t.Fatalf("srx recv: %v", err)
+		}
+	}
+	s := tg.open(t, envOpts{})
+	for i := range eps {
+		dst := s.insert(addrs[i])
+		msg := []byte{'m', byte('0' + i)}
+		retry(t, "send", func() error { return s.ep.Send(msg, nil, dst, nil) }, s.txcq)
+		waitCQ(t, s.txcq)
+		got, ee := waitCQ(t, cqs[i], s.txcq)
+		if ee != nil || got.OpContext != i || string(bufs[i][:got.Len]) != string(msg) {
+			t.Fatalf("endpoint %d: %+v %+v %q", i, got, ee, bufs[i][:got.Len])
+		}
+	}
+}

@@ -1,0 +1,9 @@
+package cq
+
+import (
+	"testing"
+
+	"github.com/gofabric/fabric/internal/testutil"
+)
+
+func TestMain(m *testing.M) { testutil.Main(m) }
