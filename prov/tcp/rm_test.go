@@ -482,3 +482,45 @@ func TestRMSharedCQ(t *testing.T) {
 		t.Fatalf("%d distinct completions, want %d", len(seen), 4*per)
 	}
 }
+
+// TestRMFlushAfterDisconnect: when the connection ends, the receives still
+// posted complete with FI_ECANCELED; with more of them than the receive CQ
+// holds, the rest are flushed as the application reads the CQ, none lost.
+func TestRMFlushAfterDisconnect(t *testing.T) {
+	cli, srv := pair(t, opts{cqSize: 2})
+	const posted = 5
+	for i := 0; i < posted; i++ {
+		m := provider.Msg{Buf: make([]byte, 8), Context: i, Addr: provider.AddrUnspec, Flags: provider.FlagCompletion}
+		if err := srv.rq.Post(&m, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cli.ep.Shutdown(0); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[any]bool{}
+	deadline := time.Now().Add(waitLimit)
+	for len(seen) < posted {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d receives flushed", len(seen), posted)
+		}
+		var ents [4]provider.CQEntry
+		n, err := srv.rxCQ.Read(ents[:])
+		switch {
+		case n > 0:
+			t.Fatalf("successful completion %+v after the peer left", ents[0])
+		case err == provider.EAVAIL:
+			var ee provider.CQErrEntry
+			if err := srv.rxCQ.ReadErr(&ee); err != nil {
+				t.Fatal(err)
+			}
+			if ee.Err != provider.ECANCELED || seen[ee.OpContext] {
+				t.Fatalf("flush entry %+v (seen %v)", ee, seen)
+			}
+			seen[ee.OpContext] = true
+		case err == provider.EOVERRUN:
+			t.Fatal("receive CQ overran while flushing")
+		}
+		runtime.Gosched()
+	}
+}
