@@ -49,6 +49,9 @@ type AV struct {
 // and FI_EVENT/FI_READ, ErrBadFlags for unknown flags, ErrInval for a bad
 // type or RxCtxBits, ErrClosed for a closed domain.
 func (d *Domain) OpenAV(attr *AVAttr) (*AV, error) {
+	if d == nil {
+		return nil, ErrInval
+	}
 	prov := d.prov.Name()
 	var at AVAttr
 	if attr != nil {
@@ -97,6 +100,9 @@ func (a *AV) err(op string, err error) error {
 // ErrNoEQ for FI_EVENT, ErrBadFlags, ErrInval for a short fiAddrs,
 // ErrClosed.
 func (a *AV) Insert(addrs [][]byte, fiAddrs []Addr, flags Flags) (int, error) {
+	if a == nil {
+		return 0, ErrInval
+	}
 	if a.lc.isClosed() {
 		return 0, a.err("fi_av_insert", ErrClosed)
 	}
@@ -111,6 +117,9 @@ func (a *AV) Insert(addrs [][]byte, fiAddrs []Addr, flags Flags) (int, error) {
 // address) receives nil for each inserted address and the error of each
 // failed one.
 func (a *AV) InsertWithErrors(addrs [][]byte, fiAddrs []Addr, errs []error, flags Flags) (int, error) {
+	if a == nil {
+		return 0, ErrInval
+	}
 	if a.lc.isClosed() {
 		return 0, a.err("fi_av_insert", ErrClosed)
 	}
@@ -129,6 +138,9 @@ func (a *AV) InsertWithErrors(addrs [][]byte, fiAddrs []Addr, errs []error, flag
 // *fiAddr = AddrNotAvail if the name does not resolve. ErrNoSys if the
 // provider cannot resolve names.
 func (a *AV) InsertSvc(node, service string, fiAddr *Addr, flags Flags) (int, error) {
+	if a == nil {
+		return 0, ErrInval
+	}
 	if a.lc.isClosed() {
 		return 0, a.err("fi_av_insertsvc", ErrClosed)
 	}
@@ -143,6 +155,9 @@ func (a *AV) InsertSvc(node, service string, fiAddr *Addr, flags Flags) (int, er
 // node..node+nodecnt-1 (numeric IP addresses are incremented; host names
 // need a numeric suffix), each with services service..service+svccnt-1.
 func (a *AV) InsertSym(node string, nodecnt int, service string, svccnt int, fiAddrs []Addr, flags Flags) (int, error) {
+	if a == nil {
+		return 0, ErrInval
+	}
 	if a.lc.isClosed() {
 		return 0, a.err("fi_av_insertsym", ErrClosed)
 	}
@@ -157,6 +172,9 @@ func (a *AV) InsertSym(node string, nodecnt int, service string, svccnt int, fiA
 // ErrInval returned, if any Addr is out of range, not in the AV or
 // repeated. flags must be 0 (ErrBadFlags).
 func (a *AV) Remove(fiAddrs []Addr, flags Flags) error {
+	if a == nil {
+		return ErrInval
+	}
 	if a.lc.isClosed() {
 		return a.err("fi_av_remove", ErrClosed)
 	}
@@ -170,6 +188,9 @@ func (a *AV) Remove(fiAddrs []Addr, flags Flags) error {
 // truncated to len(buf), and returns the address's full length. ErrInval
 // if fiAddr is not in the AV.
 func (a *AV) Lookup(fiAddr Addr, buf []byte) (int, error) {
+	if a == nil {
+		return 0, ErrInval
+	}
 	if a.lc.isClosed() {
 		return 0, a.err("fi_av_lookup", ErrClosed)
 	}
@@ -182,17 +203,35 @@ func (a *AV) Lookup(fiAddr Addr, buf []byte) (int, error) {
 
 // StrAddr renders an address of the AV's format (fi_av_straddr), e.g.
 // "fi_sockaddr_in://127.0.0.1:9228"; it need not be in the AV.
-func (a *AV) StrAddr(addr []byte) string { return a.a.StrAddr(addr) }
+func (a *AV) StrAddr(addr []byte) string {
+	if a == nil {
+		return ""
+	}
+	return a.a.StrAddr(addr)
+}
 
 // Attr returns the AV's attributes (with the chosen type).
-func (a *AV) Attr() AVAttr { return a.attr }
+func (a *AV) Attr() AVAttr {
+	if a == nil {
+		return AVAttr{}
+	}
+	return a.attr
+}
 
 // Domain returns the AV's domain.
-func (a *AV) Domain() *Domain { return a.dom }
+func (a *AV) Domain() *Domain {
+	if a == nil {
+		return nil
+	}
+	return a.dom
+}
 
 // Close closes the AV (fi_close). It returns ErrBusy while endpoints are
 // bound to it.
 func (a *AV) Close() error {
+	if a == nil {
+		return ErrInval
+	}
 	if err := a.lc.beginClose(); err != nil {
 		return opErr("fi_close", a.dom.prov.Name(), err)
 	}

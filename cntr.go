@@ -57,6 +57,9 @@ type Cntr struct {
 // bound endpoints increment the owner's counter; Read drives their
 // progress and returns 0; the other operations return ErrNoSys.
 func (d *Domain) OpenCntr(attr *CntrAttr) (*Cntr, error) {
+	if d == nil {
+		return nil, ErrInval
+	}
 	prov := d.prov.Name()
 	var a CntrAttr
 	if attr != nil {

@@ -73,6 +73,9 @@ type CQ struct {
 // progress and returns ErrAgain; ReadErr, SRead, ReadWait, Signal, WaitFD
 // and TryWait return ErrNoSys.
 func (d *Domain) OpenCQ(attr *CQAttr) (*CQ, error) {
+	if d == nil {
+		return nil, ErrInval
+	}
 	prov := d.prov.Name()
 	var a CQAttr
 	if attr != nil {

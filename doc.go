@@ -24,6 +24,64 @@
 // log/slog: warnings go to standard error by default, and SetLogHandler
 // hands the records to the application's own slog.Handler.
 //
+// # API decisions
+//
+// These shapes are fixed on purpose, before more providers copy them.
+//
+// Memory descriptors. A data call's desc argument is an MRDesc (from
+// MR.Desc), not an untyped value: nil means none, and a []MRDesc vector
+// has one element per buffer. An MRDesc is a pointer to the provider-side
+// view of the registration (provider.MRRegion: buffers, access, key), so
+// passing one costs nothing and providers that need registered memory
+// (shm) read it directly from provider.Msg.Desc/Descs,
+// provider.AtomicMsg and the Desc of a posted receive. Where the domain's
+// MRMode has FI_MR_LOCAL the root checks, once per call and without
+// allocating, that every non-empty buffer has the descriptor of a live
+// region of the domain that covers it and allows the call's access
+// (fi_mr(3) access bits); otherwise the call returns ErrInval. The inject
+// calls take no descriptor (the buffer is copied before they return).
+//
+// RMA names. The fi_rma(3) calls carry an RMA prefix, as the tagged calls
+// carry T: RMARead, RMAReadV, RMAReadMsg, RMAWrite, RMAWriteV,
+// RMAWriteMsg, RMAWriteData, RMAInjectWrite, RMAInjectWriteData. A bare
+// Read or Write on an endpoint would read like io.Reader/io.Writer, which
+// these one-sided calls are not.
+//
+// Atomics. fi_atomic(3) is designed in full: AtomicOp (enum fi_op) and
+// Datatype (enum fi_datatype, including FI_INT128/FI_UINT128) with
+// libfabric's values and names; local operands are byte slices holding a
+// whole number of elements (an fi_ioc), remote targets are RMAIOC
+// (fi_rma_ioc), MsgAtomic is fi_msg_atomic. The families are Atomic,
+// AtomicV, AtomicMsg, AtomicInject; FetchAtomic, FetchAtomicV,
+// FetchAtomicMsg; CompareAtomic, CompareAtomicV, CompareAtomicMsg; and the
+// queries AtomicValid, FetchAtomicValid, CompareAtomicValid. The root
+// validates every argument once (capabilities, state, operation and
+// datatype ranges and families, element counts against the valid count,
+// result and compare sizes, flags, descriptors) and hands providers one
+// provider.AtomicMsg through the optional provider.Atomic interface. No
+// provider claims FI_ATOMIC yet, so these calls return ErrNoSys.
+//
+// Typed parameters. Where the set of legal values is known the parameter
+// is typed: Endpoint.Bind takes a Bindable (implemented only by *CQ,
+// *Cntr, *AV, *EQ, *SRX and *STX; BindCQ ... BindSRX are the typed
+// forms), fi_control's commands are methods (FI_GETOPSFLAG/FI_SETOPSFLAG:
+// Endpoint.OpsFlags/SetOpsFlags; FI_ENABLE: Enable; FI_GETWAIT: WaitFD of
+// CQs, counters and EQs; FI_BACKLOG is not offered), AV.EPAddr takes
+// anything with an address (peer.Named, e.g. an *Endpoint). The operation
+// context (ctx, Msg.Context) stays any: it is the application's opaque
+// cookie, returned unchanged in completions, and a pointer stored in an
+// interface does not allocate. PassiveEndpoint.Reject's handle stays any as well:
+// it is the provider's opaque token from an EventConnReq's Info.Handle.
+//
+// Versions. APIVersion is a constant (FI_VERSION(1, 17)); Version builds
+// other values.
+//
+// Nil objects. Every method of every object type accepts a nil receiver,
+// as *os.File does: methods with an error result return ErrInval, the
+// others zero values (AddrNotAvail for addresses). Nothing panics.
+//
+// (wait and peer decisions: see below)
+//
 // # Mapping from libfabric calls
 //
 //	fi_getinfo                  GetInfo
@@ -44,12 +102,12 @@
 //	fi_stx_context              Domain.OpenSTX
 //	fi_srx_context              Domain.OpenSRX
 //	fi_close                    Close on every object
-//	fi_ep_bind                  Endpoint.Bind, BindCQ, BindCntr, BindAV, BindEQ, BindSRX
+//	fi_ep_bind                  Endpoint.Bind (a Bindable), BindCQ, BindCntr, BindAV, BindEQ, BindSRX
 //	fi_scalable_ep_bind         ScalableEndpoint.Bind
 //	fi_tx_context / fi_rx_context  ScalableEndpoint.TxContext / RxContext
 //	fi_enable                   Endpoint.Enable
 //	fi_ep_alias                 Endpoint.Alias
-//	fi_control (GETOPSFLAG, SETOPSFLAG)  Endpoint.OpsFlags, SetOpsFlags, Control
+//	fi_control (GETOPSFLAG, SETOPSFLAG, ENABLE)  Endpoint.OpsFlags, SetOpsFlags, Enable
 //	fi_getopt / fi_setopt       Endpoint.GetOpt / SetOpt (GetOptBytes / SetOptBytes)
 //	fi_cancel                   Endpoint.Cancel
 //	fi_getname / fi_setname / fi_getpeer  Endpoint.Name (GetName) / SetName / Peer
@@ -60,9 +118,18 @@
 //	fi_recv / recvv / recvmsg   Endpoint.Recv / RecvV / RecvMsg
 //	fi_tsend ... fi_tinjectdata, fi_trecv / trecvv / trecvmsg
 //	                            Endpoint.TSend ... TInjectData, TRecv / TRecvV / TRecvMsg
-//	fi_read / readv / readmsg   Endpoint.Read / ReadV / ReadMsg
+//	fi_read / readv / readmsg   Endpoint.RMARead / RMAReadV / RMAReadMsg
 //	fi_write / writev / writemsg / writedata / inject_write / inject_writedata
-//	                            Endpoint.Write / WriteV / WriteMsg / WriteData / InjectWrite / InjectWriteData
+//	                            Endpoint.RMAWrite / RMAWriteV / RMAWriteMsg / RMAWriteData /
+//	                            RMAInjectWrite / RMAInjectWriteData
+//	fi_atomic / atomicv / atomicmsg / inject_atomic
+//	                            Endpoint.Atomic / AtomicV / AtomicMsg / AtomicInject
+//	fi_fetch_atomic / fetch_atomicv / fetch_atomicmsg
+//	                            Endpoint.FetchAtomic / FetchAtomicV / FetchAtomicMsg
+//	fi_compare_atomic / compare_atomicv / compare_atomicmsg
+//	                            Endpoint.CompareAtomic / CompareAtomicV / CompareAtomicMsg
+//	fi_atomicvalid / fetch_atomicvalid / compare_atomicvalid
+//	                            Endpoint.AtomicValid / FetchAtomicValid / CompareAtomicValid
 //	fi_cq_read / readfrom / readerr       CQ.Read / ReadFrom / ReadErr
 //	fi_cq_sread / sreadfrom     CQ.SRead / SReadFrom (CQ.ReadWait with a context)
 //	fi_cq_signal / fi_cq_strerror         CQ.Signal / CQ.StrError
@@ -74,7 +141,7 @@
 //	fi_av_insert / insertsvc / remove / lookup / straddr
 //	                            AV.Insert (InsertWithErrors) / InsertSvc / Remove / Lookup / StrAddr
 //	fi_rx_addr                  RxAddr
-//	fi_mr_key / fi_mr_desc / fi_mr_bind / fi_mr_enable  MR.Key / Desc / Bind / Enable
+//	fi_mr_key / fi_mr_desc / fi_mr_bind / fi_mr_enable  MR.Key / Desc (an MRDesc) / Bind / Enable
 //	fi_strerror                 StrError (and Errno.Error)
 //	fi_tc_dscp_set / get        TCDSCPSet / TCDSCPGet
 //	FI_PEER imports (fi_peer(3))  CQAttr.Peer, CntrAttr.Peer, Domain.OpenSRX with PeerSRX;

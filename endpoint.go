@@ -13,7 +13,7 @@ import (
 // fi_msg_tagged, fi_msg_rma). Unused fields are ignored.
 type Msg struct {
 	IOV     [][]byte // local buffers; the caller owns them until the completion
-	Desc    []any    // memory descriptors (MR.Desc()), may be nil
+	Desc    []MRDesc // memory descriptors of IOV (MR.Desc), nil or one per buffer
 	Addr    Addr     // destination (sends, RMA) or source filter (receives)
 	Context any      // operation context reported in the completion
 	Data    uint64   // remote CQ data (with FI_REMOTE_CQ_DATA)
@@ -35,6 +35,7 @@ type Endpoint struct {
 	p      provider.Endpoint
 	tagged provider.Tagged
 	rma    provider.RMA
+	atomic provider.Atomic
 	conn   provider.Connector
 	prov   string
 	epType EPType
@@ -73,6 +74,9 @@ type Endpoint struct {
 // OpenEndpoint opens an active endpoint (fi_endpoint). info is usually one
 // returned by GetInfo, or the Info of an FI_CONNREQ event.
 func (d *Domain) OpenEndpoint(info *Info) (*Endpoint, error) {
+	if d == nil {
+		return nil, ErrInval
+	}
 	const op = "fi_endpoint"
 	if info == nil || info.EPAttr == nil {
 		return nil, opErr(op, d.prov.Name(), ErrInval)
@@ -101,6 +105,7 @@ func newEndpoint(d *Domain, ci *Info, pe provider.Endpoint) *Endpoint {
 	ep := &Endpoint{dom: d, info: ci, p: pe, prov: d.prov.Name(), epType: ci.EPAttr.Type, caps: ci.Caps}
 	ep.tagged, _ = pe.(provider.Tagged)
 	ep.rma, _ = pe.(provider.RMA)
+	ep.atomic, _ = pe.(provider.Atomic)
 	ep.conn, _ = pe.(provider.Connector)
 	ep.maxMsg = ci.EPAttr.MaxMsgSize
 	if ci.TxAttr != nil {
@@ -142,10 +147,20 @@ func sizeLimit(v uint64) int {
 }
 
 // Info returns a copy of the info the endpoint was opened with.
-func (ep *Endpoint) Info() *Info { return ep.info.Dup() }
+func (ep *Endpoint) Info() *Info {
+	if ep == nil {
+		return nil
+	}
+	return ep.info.Dup()
+}
 
 // Domain returns the endpoint's domain.
-func (ep *Endpoint) Domain() *Domain { return ep.dom }
+func (ep *Endpoint) Domain() *Domain {
+	if ep == nil {
+		return nil
+	}
+	return ep.dom
+}
 
 func (ep *Endpoint) root() *Endpoint {
 	if ep.parent != nil {
@@ -154,14 +169,38 @@ func (ep *Endpoint) root() *Endpoint {
 	return ep
 }
 
-// Bind associates the endpoint with a CQ, counter, AV, EQ or shared receive
-// context (fi_ep_bind). Flags follow fi_endpoint(3): for a CQ, FI_TRANSMIT
-// and/or FI_RECV, optionally with FI_SELECTIVE_COMPLETION; for a counter,
-// any of FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE.
+// Bindable is an object an endpoint binds to (fi_ep_bind): *CQ, *Cntr,
+// *AV, *EQ, *SRX or *STX. The set is closed: the interface has an
+// unexported method, so Bind's argument is checked by the compiler
+// instead of at run time.
+type Bindable interface {
+	bindable()
+}
+
+func (*CQ) bindable()   {}
+func (*Cntr) bindable() {}
+func (*AV) bindable()   {}
+func (*EQ) bindable()   {}
+func (*SRX) bindable()  {}
+func (*STX) bindable()  {}
+
+// Bind associates the endpoint with a CQ, counter, AV, EQ, shared receive
+// context or shared transmit context (fi_ep_bind). Flags follow
+// fi_endpoint(3): for a CQ, FI_TRANSMIT and/or FI_RECV, optionally with
+// FI_SELECTIVE_COMPLETION; for a counter, any of FI_SEND, FI_RECV,
+// FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE; 0 for the others.
 // An endpoint binds at most one CQ or counter per kind of operation, and
-// must be bound before Enable.
-func (ep *Endpoint) Bind(obj any, flags Flags) error {
+// must be bound before Enable. BindCQ, BindCntr, BindAV, BindEQ and
+// BindSRX are the typed forms. A nil object (or a typed nil) gives
+// ErrInval; an STX gives ErrNoSys (no provider shares transmit contexts).
+func (ep *Endpoint) Bind(obj Bindable, flags Flags) error {
+	if ep == nil {
+		return ErrInval
+	}
 	const op = "fi_ep_bind"
+	if ep == nil {
+		return opErr(op, "", ErrInval)
+	}
 	e := ep.root()
 	if ep.parent != nil {
 		return opErr(op, e.prov, ErrOpBadState)
@@ -186,8 +225,11 @@ func (ep *Endpoint) Bind(obj any, flags Flags) error {
 		err = e.bindEQ(o, flags)
 	case *SRX:
 		err = e.bindSRX(o, flags)
-	case nil:
+	case *STX:
 		err = ErrInval
+		if o != nil {
+			err = ErrNoSys
+		}
 	default:
 		err = ErrInval
 	}
@@ -358,6 +400,9 @@ func (e *Endpoint) bindSRX(s *SRX, flags Flags) error {
 // when transmit or receive operations have nowhere to report completions,
 // ErrNoEQ for a connection-oriented endpoint without an EQ.
 func (ep *Endpoint) Enable() error {
+	if ep == nil {
+		return ErrInval
+	}
 	const op = "fi_enable"
 	e := ep.root()
 	e.mu.Lock()
@@ -455,6 +500,9 @@ func (e *Endpoint) enableLocked() error {
 // Close closes the endpoint (fi_close). It returns ErrBusy while aliases of
 // it are open. Receives still posted complete with ErrCanceled.
 func (ep *Endpoint) Close() error {
+	if ep == nil {
+		return ErrInval
+	}
 	const op = "fi_close"
 	if ep.parent != nil {
 		if err := ep.lc.beginClose(); err != nil {
@@ -511,6 +559,9 @@ func (ep *Endpoint) Close() error {
 // whose operations use different default flags. flags must hold exactly
 // one of FI_TRANSMIT or FI_RECV, plus the operation flags to apply.
 func (ep *Endpoint) Alias(flags Flags) (*Endpoint, error) {
+	if ep == nil {
+		return nil, ErrInval
+	}
 	const op = "fi_ep_alias"
 	e := ep.root()
 	dir := flags & (FlagTransmit | FlagRecv)
@@ -521,7 +572,7 @@ func (ep *Endpoint) Alias(flags Flags) (*Endpoint, error) {
 		return nil, opErr(op, e.prov, err)
 	}
 	a := &Endpoint{parent: e, aliasT: dir == FlagTransmit, dom: e.dom, info: e.info, p: e.p,
-		tagged: e.tagged, rma: e.rma, conn: e.conn, prov: e.prov, epType: e.epType, caps: e.caps,
+		tagged: e.tagged, rma: e.rma, atomic: e.atomic, conn: e.conn, prov: e.prov, epType: e.epType, caps: e.caps,
 		maxMsg: e.maxMsg, injectSize: e.injectSize, txIOVLimit: e.txIOVLimit, rxIOVLimit: e.rxIOVLimit,
 		rmaIOVLimit: e.rmaIOVLimit, cqDataSize: e.cqDataSize}
 	a.txOpFlags.Store(e.txOpFlags.Load())
@@ -539,6 +590,9 @@ func (ep *Endpoint) Alias(flags Flags) (*Endpoint, error) {
 // operations (fi_control FI_GETOPSFLAG); which must be exactly one of
 // FI_TRANSMIT or FI_RECV.
 func (ep *Endpoint) OpsFlags(which Flags) (Flags, error) {
+	if ep == nil {
+		return 0, ErrInval
+	}
 	if ep.lc.isClosed() || ep.root().lc.isClosed() {
 		return 0, opErr("fi_control", ep.prov, ErrClosed)
 	}
@@ -554,6 +608,9 @@ func (ep *Endpoint) OpsFlags(which Flags) (Flags, error) {
 // SetOpsFlags sets the default operation flags (fi_control FI_SETOPSFLAG):
 // flags holds exactly one of FI_TRANSMIT or FI_RECV plus the new flags.
 func (ep *Endpoint) SetOpsFlags(flags Flags) error {
+	if ep == nil {
+		return ErrInval
+	}
 	if ep.lc.isClosed() || ep.root().lc.isClosed() {
 		return opErr("fi_control", ep.prov, ErrClosed)
 	}
@@ -569,51 +626,11 @@ func (ep *Endpoint) SetOpsFlags(flags Flags) error {
 	return opErr("fi_control", ep.prov, ErrInval)
 }
 
-// Control commands (fi_control).
-const (
-	CtrlGetOpsFlag = 2 // FI_GETOPSFLAG
-	CtrlSetOpsFlag = 3 // FI_SETOPSFLAG
-	CtrlGetWait    = 5 // FI_GETWAIT
-	CtrlEnable     = 6 // FI_ENABLE
-	CtrlBacklog    = 7 // FI_BACKLOG
-)
-
-// Control is fi_control on an endpoint. FI_GETOPSFLAG takes a *Flags holding
-// FI_TRANSMIT or FI_RECV and returns the flags in it; FI_SETOPSFLAG takes a
-// *Flags (or Flags); FI_ENABLE takes nil; FI_GETWAIT is not supported on
-// endpoints (ErrNoSys). Other commands return ErrNoSys.
-func (ep *Endpoint) Control(cmd int, arg any) error {
-	switch cmd {
-	case CtrlGetOpsFlag:
-		p, ok := arg.(*Flags)
-		if !ok || p == nil {
-			return opErr("fi_control", ep.prov, ErrInval)
-		}
-		f, err := ep.OpsFlags(*p)
-		if err != nil {
-			return err
-		}
-		*p = f
-		return nil
-	case CtrlSetOpsFlag:
-		switch v := arg.(type) {
-		case *Flags:
-			if v == nil {
-				return opErr("fi_control", ep.prov, ErrInval)
-			}
-			return ep.SetOpsFlags(*v)
-		case Flags:
-			return ep.SetOpsFlags(v)
-		}
-		return opErr("fi_control", ep.prov, ErrInval)
-	case CtrlEnable:
-		return ep.Enable()
-	}
-	return opErr("fi_control", ep.prov, ErrNoSys)
-}
-
 // Name returns the endpoint's address (fi_getname).
 func (ep *Endpoint) Name() ([]byte, error) {
+	if ep == nil {
+		return nil, ErrInval
+	}
 	e := ep.root()
 	if e.lc.isClosed() {
 		return nil, opErr("fi_getname", e.prov, ErrClosed)
@@ -626,6 +643,9 @@ func (ep *Endpoint) Name() ([]byte, error) {
 // buffer). It returns the address length; if buf is too small it returns
 // the needed length and ErrTooSmall.
 func (ep *Endpoint) GetName(buf []byte) (int, error) {
+	if ep == nil {
+		return 0, ErrInval
+	}
 	b, err := ep.Name()
 	if err != nil {
 		return 0, err
@@ -638,6 +658,9 @@ func (ep *Endpoint) GetName(buf []byte) (int, error) {
 
 // SetName sets the endpoint's address before it is enabled (fi_setname).
 func (ep *Endpoint) SetName(addr []byte) error {
+	if ep == nil {
+		return ErrInval
+	}
 	e := ep.root()
 	if e.lc.isClosed() {
 		return opErr("fi_setname", e.prov, ErrClosed)
@@ -654,6 +677,9 @@ func (ep *Endpoint) SetName(addr []byte) error {
 
 // Peer returns the address of the connected peer (fi_getpeer).
 func (ep *Endpoint) Peer() ([]byte, error) {
+	if ep == nil {
+		return nil, ErrInval
+	}
 	e := ep.root()
 	if e.conn == nil {
 		return nil, opErr("fi_getpeer", e.prov, ErrNoSys)
@@ -665,6 +691,9 @@ func (ep *Endpoint) Peer() ([]byte, error) {
 // Connect initiates a connection (fi_connect) with optional connection
 // data; the result arrives on the bound EQ. It enables the endpoint.
 func (ep *Endpoint) Connect(addr []byte, data []byte) error {
+	if ep == nil {
+		return ErrInval
+	}
 	e := ep.root()
 	if e.conn == nil {
 		return opErr("fi_connect", e.prov, ErrNoSys)
@@ -678,6 +707,9 @@ func (ep *Endpoint) Connect(addr []byte, data []byte) error {
 // Accept accepts a connection request (fi_accept); the endpoint must have
 // been opened from the FI_CONNREQ event's Info. It enables the endpoint.
 func (ep *Endpoint) Accept(data []byte) error {
+	if ep == nil {
+		return ErrInval
+	}
 	e := ep.root()
 	if e.conn == nil {
 		return opErr("fi_accept", e.prov, ErrNoSys)
@@ -690,6 +722,9 @@ func (ep *Endpoint) Accept(data []byte) error {
 
 // Shutdown closes a connection (fi_shutdown).
 func (ep *Endpoint) Shutdown(flags Flags) error {
+	if ep == nil {
+		return ErrInval
+	}
 	e := ep.root()
 	if e.conn == nil {
 		return opErr("fi_shutdown", e.prov, ErrNoSys)
@@ -704,6 +739,9 @@ func (ep *Endpoint) Shutdown(flags Flags) error {
 // (fi_cancel). A cancelled receive completes with an error entry whose Err
 // is ErrCanceled. It returns ErrNoEnt if no such operation is outstanding.
 func (ep *Endpoint) Cancel(ctx any) error {
+	if ep == nil {
+		return ErrInval
+	}
 	e := ep.root()
 	if e.lc.isClosed() {
 		return ErrClosed
@@ -723,6 +761,9 @@ func (ep *Endpoint) Cancel(ctx any) error {
 // OptMinMultiRecv, OptCMDataSize, and provider options. Unknown options
 // return ErrNoProtoOpt.
 func (ep *Endpoint) GetOpt(level, name int) (uint64, error) {
+	if ep == nil {
+		return 0, ErrInval
+	}
 	e := ep.root()
 	if e.lc.isClosed() {
 		return 0, opErr("fi_getopt", e.prov, ErrClosed)
@@ -747,6 +788,9 @@ func (ep *Endpoint) GetOpt(level, name int) (uint64, error) {
 
 // SetOpt sets an endpoint option (fi_setopt).
 func (ep *Endpoint) SetOpt(level, name int, v uint64) error {
+	if ep == nil {
+		return ErrInval
+	}
 	e := ep.root()
 	if e.lc.isClosed() {
 		return opErr("fi_setopt", e.prov, ErrClosed)
@@ -780,6 +824,9 @@ func (ep *Endpoint) SetOpt(level, name int, v uint64) error {
 // GetOptBytes is fi_getopt with a caller buffer holding a native size_t:
 // a buffer shorter than 8 bytes yields ErrTooSmall and the needed length.
 func (ep *Endpoint) GetOptBytes(level, name int, buf []byte) (int, error) {
+	if ep == nil {
+		return 0, ErrInval
+	}
 	v, err := ep.GetOpt(level, name)
 	if err != nil {
 		return 0, err
@@ -794,6 +841,9 @@ func (ep *Endpoint) GetOptBytes(level, name int, buf []byte) (int, error) {
 // SetOptBytes is fi_setopt with a native size_t value; any other length
 // returns ErrInval.
 func (ep *Endpoint) SetOptBytes(level, name int, val []byte) error {
+	if ep == nil {
+		return ErrInval
+	}
 	if len(val) != 8 {
 		if level != OptEndpoint {
 			return opErr("fi_setopt", ep.prov, ErrNoProtoOpt)

@@ -2,9 +2,15 @@ package fabric
 
 import "github.com/gofabric/fabric/provider"
 
-// txState checks that the endpoint can transmit and returns the endpoint
-// that owns the provider object. It returns bare Errno values (data path).
-func (ep *Endpoint) txReady() (*Endpoint, error) {
+// ready is the one state check of every data call, transmit or receive:
+// it returns the endpoint that owns the provider object (the alias's parent,
+// or ep) when ep is usable, else ErrInval (nil endpoint), ErrClosed (ep or
+// its parent closed) or ErrOpBadState (not enabled). It returns bare Errno
+// values (data path).
+func (ep *Endpoint) ready() (*Endpoint, error) {
+	if ep == nil {
+		return nil, ErrInval
+	}
 	e := ep.root()
 	if !e.enabled.Load() {
 		if e.lc.isClosed() || ep.lc.isClosed() {
@@ -43,6 +49,28 @@ func (ep *Endpoint) rxFlags(e *Endpoint, flags Flags, explicit bool) Flags {
 	return flags
 }
 
+// txCheck applies the transmit rules every family shares (messages, RMA,
+// atomics) and returns the effective flags: explicit flags within allowed
+// (ErrBadFlags), n bytes within the inject size for an inject (ErrInval),
+// remote CQ data only where the domain carries it (ErrNoSys), and a
+// completion only with a transmit CQ or the counter cntr bound (ErrNoCQ).
+func (ep *Endpoint) txCheck(e *Endpoint, flags Flags, explicit bool, allowed Flags, n uint64, cntr int) (Flags, error) {
+	if explicit && flags&^allowed != 0 {
+		return 0, ErrBadFlags
+	}
+	f := ep.txFlags(e, flags, explicit)
+	if f&FlagInject != 0 && n > e.injectSize {
+		return 0, ErrInval
+	}
+	if f&FlagRemoteCQData != 0 && e.cqDataSize == 0 {
+		return 0, ErrNoSys
+	}
+	if e.txCQ == nil && f&FlagCompletion != 0 && e.cntrs[cntr] == nil {
+		return 0, ErrNoCQ
+	}
+	return f, nil
+}
+
 const sendMsgFlags = FlagRemoteCQData | FlagCompletion | FlagMore | FlagInject | FlagMulticast |
 	FlagFence | FlagTransmitComplete | FlagDeliveryComplete | FlagInjectComplete | FlagCommitComplete |
 	FlagMatchComplete | FlagTransmit
@@ -65,18 +93,22 @@ func (e *Endpoint) msgCapable(tagged bool) bool {
 	return e.caps&CapMsg != 0
 }
 
+// descsOK checks the memory descriptors of m's local buffers: a vector of
+// descriptors has one per buffer (or none), and under FI_MR_LOCAL every
+// non-empty buffer has a descriptor of the domain covering it with access.
+func (e *Endpoint) descsOK(m *provider.Msg, access Flags) bool {
+	return e.dom.descsOK(m.Buf, m.IOV, m.Desc, m.Descs, access)
+}
+
 // send validates a transmit and hands it to the provider. m is passed by
 // value so that nothing escapes to the heap.
 func (ep *Endpoint) send(m provider.Msg, flags Flags, explicit, tagged bool) error {
-	e, err := ep.txReady()
+	e, err := ep.ready()
 	if err != nil {
 		return err
 	}
 	if !e.msgCapable(tagged) {
 		return ErrNoSys
-	}
-	if explicit && flags&^sendMsgFlags != 0 {
-		return ErrBadFlags
 	}
 	var n uint64
 	if m.IOV != nil {
@@ -90,25 +122,22 @@ func (ep *Endpoint) send(m provider.Msg, flags Flags, explicit, tagged bool) err
 	if n > e.maxMsg {
 		return ErrMsgSize
 	}
-	f := ep.txFlags(e, flags, explicit)
-	if f&FlagInject != 0 && n > e.injectSize {
+	if !e.descsOK(&m, FlagSend) {
 		return ErrInval
 	}
-	if f&FlagRemoteCQData != 0 && e.cqDataSize == 0 {
-		return ErrNoSys
+	if m.Flags, err = ep.txCheck(e, flags, explicit, sendMsgFlags, n, provider.CntrSend); err != nil {
+		return err
 	}
-	if e.txCQ == nil && f&FlagCompletion != 0 && e.cntrs[provider.CntrSend] == nil {
-		return ErrNoCQ
-	}
-	m.Flags = f
 	if tagged {
 		return e.tagged.TSend(m)
 	}
 	return e.p.Send(m)
 }
 
+// inject validates an inject call (buffer reusable on return, no
+// completion) and hands it to the provider.
 func (ep *Endpoint) inject(m provider.Msg, tagged bool) error {
-	e, err := ep.txReady()
+	e, err := ep.ready()
 	if err != nil {
 		return err
 	}
@@ -121,6 +150,8 @@ func (ep *Endpoint) inject(m provider.Msg, tagged bool) error {
 	if m.Flags&FlagRemoteCQData != 0 && e.cqDataSize == 0 {
 		return ErrNoSys
 	}
+	// No descriptor check: the inject calls take none (the buffer is
+	// copied before the call returns), even under FI_MR_LOCAL.
 	m.Flags |= FlagInject
 	if tagged {
 		return e.tagged.TSend(m)
@@ -128,37 +159,37 @@ func (ep *Endpoint) inject(m provider.Msg, tagged bool) error {
 	return e.p.Send(m)
 }
 
-// Send posts a message (fi_send). desc is the buffer's memory descriptor
-// or nil; dest is the destination address (ignored on connected
-// endpoints); ctx is reported in the completion.
-func (ep *Endpoint) Send(buf []byte, desc any, dest Addr, ctx any) error {
-	return ep.send(provider.Msg{Buf: buf, Addr: dest, Context: ctx}, 0, false, false)
+// Send posts a message (fi_send). desc is the memory descriptor of buf
+// (MR.Desc), or nil; it is required where the domain's MRMode has
+// FI_MR_LOCAL. dest is the destination address (ignored on connected
+// endpoints); ctx is reported in the completion. The caller owns buf again
+// once the completion is read.
+func (ep *Endpoint) Send(buf []byte, desc MRDesc, dest Addr, ctx any) error {
+	return ep.send(provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx}, 0, false, false)
 }
 
-// SendV posts a message gathered from iov (fi_sendv).
-func (ep *Endpoint) SendV(iov [][]byte, desc []any, dest Addr, ctx any) error {
-	if iov == nil {
-		iov = [][]byte{}
-	}
-	return ep.send(provider.Msg{IOV: iov, Addr: dest, Context: ctx}, 0, false, false)
+// SendV posts a message gathered from iov (fi_sendv); desc is nil or holds
+// one descriptor per buffer.
+func (ep *Endpoint) SendV(iov [][]byte, desc []MRDesc, dest Addr, ctx any) error {
+	return ep.send(provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: dest, Context: ctx}, 0, false, false)
 }
 
 // SendMsg posts a message with explicit flags (fi_sendmsg): FI_REMOTE_CQ_DATA,
 // FI_COMPLETION, FI_INJECT, FI_MORE, FI_FENCE and the completion levels.
 func (ep *Endpoint) SendMsg(m *Msg, flags Flags) error {
+	if ep == nil {
+		return ErrInval
+	}
 	if m == nil {
 		return ErrInval
 	}
-	iov := m.IOV
-	if iov == nil {
-		iov = [][]byte{}
-	}
-	return ep.send(provider.Msg{IOV: iov, Addr: m.Addr, Context: m.Context, Data: m.Data}, flags, true, false)
+	return ep.send(provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context, Data: m.Data},
+		flags, true, false)
 }
 
 // SendData posts a message with remote CQ data (fi_senddata).
-func (ep *Endpoint) SendData(buf []byte, desc any, data uint64, dest Addr, ctx any) error {
-	return ep.send(provider.Msg{Buf: buf, Addr: dest, Context: ctx, Data: data}, FlagRemoteCQData, false, false)
+func (ep *Endpoint) SendData(buf []byte, desc MRDesc, data uint64, dest Addr, ctx any) error {
+	return ep.send(provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx, Data: data}, FlagRemoteCQData, false, false)
 }
 
 // Inject sends a small message (at most the inject size) whose buffer may
@@ -174,34 +205,31 @@ func (ep *Endpoint) InjectData(buf []byte, data uint64, dest Addr) error {
 }
 
 // TSend posts a tagged message (fi_tsend).
-func (ep *Endpoint) TSend(buf []byte, desc any, dest Addr, tag uint64, ctx any) error {
-	return ep.send(provider.Msg{Buf: buf, Addr: dest, Context: ctx, Tag: tag}, 0, false, true)
+func (ep *Endpoint) TSend(buf []byte, desc MRDesc, dest Addr, tag uint64, ctx any) error {
+	return ep.send(provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx, Tag: tag}, 0, false, true)
 }
 
 // TSendV posts a tagged message gathered from iov (fi_tsendv).
-func (ep *Endpoint) TSendV(iov [][]byte, desc []any, dest Addr, tag uint64, ctx any) error {
-	if iov == nil {
-		iov = [][]byte{}
-	}
-	return ep.send(provider.Msg{IOV: iov, Addr: dest, Context: ctx, Tag: tag}, 0, false, true)
+func (ep *Endpoint) TSendV(iov [][]byte, desc []MRDesc, dest Addr, tag uint64, ctx any) error {
+	return ep.send(provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: dest, Context: ctx, Tag: tag}, 0, false, true)
 }
 
 // TSendMsg posts a tagged message with explicit flags (fi_tsendmsg).
 func (ep *Endpoint) TSendMsg(m *Msg, flags Flags) error {
+	if ep == nil {
+		return ErrInval
+	}
 	if m == nil {
 		return ErrInval
 	}
-	iov := m.IOV
-	if iov == nil {
-		iov = [][]byte{}
-	}
-	return ep.send(provider.Msg{IOV: iov, Addr: m.Addr, Context: m.Context, Data: m.Data, Tag: m.Tag},
-		flags, true, true)
+	return ep.send(provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context, Data: m.Data,
+		Tag: m.Tag}, flags, true, true)
 }
 
 // TSendData posts a tagged message with remote CQ data (fi_tsenddata).
-func (ep *Endpoint) TSendData(buf []byte, desc any, data uint64, dest Addr, tag uint64, ctx any) error {
-	return ep.send(provider.Msg{Buf: buf, Addr: dest, Context: ctx, Data: data, Tag: tag}, FlagRemoteCQData, false, true)
+func (ep *Endpoint) TSendData(buf []byte, desc MRDesc, data uint64, dest Addr, tag uint64, ctx any) error {
+	return ep.send(provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx, Data: data, Tag: tag},
+		FlagRemoteCQData, false, true)
 }
 
 // TInject is Inject for a tagged message (fi_tinject).
@@ -217,12 +245,9 @@ func (ep *Endpoint) TInjectData(buf []byte, data uint64, dest Addr, tag uint64) 
 // ---- receives ----
 
 func (ep *Endpoint) recv(m provider.Msg, flags Flags, explicit, tagged bool) error {
-	e := ep.root()
-	if !e.enabled.Load() {
-		if e.lc.isClosed() || ep.lc.isClosed() {
-			return ErrClosed
-		}
-		return ErrOpBadState
+	e, err := ep.ready()
+	if err != nil {
+		return err
 	}
 	if tagged {
 		if e.caps&CapTagged == 0 {
@@ -240,6 +265,9 @@ func (ep *Endpoint) recv(m provider.Msg, flags Flags, explicit, tagged bool) err
 	if m.IOV != nil && len(m.IOV) > e.rxIOVLimit {
 		return ErrInval
 	}
+	if !e.descsOK(&m, FlagRecv) {
+		return ErrInval
+	}
 	f := ep.rxFlags(e, flags, explicit)
 	if f&FlagMultiRecv != 0 && e.caps&CapMultiRecv == 0 {
 		return ErrBadFlags
@@ -251,69 +279,69 @@ func (ep *Endpoint) recv(m provider.Msg, flags Flags, explicit, tagged bool) err
 	return e.rq.Post(&m, tagged)
 }
 
-// Recv posts a receive buffer (fi_recv). src restricts the sender when the
-// endpoint has FI_DIRECTED_RECV; AddrUnspec accepts any sender.
-func (ep *Endpoint) Recv(buf []byte, desc any, src Addr, ctx any) error {
-	return ep.recv(provider.Msg{Buf: buf, Addr: src, Context: ctx}, 0, false, false)
+// Recv posts a receive buffer (fi_recv). desc is buf's memory descriptor
+// or nil (required under FI_MR_LOCAL). src restricts the sender when the
+// endpoint has FI_DIRECTED_RECV; AddrUnspec accepts any sender. The caller
+// owns buf again once the completion is read.
+func (ep *Endpoint) Recv(buf []byte, desc MRDesc, src Addr, ctx any) error {
+	return ep.recv(provider.Msg{Buf: buf, Desc: desc, Addr: src, Context: ctx}, 0, false, false)
 }
 
 // RecvV posts a scatter receive (fi_recvv).
-func (ep *Endpoint) RecvV(iov [][]byte, desc []any, src Addr, ctx any) error {
-	if iov == nil {
-		iov = [][]byte{}
-	}
-	return ep.recv(provider.Msg{IOV: iov, Addr: src, Context: ctx}, 0, false, false)
+func (ep *Endpoint) RecvV(iov [][]byte, desc []MRDesc, src Addr, ctx any) error {
+	return ep.recv(provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: src, Context: ctx}, 0, false, false)
 }
 
 // RecvMsg posts a receive with explicit flags (fi_recvmsg): FI_COMPLETION,
 // FI_MULTI_RECV, FI_MORE.
 func (ep *Endpoint) RecvMsg(m *Msg, flags Flags) error {
+	if ep == nil {
+		return ErrInval
+	}
 	if m == nil {
 		return ErrInval
 	}
-	iov := m.IOV
-	if iov == nil {
-		iov = [][]byte{}
-	}
-	return ep.recv(provider.Msg{IOV: iov, Addr: m.Addr, Context: m.Context}, flags, true, false)
+	return ep.recv(provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context}, flags, true, false)
 }
 
 // TRecv posts a tagged receive (fi_trecv): it matches messages whose tag
 // equals tag in the bits not set in ignore.
-func (ep *Endpoint) TRecv(buf []byte, desc any, src Addr, tag, ignore uint64, ctx any) error {
-	return ep.recv(provider.Msg{Buf: buf, Addr: src, Context: ctx, Tag: tag, Ignore: ignore}, 0, false, true)
+func (ep *Endpoint) TRecv(buf []byte, desc MRDesc, src Addr, tag, ignore uint64, ctx any) error {
+	return ep.recv(provider.Msg{Buf: buf, Desc: desc, Addr: src, Context: ctx, Tag: tag, Ignore: ignore}, 0, false, true)
 }
 
 // TRecvV posts a tagged scatter receive (fi_trecvv).
-func (ep *Endpoint) TRecvV(iov [][]byte, desc []any, src Addr, tag, ignore uint64, ctx any) error {
-	if iov == nil {
-		iov = [][]byte{}
-	}
-	return ep.recv(provider.Msg{IOV: iov, Addr: src, Context: ctx, Tag: tag, Ignore: ignore}, 0, false, true)
+func (ep *Endpoint) TRecvV(iov [][]byte, desc []MRDesc, src Addr, tag, ignore uint64, ctx any) error {
+	return ep.recv(provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: src, Context: ctx, Tag: tag, Ignore: ignore},
+		0, false, true)
 }
 
 // TRecvMsg posts a tagged receive with explicit flags (fi_trecvmsg):
 // FI_PEEK, FI_CLAIM, FI_DISCARD, FI_COMPLETION, FI_MULTI_RECV.
 func (ep *Endpoint) TRecvMsg(m *Msg, flags Flags) error {
+	if ep == nil {
+		return ErrInval
+	}
 	if m == nil {
 		return ErrInval
 	}
-	return ep.recv(provider.Msg{IOV: m.IOV, Addr: m.Addr, Context: m.Context, Tag: m.Tag, Ignore: m.Ignore},
-		flags, true, true)
+	return ep.recv(provider.Msg{IOV: m.IOV, Descs: m.Desc, Addr: m.Addr, Context: m.Context, Tag: m.Tag,
+		Ignore: m.Ignore}, flags, true, true)
 }
 
-// ---- RMA ----
+// ---- RMA (fi_rma(3)) ----
 
-func (ep *Endpoint) rmaOp(m provider.Msg, flags Flags, explicit, write bool) error {
-	e, err := ep.txReady()
+// rmaOp validates an RMA read or write and hands it to the provider.
+// flags are the explicit flags of the *Msg calls (explicit) or the call's
+// own flags added to the default op flags. The inject calls pass
+// FlagInject and inject: no completion is written.
+func (ep *Endpoint) rmaOp(m provider.Msg, flags Flags, explicit, write, inject bool) error {
+	e, err := ep.ready()
 	if err != nil {
 		return err
 	}
 	if e.rma == nil || e.caps&CapRMA == 0 {
 		return ErrNoSys
-	}
-	if explicit && flags&^sendMsgFlags != 0 {
-		return ErrBadFlags
 	}
 	if m.IOV != nil && len(m.IOV) > e.txIOVLimit {
 		return ErrInval
@@ -321,112 +349,127 @@ func (ep *Endpoint) rmaOp(m provider.Msg, flags Flags, explicit, write bool) err
 	if m.RMA != nil && len(m.RMA) > e.rmaIOVLimit {
 		return ErrInval
 	}
-	if uint64(m.Len()) > e.maxMsg {
+	n := uint64(m.Len())
+	if n > e.maxMsg {
 		return ErrMsgSize
 	}
 	// The remote regions cover exactly the local buffers.
-	if m.RMA == nil {
-		if m.RMAOne.Len != uint64(m.Len()) {
-			return ErrInval
-		}
-	} else {
-		var rl uint64
-		for _, r := range m.RMA {
-			rl += r.Len
-		}
-		if rl != uint64(m.Len()) {
-			return ErrInval
-		}
-	}
-	f := ep.txFlags(e, flags, explicit)
-	if m.Flags&FlagInject != 0 {
-		// fi_inject_write(data): no completion, whatever the binding.
-		f = (f | m.Flags) &^ FlagCompletion
-	}
-	if !write {
-		// FI_INJECT applies to writes only (fi_rma(3)).
-		if explicit && flags&FlagInject != 0 {
-			return ErrBadFlags
-		}
-		f &^= FlagInject
-	}
-	if f&FlagInject != 0 && uint64(m.Len()) > e.injectSize {
+	if !rmaCovers(&m, n) {
 		return ErrInval
 	}
-	if f&FlagRemoteCQData != 0 && e.cqDataSize == 0 {
-		return ErrNoSys
+	if !write && explicit && flags&FlagInject != 0 {
+		return ErrBadFlags // FI_INJECT applies to writes only (fi_rma(3))
 	}
-	m.Flags = f
+	access, cntr := FlagRead, provider.CntrRead
+	if write {
+		access, cntr = FlagWrite, provider.CntrWrite
+	}
+	if !inject && !e.descsOK(&m, access) { // the inject calls take no descriptor
+		return ErrInval
+	}
+	if inject {
+		if n > e.injectSize {
+			return ErrInval
+		}
+		if flags&FlagRemoteCQData != 0 && e.cqDataSize == 0 {
+			return ErrNoSys
+		}
+		m.Flags = flags
+	} else if m.Flags, err = ep.txCheck(e, flags, explicit, sendMsgFlags, n, cntr); err != nil {
+		return err
+	}
 	if write {
 		return e.rma.Write(m)
 	}
+	m.Flags &^= FlagInject // a default op flag; reads have nothing to inject
 	return e.rma.Read(m)
 }
 
-// Read reads remote memory into buf (fi_read): addr and key name the remote
-// region.
-func (ep *Endpoint) Read(buf []byte, desc any, src Addr, addr, key uint64, ctx any) error {
-	return ep.rmaOp(provider.Msg{Buf: buf, Addr: src, Context: ctx,
-		RMAOne: RMAIOV{Addr: addr, Len: uint64(len(buf)), Key: key}}, 0, false, false)
+// RMARead reads remote memory into buf (fi_read): addr and key name the
+// remote region (MR.Address and MR.Key at the peer). desc is buf's memory
+// descriptor or nil (required under FI_MR_LOCAL).
+func (ep *Endpoint) RMARead(buf []byte, desc MRDesc, src Addr, addr, key uint64, ctx any) error {
+	return ep.rmaOp(provider.Msg{Buf: buf, Desc: desc, Addr: src, Context: ctx,
+		RMAOne: RMAIOV{Addr: addr, Len: uint64(len(buf)), Key: key}}, 0, false, false, false)
 }
 
-// ReadV reads remote memory into iov (fi_readv).
-func (ep *Endpoint) ReadV(iov [][]byte, desc []any, src Addr, addr, key uint64, ctx any) error {
-	if iov == nil {
-		iov = [][]byte{}
-	}
-	return ep.rmaOp(provider.Msg{IOV: iov, Addr: src, Context: ctx,
-		RMAOne: RMAIOV{Addr: addr, Len: iovLen(iov), Key: key}}, 0, false, false)
-}
-
-// ReadMsg is fi_readmsg.
-func (ep *Endpoint) ReadMsg(m *Msg, flags Flags) error {
-	if m == nil || len(m.RMA) == 0 {
-		return ErrInval
-	}
-	return ep.rmaOp(provider.Msg{IOV: nonNil(m.IOV), Addr: m.Addr, Context: m.Context, RMA: m.RMA},
-		flags, true, false)
-}
-
-// Write writes buf to remote memory (fi_write).
-func (ep *Endpoint) Write(buf []byte, desc any, dest Addr, addr, key uint64, ctx any) error {
-	return ep.rmaOp(provider.Msg{Buf: buf, Addr: dest, Context: ctx,
-		RMAOne: RMAIOV{Addr: addr, Len: uint64(len(buf)), Key: key}}, 0, false, true)
-}
-
-// WriteV writes iov to remote memory (fi_writev).
-func (ep *Endpoint) WriteV(iov [][]byte, desc []any, dest Addr, addr, key uint64, ctx any) error {
+// RMAReadV reads remote memory into iov (fi_readv).
+func (ep *Endpoint) RMAReadV(iov [][]byte, desc []MRDesc, src Addr, addr, key uint64, ctx any) error {
 	iov = nonNil(iov)
-	return ep.rmaOp(provider.Msg{IOV: iov, Addr: dest, Context: ctx,
-		RMAOne: RMAIOV{Addr: addr, Len: iovLen(iov), Key: key}}, 0, false, true)
+	return ep.rmaOp(provider.Msg{IOV: iov, Descs: desc, Addr: src, Context: ctx,
+		RMAOne: RMAIOV{Addr: addr, Len: iovLen(iov), Key: key}}, 0, false, false, false)
 }
 
-// WriteMsg is fi_writemsg.
-func (ep *Endpoint) WriteMsg(m *Msg, flags Flags) error {
+// RMAReadMsg reads remote memory with explicit flags (fi_readmsg); m.RMA
+// names the remote regions.
+func (ep *Endpoint) RMAReadMsg(m *Msg, flags Flags) error {
+	if ep == nil {
+		return ErrInval
+	}
 	if m == nil || len(m.RMA) == 0 {
 		return ErrInval
 	}
-	return ep.rmaOp(provider.Msg{IOV: nonNil(m.IOV), Addr: m.Addr, Context: m.Context, RMA: m.RMA, Data: m.Data},
-		flags, true, true)
+	return ep.rmaOp(provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context, RMA: m.RMA},
+		flags, true, false, false)
 }
 
-// WriteData writes buf to remote memory and delivers data to the target's
-// CQ (fi_writedata).
-func (ep *Endpoint) WriteData(buf []byte, desc any, data uint64, dest Addr, addr, key uint64, ctx any) error {
-	return ep.rmaOp(provider.Msg{Buf: buf, Addr: dest, Context: ctx, Data: data,
-		RMAOne: RMAIOV{Addr: addr, Len: uint64(len(buf)), Key: key}}, FlagRemoteCQData, false, true)
+// RMAWrite writes buf to remote memory (fi_write).
+func (ep *Endpoint) RMAWrite(buf []byte, desc MRDesc, dest Addr, addr, key uint64, ctx any) error {
+	return ep.rmaOp(provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx,
+		RMAOne: RMAIOV{Addr: addr, Len: uint64(len(buf)), Key: key}}, 0, false, true, false)
 }
 
-// InjectWrite is fi_inject_write: buf may be reused on return; no completion.
-func (ep *Endpoint) InjectWrite(buf []byte, dest Addr, addr, key uint64) error {
-	return ep.rmaOp(provider.Msg{Buf: buf, Addr: dest, Flags: FlagInject,
-		RMAOne: RMAIOV{Addr: addr, Len: uint64(len(buf)), Key: key}}, 0, true, true)
+// RMAWriteV writes iov to remote memory (fi_writev).
+func (ep *Endpoint) RMAWriteV(iov [][]byte, desc []MRDesc, dest Addr, addr, key uint64, ctx any) error {
+	iov = nonNil(iov)
+	return ep.rmaOp(provider.Msg{IOV: iov, Descs: desc, Addr: dest, Context: ctx,
+		RMAOne: RMAIOV{Addr: addr, Len: iovLen(iov), Key: key}}, 0, false, true, false)
 }
 
-// InjectWriteData is fi_inject_writedata.
-func (ep *Endpoint) InjectWriteData(buf []byte, data uint64, dest Addr, addr, key uint64) error {
-	return ep.rmaOp(provider.Msg{Buf: buf, Addr: dest, Data: data, Flags: FlagInject,
-		RMAOne: RMAIOV{Addr: addr, Len: uint64(len(buf)), Key: key}}, FlagRemoteCQData, true, true)
+// RMAWriteMsg writes remote memory with explicit flags (fi_writemsg).
+func (ep *Endpoint) RMAWriteMsg(m *Msg, flags Flags) error {
+	if ep == nil {
+		return ErrInval
+	}
+	if m == nil || len(m.RMA) == 0 {
+		return ErrInval
+	}
+	return ep.rmaOp(provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context, RMA: m.RMA,
+		Data: m.Data}, flags, true, true, false)
+}
+
+// RMAWriteData writes buf to remote memory and delivers data to the
+// target's CQ (fi_writedata).
+func (ep *Endpoint) RMAWriteData(buf []byte, desc MRDesc, data uint64, dest Addr, addr, key uint64, ctx any) error {
+	return ep.rmaOp(provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx, Data: data,
+		RMAOne: RMAIOV{Addr: addr, Len: uint64(len(buf)), Key: key}}, FlagRemoteCQData, false, true, false)
+}
+
+// RMAInjectWrite is fi_inject_write: buf may be reused on return; no
+// completion.
+func (ep *Endpoint) RMAInjectWrite(buf []byte, dest Addr, addr, key uint64) error {
+	return ep.rmaOp(provider.Msg{Buf: buf, Addr: dest,
+		RMAOne: RMAIOV{Addr: addr, Len: uint64(len(buf)), Key: key}}, FlagInject, true, true, true)
+}
+
+// RMAInjectWriteData is fi_inject_writedata: RMAInjectWrite with remote CQ
+// data.
+func (ep *Endpoint) RMAInjectWriteData(buf []byte, data uint64, dest Addr, addr, key uint64) error {
+	return ep.rmaOp(provider.Msg{Buf: buf, Addr: dest, Data: data,
+		RMAOne: RMAIOV{Addr: addr, Len: uint64(len(buf)), Key: key}}, FlagInject|FlagRemoteCQData, true, true, true)
+}
+
+// rmaCovers reports whether m's remote regions (m.RMA, or m.RMAOne when
+// it is nil) add up to exactly n, the length of its local buffers.
+func rmaCovers(m *provider.Msg, n uint64) bool {
+	if m.RMA == nil {
+		return m.RMAOne.Len == n
+	}
+	var rl uint64
+	for _, r := range m.RMA {
+		rl += r.Len
+	}
+	return rl == n
 }
 
 func nonNil(iov [][]byte) [][]byte {
@@ -439,6 +482,9 @@ func nonNil(iov [][]byte) [][]byte {
 // TxSizeLeft returns a lower bound on the number of transmit operations that
 // may be posted without ErrAgain (fi_tx_size_left).
 func (ep *Endpoint) TxSizeLeft() (int, error) {
+	if ep == nil {
+		return 0, ErrInval
+	}
 	e := ep.root()
 	if !e.enabled.Load() {
 		return 0, ErrOpBadState
@@ -455,6 +501,9 @@ func (ep *Endpoint) TxSizeLeft() (int, error) {
 // RxSizeLeft returns a lower bound on the number of receives that may be
 // posted without ErrAgain (fi_rx_size_left).
 func (ep *Endpoint) RxSizeLeft() (int, error) {
+	if ep == nil {
+		return 0, ErrInval
+	}
 	e := ep.root()
 	if !e.enabled.Load() {
 		return 0, ErrOpBadState

@@ -45,6 +45,9 @@ type EQ struct {
 // (wrapped in *OpError): ErrInval for bad attributes, ErrNoSys for an
 // unsupported wait object, ErrClosed for a closed fabric.
 func (f *Fabric) OpenEQ(attr *EQAttr) (*EQ, error) {
+	if f == nil {
+		return nil, ErrInval
+	}
 	prov := f.prov.Name()
 	var a EQAttr
 	if attr != nil {

@@ -40,14 +40,27 @@ func OpenFabric(attr *FabricAttr) (*Fabric, error) {
 }
 
 // Attr returns the fabric's attributes.
-func (f *Fabric) Attr() FabricAttr { return f.attr }
+func (f *Fabric) Attr() FabricAttr {
+	if f == nil {
+		return FabricAttr{}
+	}
+	return f.attr
+}
 
 // Provider returns the provider's name.
-func (f *Fabric) Provider() string { return f.prov.Name() }
+func (f *Fabric) Provider() string {
+	if f == nil {
+		return ""
+	}
+	return f.prov.Name()
+}
 
 // Close closes the fabric. It returns ErrBusy while domains or event queues
 // opened from it are open.
 func (f *Fabric) Close() error {
+	if f == nil {
+		return ErrInval
+	}
 	if err := f.lc.beginClose(); err != nil {
 		return opErr("fi_close", f.prov.Name(), err)
 	}
@@ -62,6 +75,8 @@ type Domain struct {
 	info   *Info
 	prov   provider.Provider
 	ext    domainExt // state owned by the shared machinery (MR keys ...)
+	// mrLocal is FI_MR_LOCAL: data calls check their descriptors.
+	mrLocal bool
 	// peerOwner is the owner domain imported with OpenPeerDomain.
 	peerOwner *Domain
 	eqMu      sync.Mutex
@@ -71,6 +86,9 @@ type Domain struct {
 // OpenDomain opens a domain of this fabric (fi_domain). info is usually one
 // returned by GetInfo.
 func (f *Fabric) OpenDomain(info *Info) (*Domain, error) {
+	if f == nil {
+		return nil, ErrInval
+	}
 	if info == nil {
 		return nil, opErr("fi_domain", f.prov.Name(), ErrInval)
 	}
@@ -88,17 +106,31 @@ func (f *Fabric) OpenDomain(info *Info) (*Domain, error) {
 	}
 	d := &Domain{fabric: f, d: pd, info: ci, prov: f.prov}
 	d.initExt()
+	d.mrLocal = d.localMR()
 	return d, nil
 }
 
 // Fabric returns the fabric the domain belongs to.
-func (d *Domain) Fabric() *Fabric { return d.fabric }
+func (d *Domain) Fabric() *Fabric {
+	if d == nil {
+		return nil
+	}
+	return d.fabric
+}
 
 // Info returns a copy of the info the domain was opened with.
-func (d *Domain) Info() *Info { return d.info.Dup() }
+func (d *Domain) Info() *Info {
+	if d == nil {
+		return nil
+	}
+	return d.info.Dup()
+}
 
 // Attr returns the domain attributes.
 func (d *Domain) Attr() DomainAttr {
+	if d == nil {
+		return DomainAttr{}
+	}
 	if d.info.DomainAttr == nil {
 		return DomainAttr{}
 	}
@@ -108,6 +140,9 @@ func (d *Domain) Attr() DomainAttr {
 // Close closes the domain. It returns ErrBusy while endpoints, CQs,
 // counters, AVs or memory regions opened from it are open.
 func (d *Domain) Close() error {
+	if d == nil {
+		return ErrInval
+	}
 	if err := d.lc.beginClose(); err != nil {
 		return opErr("fi_close", d.prov.Name(), err)
 	}
@@ -129,6 +164,9 @@ func (d *Domain) Close() error {
 // it the domain's EQ for asynchronous control events. FI_REG_MR
 // (asynchronous memory registration) is not supported: ErrNoSys.
 func (d *Domain) BindEQ(eq *EQ, flags Flags) error {
+	if d == nil {
+		return ErrInval
+	}
 	const op = "fi_domain_bind"
 	const regMR = Flags(1) << 59 // FI_REG_MR
 	if eq == nil {
@@ -160,6 +198,9 @@ func (d *Domain) BindEQ(eq *EQ, flags Flags) error {
 
 // EQ returns the event queue bound with BindEQ, or nil.
 func (d *Domain) EQ() *EQ {
+	if d == nil {
+		return nil
+	}
 	d.eqMu.Lock()
 	defer d.eqMu.Unlock()
 	return d.eq

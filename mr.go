@@ -63,12 +63,18 @@ type MR struct {
 // offset and requestedKey are as in MRAttr; flags may hold FlagRMAEvent,
 // FlagRMAPmem, FlagHMEMDeviceOnly.
 func (d *Domain) RegMR(buf []byte, access Flags, offset uint64, requestedKey uint64, flags Flags) (*MR, error) {
+	if d == nil {
+		return nil, ErrInval
+	}
 	return d.RegMRAttr(&MRAttr{IOV: [][]byte{buf}, Access: access, Offset: offset, RequestedKey: requestedKey}, flags)
 }
 
 // RegMRv registers several buffers as one region (fi_mr_regv); the region
 // is addressed as their concatenation.
 func (d *Domain) RegMRv(iov [][]byte, access Flags, offset uint64, requestedKey uint64, flags Flags) (*MR, error) {
+	if d == nil {
+		return nil, ErrInval
+	}
 	return d.RegMRAttr(&MRAttr{IOV: iov, Access: access, Offset: offset, RequestedKey: requestedKey}, flags)
 }
 
@@ -82,6 +88,9 @@ func (d *Domain) RegMRv(iov [][]byte, access Flags, offset uint64, requestedKey 
 // in a domain with FI_MR_RMA_EVENT, start disabled: bind counters, then
 // call Enable.
 func (d *Domain) RegMRAttr(attr *MRAttr, flags Flags) (*MR, error) {
+	if d == nil {
+		return nil, ErrInval
+	}
 	prov := d.prov.Name()
 	if attr == nil {
 		return nil, opErr("fi_mr_regattr", prov, ErrInval)
@@ -113,28 +122,77 @@ func (d *Domain) RegMRAttr(attr *MRAttr, flags Flags) (*MR, error) {
 }
 
 // Key returns the region's remote protection key (fi_mr_key).
-func (m *MR) Key() uint64 { return m.r.Key() }
+func (m *MR) Key() uint64 {
+	if m == nil {
+		return 0
+	}
+	return m.r.Key()
+}
 
 // Address returns the remote address of the region's first byte: its
 // virtual address with FI_MR_VIRT_ADDR, else 0 (plus the registration
 // offset). Peers address byte i of the region as Address()+i.
-func (m *MR) Address() uint64 { return m.r.Base() }
+func (m *MR) Address() uint64 {
+	if m == nil {
+		return 0
+	}
+	return m.r.Base()
+}
 
 // Len returns the region's length in bytes.
-func (m *MR) Len() uint64 { return m.r.Len() }
+func (m *MR) Len() uint64 {
+	if m == nil {
+		return 0
+	}
+	return m.r.Len()
+}
 
 // Access returns the region's access bits.
-func (m *MR) Access() Flags { return m.access }
+func (m *MR) Access() Flags {
+	if m == nil {
+		return 0
+	}
+	return m.access
+}
 
 // Context returns the context given at registration.
-func (m *MR) Context() any { return m.context }
+func (m *MR) Context() any {
+	if m == nil {
+		return nil
+	}
+	return m.context
+}
+
+// MRDesc is a local memory descriptor (fi_mr_desc), from MR.Desc: the
+// desc argument of data-transfer calls, naming the registered region a
+// buffer lies in. nil means no descriptor, which is what calls take unless
+// the domain's MRMode has FI_MR_LOCAL; then every non-empty buffer of a
+// call needs the descriptor of a live region of the domain that covers it
+// and allows the access the call makes (FI_SEND for sends, FI_RECV for
+// receives, FI_READ for RMA read and fetched results, FI_WRITE for RMA
+// write and atomic operands), else the call returns ErrInval. The inject
+// calls (Inject, TInject, RMAInjectWrite, AtomicInject ...) take no
+// descriptor: their buffer is copied before they return. An MRDesc is
+// a pointer: passing it, or a []MRDesc, never allocates. Providers read
+// the region (buffers, access, key) through it.
+type MRDesc = provider.MRDesc
 
 // Desc returns the local memory descriptor (fi_mr_desc) to pass as the
-// desc argument of data transfer calls. It is the *MR itself.
-func (m *MR) Desc() any { return m }
+// desc argument of data transfer calls; nil for a nil MR.
+func (m *MR) Desc() MRDesc {
+	if m == nil {
+		return nil
+	}
+	return m.r.Desc()
+}
 
 // Domain returns the MR's domain.
-func (m *MR) Domain() *Domain { return m.dom }
+func (m *MR) Domain() *Domain {
+	if m == nil {
+		return nil
+	}
+	return m.dom
+}
 
 // Bind associates a counter with the region (fi_mr_bind): it counts remote
 // accesses of the kinds in flags (FlagRemoteWrite, FlagRemoteRead;
@@ -143,6 +201,9 @@ func (m *MR) Domain() *Domain { return m.dom }
 // ErrDomain for a counter of another domain, ErrOpBadState after Enable of
 // a region created disabled, ErrClosed for a closed MR or counter.
 func (m *MR) Bind(cntr *Cntr, flags Flags) error {
+	if m == nil {
+		return ErrInval
+	}
 	prov := m.dom.prov.Name()
 	if m.lc.isClosed() {
 		return opErr("fi_mr_bind", prov, ErrClosed)
@@ -169,6 +230,9 @@ func (m *MR) Bind(cntr *Cntr, flags Flags) error {
 // Enable enables a region created disabled (fi_mr_enable); no bindings
 // may follow. Enabling an enabled region does nothing.
 func (m *MR) Enable() error {
+	if m == nil {
+		return ErrInval
+	}
 	if m.lc.isClosed() {
 		return opErr("fi_mr_enable", m.dom.prov.Name(), ErrClosed)
 	}
@@ -181,6 +245,9 @@ func (m *MR) Enable() error {
 // Close deregisters the region: later remote accesses with its key fail.
 // Counters bound to it are released.
 func (m *MR) Close() error {
+	if m == nil {
+		return ErrInval
+	}
 	if err := m.lc.beginClose(); err != nil {
 		return opErr("fi_close", m.dom.prov.Name(), err)
 	}

@@ -26,7 +26,7 @@ func TestMRRequestedKeys(t *testing.T) {
 	d := avTestOpenDomain(t, nil)
 	buf := make([]byte, 64)
 	m := mrTestRegKey(t, d, buf, 0xC0DE)
-	if m.Key() != 0xC0DE || m.Address() != 0 || m.Len() != 64 || m.Desc() != any(m) || m.Access() != mrTestRW {
+	if m.Key() != 0xC0DE || m.Address() != 0 || m.Len() != 64 || m.Desc() == nil || m.Desc().Key() != m.Key() || m.Desc().Access() != m.Access() || m.Access() != mrTestRW {
 		t.Fatalf("key %#x addr %#x len %d", m.Key(), m.Address(), m.Len())
 	}
 	_, err := d.RegMR(buf, mrTestRW, 0, 0xC0DE, 0)

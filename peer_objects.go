@@ -14,6 +14,9 @@ var _ peer.AVOwner = (*AV)(nil)
 
 // Query returns the AV's current attributes (fi_ops_av_owner.query).
 func (a *AV) Query() (peer.AVAttr, error) {
+	if a == nil {
+		return peer.AVAttr{}, ErrInval
+	}
 	if a.lc.isClosed() {
 		return peer.AVAttr{}, ErrClosed
 	}
@@ -22,20 +25,16 @@ func (a *AV) Query() (peer.AVAttr, error) {
 }
 
 // EPAddr returns the fi_addr under which a local endpoint's address was
-// inserted in this AV, or AddrNotAvail (fi_ops_av_owner.ep_addr). ep is an
-// *Endpoint or raw address bytes.
-func (a *AV) EPAddr(ep any) Addr {
-	var name []byte
-	switch v := ep.(type) {
-	case *Endpoint:
-		b, err := v.Name()
-		if err != nil {
-			return AddrNotAvail
-		}
-		name = b
-	case []byte:
-		name = v
-	default:
+// inserted in this AV, or AddrNotAvail (fi_ops_av_owner.ep_addr). ep is
+// typically an *Endpoint; anything reporting its address will do (a peer
+// provider passes its own endpoint). A nil AV or endpoint, or one whose
+// address cannot be read, gives AddrNotAvail.
+func (a *AV) EPAddr(ep peer.Named) Addr {
+	if a == nil || ep == nil {
+		return AddrNotAvail
+	}
+	name, err := ep.Name()
+	if err != nil {
 		return AddrNotAvail
 	}
 	return a.a.ReverseIndex(name)
@@ -52,7 +51,12 @@ func (c *Cntr) Owner() provider.CntrOwner { return c.owner() }
 // Owner returns the SRX's owner operations (fi_ops_srx_owner), for
 // importing this receive queue into a peer's domain with
 // Domain.OpenSRX(&RxAttr{OpFlags: FlagPeer}, &PeerSRX{Owner: s.Owner()}).
-func (s *SRX) Owner() provider.SRXOwner { return s.owner() }
+func (s *SRX) Owner() provider.SRXOwner {
+	if s == nil {
+		return nil
+	}
+	return s.owner()
+}
 
 // OpenPeerDomain opens a domain of this fabric that imports the owner's
 // domain (fi_domain2 with FI_PEER and fi_peer_domain_context): memory
@@ -60,6 +64,9 @@ func (s *SRX) Owner() provider.SRXOwner { return s.owner() }
 // arriving at the peer's endpoints are checked against the owner's keys.
 // ctx.Domain must be an open *Domain.
 func (f *Fabric) OpenPeerDomain(info *Info, ctx *peer.DomainContext) (*Domain, error) {
+	if f == nil {
+		return nil, ErrInval
+	}
 	if ctx == nil {
 		return nil, opErr("fi_domain2", f.prov.Name(), ErrInval)
 	}

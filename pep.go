@@ -21,6 +21,9 @@ type PassiveEndpoint struct {
 
 // OpenPassiveEndpoint opens a passive endpoint (fi_passive_ep).
 func (f *Fabric) OpenPassiveEndpoint(info *Info) (*PassiveEndpoint, error) {
+	if f == nil {
+		return nil, ErrInval
+	}
 	const op = "fi_passive_ep"
 	if info == nil || info.EPAttr == nil {
 		return nil, opErr(op, f.prov.Name(), ErrInval)
@@ -43,6 +46,9 @@ func (f *Fabric) OpenPassiveEndpoint(info *Info) (*PassiveEndpoint, error) {
 
 // Bind binds the passive endpoint to an event queue (fi_pep_bind).
 func (pe *PassiveEndpoint) Bind(eq *EQ, flags Flags) error {
+	if pe == nil {
+		return ErrInval
+	}
 	const op = "fi_pep_bind"
 	if eq == nil || flags != 0 {
 		return opErr(op, pe.prov, ErrInval)
@@ -71,6 +77,9 @@ func (pe *PassiveEndpoint) Bind(eq *EQ, flags Flags) error {
 
 // Listen starts listening (fi_listen); ErrNoEQ without a bound EQ.
 func (pe *PassiveEndpoint) Listen() error {
+	if pe == nil {
+		return ErrInval
+	}
 	const op = "fi_listen"
 	pe.mu.Lock()
 	defer pe.mu.Unlock()
@@ -85,12 +94,18 @@ func (pe *PassiveEndpoint) Listen() error {
 
 // Name returns the listening address (fi_getname).
 func (pe *PassiveEndpoint) Name() ([]byte, error) {
+	if pe == nil {
+		return nil, ErrInval
+	}
 	b, err := pe.p.Name()
 	return b, opErr("fi_getname", pe.prov, err)
 }
 
 // SetName sets the address to listen on (fi_setname), before Listen.
 func (pe *PassiveEndpoint) SetName(addr []byte) error {
+	if pe == nil {
+		return ErrInval
+	}
 	if len(addr) == 0 {
 		return opErr("fi_setname", pe.prov, ErrInval)
 	}
@@ -100,6 +115,9 @@ func (pe *PassiveEndpoint) SetName(addr []byte) error {
 // Reject refuses a connection request (fi_reject); handle is the Info.Handle
 // of the EventConnReq entry, data is returned to the requester.
 func (pe *PassiveEndpoint) Reject(handle any, data []byte) error {
+	if pe == nil {
+		return ErrInval
+	}
 	if handle == nil {
 		return opErr("fi_reject", pe.prov, ErrInval)
 	}
@@ -107,10 +125,18 @@ func (pe *PassiveEndpoint) Reject(handle any, data []byte) error {
 }
 
 // Info returns a copy of the passive endpoint's info.
-func (pe *PassiveEndpoint) Info() *Info { return pe.info.Dup() }
+func (pe *PassiveEndpoint) Info() *Info {
+	if pe == nil {
+		return nil
+	}
+	return pe.info.Dup()
+}
 
 // Close closes the passive endpoint.
 func (pe *PassiveEndpoint) Close() error {
+	if pe == nil {
+		return ErrInval
+	}
 	pe.mu.Lock()
 	defer pe.mu.Unlock()
 	if err := pe.lc.beginClose(); err != nil {
@@ -157,6 +183,9 @@ func (f fidWriter) WriteErr(e *EQErrEntry) error {
 // GetOpt returns a passive endpoint option (fi_getopt): FI_OPT_CM_DATA_SIZE
 // where the provider supports it. Unknown options return ErrNoProtoOpt.
 func (pe *PassiveEndpoint) GetOpt(level, name int) (uint64, error) {
+	if pe == nil {
+		return 0, ErrInval
+	}
 	if pe.lc.isClosed() {
 		return 0, opErr("fi_getopt", pe.prov, ErrClosed)
 	}
@@ -173,6 +202,9 @@ func (pe *PassiveEndpoint) GetOpt(level, name int) (uint64, error) {
 // SetOpt sets a passive endpoint option (fi_setopt); FI_OPT_CM_DATA_SIZE is
 // read-only.
 func (pe *PassiveEndpoint) SetOpt(level, name int, v uint64) error {
+	if pe == nil {
+		return ErrInval
+	}
 	if pe.lc.isClosed() {
 		return opErr("fi_setopt", pe.prov, ErrClosed)
 	}

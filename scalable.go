@@ -17,6 +17,9 @@ type ScalableEndpoint struct {
 
 // OpenScalableEndpoint opens a scalable endpoint (fi_scalable_ep).
 func (d *Domain) OpenScalableEndpoint(info *Info) (*ScalableEndpoint, error) {
+	if d == nil {
+		return nil, ErrInval
+	}
 	const op = "fi_scalable_ep"
 	if info == nil || info.EPAttr == nil {
 		return nil, opErr(op, d.prov.Name(), ErrInval)
@@ -40,6 +43,9 @@ func (d *Domain) OpenScalableEndpoint(info *Info) (*ScalableEndpoint, error) {
 // Bind binds the scalable endpoint to an address vector (fi_scalable_ep_bind);
 // the AV is implicitly bound to every context.
 func (s *ScalableEndpoint) Bind(av *AV, flags Flags) error {
+	if s == nil {
+		return ErrInval
+	}
 	const op = "fi_scalable_ep_bind"
 	if av == nil || flags != 0 {
 		return opErr(op, s.dom.prov.Name(), ErrInval)
@@ -59,11 +65,17 @@ func (s *ScalableEndpoint) Bind(av *AV, flags Flags) error {
 
 // TxContext opens transmit context index (fi_tx_context).
 func (s *ScalableEndpoint) TxContext(index int, attr *TxAttr) (*Endpoint, error) {
+	if s == nil {
+		return nil, ErrInval
+	}
 	return s.context(index, true, attr, nil)
 }
 
 // RxContext opens receive context index (fi_rx_context).
 func (s *ScalableEndpoint) RxContext(index int, attr *RxAttr) (*Endpoint, error) {
+	if s == nil {
+		return nil, ErrInval
+	}
 	return s.context(index, false, nil, attr)
 }
 
@@ -108,6 +120,9 @@ func (s *ScalableEndpoint) context(index int, tx bool, ta *TxAttr, ra *RxAttr) (
 
 // Enable enables the scalable endpoint (fi_enable).
 func (s *ScalableEndpoint) Enable() error {
+	if s == nil {
+		return ErrInval
+	}
 	var v provider.AVView
 	if s.av != nil {
 		v = s.av.view()
@@ -117,6 +132,9 @@ func (s *ScalableEndpoint) Enable() error {
 
 // Name returns the scalable endpoint's address (fi_getname).
 func (s *ScalableEndpoint) Name() ([]byte, error) {
+	if s == nil {
+		return nil, ErrInval
+	}
 	b, err := s.p.Name()
 	return b, opErr("fi_getname", s.dom.prov.Name(), err)
 }
@@ -124,6 +142,9 @@ func (s *ScalableEndpoint) Name() ([]byte, error) {
 // Close closes the scalable endpoint; it returns ErrBusy while transmit or
 // receive contexts are open.
 func (s *ScalableEndpoint) Close() error {
+	if s == nil {
+		return ErrInval
+	}
 	if err := s.lc.beginClose(); err != nil {
 		return opErr("fi_close", s.dom.prov.Name(), err)
 	}
@@ -145,6 +166,9 @@ type STX struct {
 // OpenSTX opens a shared transmit context (fi_stx_context). Providers that
 // cannot share transmit contexts return ErrNoSys.
 func (d *Domain) OpenSTX(attr *TxAttr) (*STX, error) {
+	if d == nil {
+		return nil, ErrInval
+	}
 	sd, ok := d.d.(provider.SharedTxDomain)
 	if !ok {
 		return nil, opErr("fi_stx_context", d.prov.Name(), ErrNoSys)
@@ -162,6 +186,9 @@ func (d *Domain) OpenSTX(attr *TxAttr) (*STX, error) {
 
 // Close closes the shared transmit context; ErrBusy while endpoints use it.
 func (x *STX) Close() error {
+	if x == nil {
+		return ErrInval
+	}
 	if err := x.lc.beginClose(); err != nil {
 		return opErr("fi_close", x.dom.prov.Name(), err)
 	}

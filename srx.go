@@ -43,6 +43,9 @@ type SRX struct {
 // ErrNoSys. Errors (wrapped): ErrInval for FlagPeer without an owner or an
 // owner without FlagPeer; ErrClosed for a closed domain.
 func (d *Domain) OpenSRX(attr *RxAttr, peer *PeerSRX) (*SRX, error) {
+	if d == nil {
+		return nil, ErrInval
+	}
 	prov := d.prov.Name()
 	var at RxAttr
 	if attr != nil {
@@ -84,12 +87,25 @@ func (d *Domain) OpenSRX(attr *RxAttr, peer *PeerSRX) (*SRX, error) {
 }
 
 // Attr returns the receive attributes the SRX was opened with.
-func (s *SRX) Attr() RxAttr { return s.attr }
+func (s *SRX) Attr() RxAttr {
+	if s == nil {
+		return RxAttr{}
+	}
+	return s.attr
+}
 
 // Domain returns the SRX's domain.
-func (s *SRX) Domain() *Domain { return s.dom }
+func (s *SRX) Domain() *Domain {
+	if s == nil {
+		return nil
+	}
+	return s.dom
+}
 
 func (s *SRX) post(m provider.Msg, flags Flags, explicit, tagged bool) error {
+	if s == nil {
+		return ErrInval
+	}
 	if s.lc.isClosed() {
 		return ErrClosed
 	}
@@ -114,6 +130,9 @@ func (s *SRX) post(m provider.Msg, flags Flags, explicit, tagged bool) error {
 	if m.IOV != nil && len(m.IOV) > s.iovLimit {
 		return ErrInval
 	}
+	if !s.dom.descsOK(m.Buf, m.IOV, m.Desc, m.Descs, FlagRecv) {
+		return ErrInval
+	}
 	if !s.selective.Load() {
 		flags |= FlagCompletion
 	}
@@ -128,21 +147,24 @@ func (s *SRX) post(m provider.Msg, flags Flags, explicit, tagged bool) error {
 // Recv posts a receive buffer (fi_recv). src restricts the sender with
 // FI_DIRECTED_RECV; AddrUnspec accepts any sender. The caller owns buf
 // until the completion.
-func (s *SRX) Recv(buf []byte, desc any, src Addr, ctx any) error {
-	return s.post(provider.Msg{Buf: buf, Addr: src, Context: ctx}, 0, false, false)
+func (s *SRX) Recv(buf []byte, desc MRDesc, src Addr, ctx any) error {
+	return s.post(provider.Msg{Buf: buf, Desc: desc, Addr: src, Context: ctx}, 0, false, false)
 }
 
 // RecvV posts a scatter receive (fi_recvv).
-func (s *SRX) RecvV(iov [][]byte, desc []any, src Addr, ctx any) error {
+func (s *SRX) RecvV(iov [][]byte, desc []MRDesc, src Addr, ctx any) error {
 	if iov == nil {
 		iov = [][]byte{}
 	}
-	return s.post(provider.Msg{IOV: iov, Addr: src, Context: ctx}, 0, false, false)
+	return s.post(provider.Msg{IOV: iov, Descs: desc, Addr: src, Context: ctx}, 0, false, false)
 }
 
 // RecvMsg posts a receive with explicit flags (fi_recvmsg): FlagCompletion,
 // FlagMultiRecv, FlagMore, FlagClaim, FlagDiscard.
 func (s *SRX) RecvMsg(m *RecvMsg, flags Flags) error {
+	if s == nil {
+		return ErrInval
+	}
 	if m == nil {
 		return ErrInval
 	}
@@ -150,26 +172,29 @@ func (s *SRX) RecvMsg(m *RecvMsg, flags Flags) error {
 	if iov == nil {
 		iov = [][]byte{}
 	}
-	return s.post(provider.Msg{IOV: iov, Addr: m.Addr, Context: m.Context}, flags, true, false)
+	return s.post(provider.Msg{IOV: iov, Descs: m.Desc, Addr: m.Addr, Context: m.Context}, flags, true, false)
 }
 
 // TRecv posts a tagged receive (fi_trecv): it matches messages whose tag
 // equals tag in the bits not set in ignore.
-func (s *SRX) TRecv(buf []byte, desc any, src Addr, tag, ignore uint64, ctx any) error {
-	return s.post(provider.Msg{Buf: buf, Addr: src, Context: ctx, Tag: tag, Ignore: ignore}, 0, false, true)
+func (s *SRX) TRecv(buf []byte, desc MRDesc, src Addr, tag, ignore uint64, ctx any) error {
+	return s.post(provider.Msg{Buf: buf, Desc: desc, Addr: src, Context: ctx, Tag: tag, Ignore: ignore}, 0, false, true)
 }
 
 // TRecvV posts a tagged scatter receive (fi_trecvv).
-func (s *SRX) TRecvV(iov [][]byte, desc []any, src Addr, tag, ignore uint64, ctx any) error {
+func (s *SRX) TRecvV(iov [][]byte, desc []MRDesc, src Addr, tag, ignore uint64, ctx any) error {
 	if iov == nil {
 		iov = [][]byte{}
 	}
-	return s.post(provider.Msg{IOV: iov, Addr: src, Context: ctx, Tag: tag, Ignore: ignore}, 0, false, true)
+	return s.post(provider.Msg{IOV: iov, Descs: desc, Addr: src, Context: ctx, Tag: tag, Ignore: ignore}, 0, false, true)
 }
 
 // TRecvMsg posts a tagged receive with explicit flags (fi_trecvmsg):
 // FlagPeek, FlagClaim, FlagDiscard, FlagCompletion, FlagMultiRecv.
 func (s *SRX) TRecvMsg(m *RecvMsg, flags Flags) error {
+	if s == nil {
+		return ErrInval
+	}
 	if m == nil {
 		return ErrInval
 	}
@@ -177,13 +202,16 @@ func (s *SRX) TRecvMsg(m *RecvMsg, flags Flags) error {
 	if iov == nil && flags&(FlagPeek|FlagDiscard) == 0 {
 		iov = [][]byte{}
 	}
-	return s.post(provider.Msg{IOV: iov, Addr: m.Addr, Context: m.Context, Tag: m.Tag, Ignore: m.Ignore},
+	return s.post(provider.Msg{IOV: iov, Descs: m.Desc, Addr: m.Addr, Context: m.Context, Tag: m.Tag, Ignore: m.Ignore},
 		flags, true, true)
 }
 
 // Cancel cancels the pending receive posted with ctx (fi_cancel): one
 // FI_ECANCELED error completion is written. ErrNoEnt if none is pending.
 func (s *SRX) Cancel(ctx any) error {
+	if s == nil {
+		return ErrInval
+	}
 	if s.lc.isClosed() {
 		return ErrClosed
 	}
@@ -196,6 +224,9 @@ func (s *SRX) Cancel(ctx any) error {
 // GetOpt reads an option (fi_getopt): OptMinMultiRecv at level
 // OptEndpoint. Others give ErrNoProtoOpt.
 func (s *SRX) GetOpt(level, name int) (uint64, error) {
+	if s == nil {
+		return 0, ErrInval
+	}
 	if s.lc.isClosed() {
 		return 0, ErrClosed
 	}
@@ -211,6 +242,9 @@ func (s *SRX) GetOpt(level, name int) (uint64, error) {
 // SetOpt sets an option (fi_setopt): OptMinMultiRecv at level
 // OptEndpoint, for buffers posted afterwards.
 func (s *SRX) SetOpt(level, name int, v uint64) error {
+	if s == nil {
+		return ErrInval
+	}
 	if s.lc.isClosed() {
 		return ErrClosed
 	}
@@ -227,6 +261,9 @@ func (s *SRX) SetOpt(level, name int, v uint64) error {
 // Close closes the SRX (fi_close). It returns ErrBusy while endpoints are
 // bound to it. Pending receives complete with FI_ECANCELED.
 func (s *SRX) Close() error {
+	if s == nil {
+		return ErrInval
+	}
 	if err := s.lc.beginClose(); err != nil {
 		return opErr("fi_close", s.dom.prov.Name(), err)
 	}

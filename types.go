@@ -233,8 +233,9 @@ const (
 // Version builds an API version number (FI_VERSION).
 func Version(major, minor uint32) uint32 { return provider.Version(major, minor) }
 
-// APIVersion is the libfabric API version implemented: 1.17.
-var APIVersion = provider.APIVersion
+// APIVersion is the libfabric API version implemented, FI_VERSION(1, 17):
+// a constant, as FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION) is in C.
+const APIVersion = provider.APIVersion
 
 // TCDSCPSet returns the traffic class for a DSCP value (fi_tc_dscp_set).
 func TCDSCPSet(dscp uint8) uint32 { return provider.TCDSCPSet(dscp) }

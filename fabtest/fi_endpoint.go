@@ -168,17 +168,15 @@ func epAliasFlags(t *testing.T, tg Target) {
 
 func epControlGetopsflagSetopsflag(t *testing.T, tg Target) {
 	e := tg.open(t, envOpts{})
-	f := fabric.FlagTransmit | fabric.FlagRecv
-	isErr(t, "GETOPSFLAG with both", e.ep.Control(fabric.CtrlGetOpsFlag, &f), fabric.ErrInval)
-	set := fabric.FlagRecv | fabric.FlagCompletion
-	if err := e.ep.Control(fabric.CtrlSetOpsFlag, &set); err != nil {
+	_, err := e.ep.OpsFlags(fabric.FlagTransmit | fabric.FlagRecv)
+	isErr(t, "GETOPSFLAG with both", err, fabric.ErrInval)
+	isErr(t, "SETOPSFLAG with neither", e.ep.SetOpsFlags(fabric.FlagCompletion), fabric.ErrInval)
+	if err := e.ep.SetOpsFlags(fabric.FlagRecv | fabric.FlagCompletion); err != nil {
 		t.Fatalf("SETOPSFLAG: %v", err)
 	}
-	get := fabric.FlagRecv
-	if err := e.ep.Control(fabric.CtrlGetOpsFlag, &get); err != nil || get != fabric.FlagCompletion {
+	if get, err := e.ep.OpsFlags(fabric.FlagRecv); err != nil || get != fabric.FlagCompletion {
 		t.Fatalf("GETOPSFLAG = %v, %v; want FI_COMPLETION", get, err)
 	}
-	isErr(t, "FI_GETWAIT on an endpoint", e.ep.Control(fabric.CtrlGetWait, nil), fabric.ErrNoSys)
 }
 
 func epGetoptUnknownENOPROTOOPT(t *testing.T, tg Target) {
@@ -334,7 +332,8 @@ func epBindFlagsAndObjectsValidation(t *testing.T, tg Target) {
 	}
 	defer eq.Close()
 	isErr(t, "EQ with flags", ep.Bind(eq, fabric.FlagRecv), fabric.ErrBadFlags)
-	isErr(t, "unknown object", ep.Bind(struct{}{}, 0), fabric.ErrInval)
+	isErr(t, "typed nil object", ep.Bind((*fabric.CQ)(nil), 0), fabric.ErrInval)
+	isErr(t, "nil object", ep.Bind(nil, 0), fabric.ErrInval)
 	if e.av != nil {
 		isErr(t, "AV with flags", ep.Bind(e.av, fabric.FlagRecv), fabric.ErrBadFlags)
 		if err := ep.BindAV(e.av); err != nil {

@@ -484,7 +484,7 @@ func msgRecvFlagsValidation(t *testing.T, tg Target) {
 		isErr(t, "tsend without FI_TAGGED", e.ep.TSend([]byte("x"), nil, 0, 1, nil), fabric.ErrNoSys)
 	}
 	if !tg.claims(fabric.CapRMA) {
-		isErr(t, "write without FI_RMA", e.ep.Write([]byte("x"), nil, 0, 0, 0, nil), fabric.ErrNoSys)
+		isErr(t, "write without FI_RMA", e.ep.RMAWrite([]byte("x"), nil, 0, 0, 0, nil), fabric.ErrNoSys)
 	}
 }
 
@@ -770,14 +770,14 @@ func msgEverySendAndRecvVariant(t *testing.T, tg Target) {
 	if !tg.claims(fabric.CapRMA) {
 		rma := []fabric.RMAIOV{{Len: 1}}
 		for name, err := range map[string]error{
-			"fi_read":             a.ep.Read(make([]byte, 1), nil, ab, 0, 0, nil),
-			"fi_readv":            a.ep.ReadV([][]byte{make([]byte, 1)}, nil, ab, 0, 0, nil),
-			"fi_readmsg":          a.ep.ReadMsg(&fabric.Msg{IOV: [][]byte{make([]byte, 1)}, Addr: ab, RMA: rma}, 0),
-			"fi_writev":           a.ep.WriteV([][]byte{payload}, nil, ab, 0, 0, nil),
-			"fi_writemsg":         a.ep.WriteMsg(&fabric.Msg{IOV: [][]byte{payload}, Addr: ab, RMA: rma}, 0),
-			"fi_writedata":        a.ep.WriteData(payload, nil, 1, ab, 0, 0, nil),
-			"fi_inject_write":     a.ep.InjectWrite(payload, ab, 0, 0),
-			"fi_inject_writedata": a.ep.InjectWriteData(payload, 1, ab, 0, 0),
+			"fi_read":             a.ep.RMARead(make([]byte, 1), nil, ab, 0, 0, nil),
+			"fi_readv":            a.ep.RMAReadV([][]byte{make([]byte, 1)}, nil, ab, 0, 0, nil),
+			"fi_readmsg":          a.ep.RMAReadMsg(&fabric.Msg{IOV: [][]byte{make([]byte, 1)}, Addr: ab, RMA: rma}, 0),
+			"fi_writev":           a.ep.RMAWriteV([][]byte{payload}, nil, ab, 0, 0, nil),
+			"fi_writemsg":         a.ep.RMAWriteMsg(&fabric.Msg{IOV: [][]byte{payload}, Addr: ab, RMA: rma}, 0),
+			"fi_writedata":        a.ep.RMAWriteData(payload, nil, 1, ab, 0, 0, nil),
+			"fi_inject_write":     a.ep.RMAInjectWrite(payload, ab, 0, 0),
+			"fi_inject_writedata": a.ep.RMAInjectWriteData(payload, 1, ab, 0, 0),
 		} {
 			isErr(t, name+" without FI_RMA", err, fabric.ErrNoSys)
 		}

@@ -73,7 +73,14 @@ type AVOwner interface {
 	Query() (AVAttr, error)
 	// EPAddr returns the fi_addr of a local endpoint's address, or
 	// AddrNotAvail if it has not been inserted.
-	EPAddr(ep any) provider.Addr
+	EPAddr(ep Named) provider.Addr
+}
+
+// Named is a local endpoint as AVOwner.EPAddr takes it (the fid_ep of
+// fi_ops_av_owner.ep_addr): anything that reports its address, such as a
+// *fabric.Endpoint or a provider's endpoint.
+type Named interface {
+	Name() ([]byte, error)
 }
 
 // AVSetOwner is fi_ops_av_set_owner.

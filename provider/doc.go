@@ -63,8 +63,12 @@
 //     limits in the Info after GetInfo: the provider refuses (EINVAL), at
 //     endpoint open, an Info whose limits exceed its own, so that these
 //     checks are enough;
-//   - a send with FlagCompletion has somewhere to report it (a TxCQ or a
-//     send counter, otherwise FI_ENOCQ).
+//   - Desc/Descs hold one descriptor per local buffer or none, and, when
+//     the domain has FI_MR_LOCAL, every non-empty local buffer of a
+//     non-inject call lies in a live region of the domain with the access
+//     the operation needs (Msg documents the fields);
+//   - an operation with FlagCompletion has somewhere to report it (a TxCQ
+//     or the operation's counter, otherwise FI_ENOCQ).
 //
 // Receives never reach the provider: the root posts them to the receive
 // queue (internal/srx), which hands matched and unexpected messages to

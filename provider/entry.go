@@ -44,9 +44,17 @@ type RMAIOV struct {
 // validates it and fills Flags with the effective flags: FlagCompletion is
 // set when a successful completion must be written, FlagInject for inject
 // calls, FlagRemoteCQData when Data is to be delivered.
+//
+// Desc is the memory descriptor of Buf and Descs those of IOV (nil, or one
+// per IOV element; an element may be nil): what the application passed,
+// unchecked unless the domain has FI_MR_LOCAL, in which case the root
+// package has checked that every non-empty buffer lies in a region of the
+// domain with the access the operation needs.
 type Msg struct {
 	Buf     []byte   // the single buffer; used when IOV is nil
 	IOV     [][]byte // scatter/gather list
+	Desc    MRDesc   // descriptor of Buf, or nil
+	Descs   []MRDesc // descriptors of IOV, or nil
 	Addr    Addr     // destination (send/RMA) or source filter (recv)
 	Context any      // operation context reported in completions
 	Data    uint64   // remote CQ data

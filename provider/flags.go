@@ -540,8 +540,10 @@ const SizeMax = ^uint64(0)
 // Version builds an API version (FI_VERSION).
 func Version(major, minor uint32) uint32 { return major<<16 | minor }
 
-// APIVersion is the libfabric API version this module implements (1.17).
-var APIVersion = Version(1, 17)
+// APIVersion is the libfabric API version this module implements:
+// FI_VERSION(1, 17). It is a constant, like FI_VERSION(FI_MAJOR_VERSION,
+// FI_MINOR_VERSION) in C.
+const APIVersion uint32 = 1<<16 | 17
 
 // Options for GetOpt/SetOpt at level FI_OPT_ENDPOINT.
 const (

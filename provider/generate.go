@@ -8,4 +8,4 @@ package provider
 // stringer -type list, a new bit-flag type in genfi's -bits list.
 
 //go:generate go run ../internal/cmd/genfi -bits=Caps,Flags,Mode,Order,MRMode -errno=Errno -output=names_gen.go
-//go:generate go tool -modfile=../tools.mod stringer -linecomment -output=enum_string.go -type=EPType,AddrFormat,Protocol,Progress,Threading,ResourceMgmt,AVType,WaitObj,CQFormat,CQWaitCond,EventType
+//go:generate go tool -modfile=../tools.mod stringer -linecomment -output=enum_string.go -type=EPType,AddrFormat,Protocol,Progress,Threading,ResourceMgmt,AVType,WaitObj,CQFormat,CQWaitCond,EventType,AtomicOp,Datatype

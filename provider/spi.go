@@ -34,6 +34,9 @@ type RxEntry struct {
 	Flags   Flags    // FI_MSG|FI_RECV or FI_TAGGED|FI_RECV, plus FI_MULTI_RECV, FI_REMOTE_CQ_DATA ...
 	Context any      // application context of the posted receive
 	IOV     [][]byte // where to place the data (the full size of the posted receive)
+	// Desc holds the memory descriptors of IOV (fi_peer_rx_entry.desc):
+	// nil, or one per IOV element (an element may be nil).
+	Desc []MRDesc
 	// PeerContext is the peer provider's state for an unexpected message.
 	PeerContext any
 	// OwnerContext is the owner's state.

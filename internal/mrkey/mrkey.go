@@ -45,6 +45,7 @@ type Region struct {
 	bmu        sync.Mutex
 	binds      atomic.Pointer[[]binding]
 	removed    atomic.Bool
+	desc       *provider.MRRegion
 }
 
 // Table is a domain's MR key table. It implements provider.MRKeys and is
@@ -151,8 +152,19 @@ func (t *Table) Register(segs [][]byte, access provider.Flags, offset, requested
 		r.key = requestedKey
 	}
 	t.regions[r.key] = r
+	r.desc = provider.NewMRRegion(r.key, r.access, r.base, r.segs, r)
 	return r, nil
 }
+
+// Desc returns the region's local memory descriptor (fi_mr_desc); its
+// Registration is r.
+func (r *Region) Desc() provider.MRDesc { return r.desc }
+
+// Table returns the table r was registered in.
+func (r *Region) Table() *Table { return r.t }
+
+// Removed reports whether r has been unregistered.
+func (r *Region) Removed() bool { return r.removed.Load() }
 
 func (t *Table) maxKey() uint64 {
 	if t.cfg.KeySize == 0 || t.cfg.KeySize >= 8 {

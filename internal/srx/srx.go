@@ -86,7 +86,21 @@ type entry struct {
 	// it back if unused.
 	res provider.CQReserver
 
-	iov [inlineIOV][]byte
+	iov  [inlineIOV][]byte
+	desc [inlineIOV]provider.MRDesc
+}
+
+// setDesc copies the descriptors d into u (rx.Desc), inline when they fit.
+func setDesc(u *entry, d []provider.MRDesc) {
+	switch n := len(d); {
+	case n == 0:
+		u.rx.Desc = nil
+	case n <= inlineIOV:
+		copy(u.desc[:], d)
+		u.rx.Desc = u.desc[:n:n]
+	default:
+		u.rx.Desc = append([]provider.MRDesc(nil), d...)
+	}
 }
 
 type list struct {
@@ -353,6 +367,7 @@ func (q *Queue) carve(p, c *entry, size uint64) {
 		n = avail
 	}
 	c.rx.SetBuf(p.buf[p.off : p.off+n : p.off+n])
+	setDesc(c, p.rx.Desc)
 	c.rx.Context = p.rx.Context
 	c.rx.Complete = p.rx.Complete
 	c.rx.Flags = baseFlags(p.tag) | c.rx.Flags&provider.FlagRemoteCQData
@@ -384,8 +399,14 @@ func setRecv(u *entry, m *provider.Msg, flags provider.Flags) {
 		} else {
 			u.rx.IOV = append([][]byte(nil), m.IOV...)
 		}
+		setDesc(u, m.Descs)
 	} else {
 		u.rx.SetBuf(m.Buf)
+		if m.Desc != nil {
+			setDesc(u, []provider.MRDesc{m.Desc})
+		} else {
+			u.rx.Desc = nil
+		}
 	}
 	u.rx.Context = m.Context
 	u.rx.Ignore = m.Ignore
@@ -408,6 +429,7 @@ func (q *Queue) bindPosted(u, p *entry) {
 	} else {
 		u.rx.IOV = append([][]byte(nil), p.rx.IOV...)
 	}
+	setDesc(u, p.rx.Desc)
 	u.rx.Context = p.rx.Context
 	u.rx.Complete = p.rx.Complete
 	u.rx.Ignore = p.rx.Ignore
@@ -656,12 +678,15 @@ func (q *Queue) Post(m *provider.Msg, tagged bool) error {
 }
 
 func (q *Queue) postMulti(m *provider.Msg, tagged bool, addr provider.Addr) error {
-	buf := m.Buf
+	buf, desc := m.Buf, m.Desc
 	if m.IOV != nil {
 		if len(m.IOV) != 1 {
 			return provider.EINVAL
 		}
-		buf = m.IOV[0]
+		buf, desc = m.IOV[0], nil
+		if len(m.Descs) > 0 {
+			desc = m.Descs[0]
+		}
 	}
 	if len(buf) == 0 {
 		return provider.EINVAL
@@ -682,6 +707,9 @@ func (q *Queue) postMulti(m *provider.Msg, tagged bool, addr provider.Addr) erro
 	p.tag = tagged
 	p.multi = true
 	p.buf = buf
+	if desc != nil {
+		setDesc(p, []provider.MRDesc{desc})
+	}
 	p.min = q.minMulti.Load()
 	p.rx.Addr = addr
 	p.rx.Tag = m.Tag
