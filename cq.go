@@ -94,6 +94,7 @@ func (d *Domain) OpenCQ(attr *CQAttr) (*CQ, error) {
 		WaitCond:      a.WaitCond,
 		SourceErr:     d.info.Caps&CapSourceErr != 0,
 		LegacyErrData: cqLegacyErrData(d.fabric),
+		ResourceMgmt:  d.rmEnabled(),
 	}.Check()
 	if err != nil {
 		return nil, opErr("fi_cq_open", prov, err)

@@ -79,7 +79,14 @@ func TestCQReadEmptyAndFormats(t *testing.T) {
 }
 
 func TestCQErrorOrderingAndOverrun(t *testing.T) {
-	d := fakeDomain(t, 0)
+	// Only a domain without resource management lets its CQs overrun.
+	f := fakeFabric(t, 0)
+	d, err := f.OpenDomain(&Info{FabricAttr: &FabricAttr{ProvName: fakeProvName},
+		DomainAttr: &DomainAttr{Name: "fake", ResourceMgmt: RMDisabled}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
 	c := cqOpen(t, d, &CQAttr{Size: 3, Format: CQFormatTagged})
 	o := c.owner()
 	o.Write(1, FlagSend, 0, nil, 0, 0, AddrNotAvail)
@@ -481,5 +488,26 @@ func TestCQLegacyErrData(t *testing.T) {
 	ee := CQErrEntry{ErrData: make([]byte, 2)}
 	if err := c.ReadErr(&ee); err != nil || string(ee.ErrData) != "legacy" {
 		t.Fatalf("API 1.4 err_data must be provider owned: %v %q", err, ee.ErrData)
+	}
+}
+
+// A CQ of a domain with resource management (FI_RM_ENABLED, or
+// FI_RM_UNSPEC: the providers' default) never overruns: entries nobody
+// reserved are kept beyond its size (provider.CQReserver).
+func TestCQResourceMgmtNoOverrun(t *testing.T) {
+	d := fakeDomain(t, 0)
+	c := cqOpen(t, d, &CQAttr{Size: 2, Format: CQFormatContext})
+	o := c.owner()
+	for i := 0; i < 5; i++ {
+		if err := o.Write(i, FlagSend, 0, nil, 0, 0, AddrNotAvail); err != nil {
+			t.Fatalf("write %d to a size-2 CQ: %v", i, err)
+		}
+	}
+	ent := make([]CQEntry, 8)
+	if n, err := c.Read(ent); n != 5 || err != nil || ent[4].OpContext != 4 {
+		t.Fatalf("read = %d, %v; want the 5 completions", n, err)
+	}
+	if _, err := c.Read(ent); err != ErrAgain {
+		t.Fatalf("read of the drained CQ = %v, want ErrAgain", err)
 	}
 }

@@ -76,6 +76,8 @@ func (d *Domain) OpenSRX(attr *RxAttr, peer *PeerSRX) (*SRX, error) {
 			Size:     int(min(at.Size, 1<<20)),
 			Directed: caps&CapDirectedRecv != 0,
 			Tagged:   caps == 0 || caps&CapTagged != 0,
+			// FI_RM_ENABLED: receives reserve room in the receive CQ.
+			ResourceMgmt: d.rmEnabled(),
 		})
 		s.own = s.q
 	}

@@ -33,7 +33,6 @@ var cqCases = []testCase{
 	{"fi_cq/shared_by_endpoints_and_directions", cqSharedByEndpointsAndDirections},
 	{"fi_cq/wait_fd_readable_on_completion", cqWaitFdReadableOnCompletion},
 	{"fi_cq/strerror_printable", cqStrerrorPrintable},
-	{"fi_cq/rm_enabled_full_cq_EAGAIN_no_overrun", cqRmEnabledFullCqEAGAINNoOverrun},
 	{"fi_cq/rm_enabled_recv_with_full_rx_cq_EAGAIN", cqRmEnabledRecvWithFullRxCqEAGAIN},
 	{"fi_cq/source_err_unknown_sender_EADDRNOTAVAIL", cqSourceErrUnknownSenderEADDRNOTAVAIL},
 }
@@ -136,7 +135,7 @@ func cqFormatMsgFlagsLen(t *testing.T, tg Target) {
 func cqOverrunEOVERRUN(t *testing.T, tg Target) {
 	connectionless(t, tg)
 	// Only without resource management may a CQ overrun (fi_domain(3));
-	// fi_cq/rm_enabled_full_cq_EAGAIN_no_overrun covers FI_RM_ENABLED.
+	// fi_domain/rm_enabled_* cover FI_RM_ENABLED.
 	a, _, ab, _ := tg.pair(t, envOpts{modify: func(in *fabric.Info) {
 		in.DomainAttr.ResourceMgmt = fabric.RMDisabled
 	}})
@@ -605,65 +604,6 @@ func cqStrerrorPrintable(t *testing.T, tg Target) {
 	}
 }
 
-func cqRmEnabledFullCqEAGAINNoOverrun(t *testing.T, tg Target) {
-	connectionless(t, tg)
-	a, b := tg.open(t, envOpts{}), tg.open(t, envOpts{})
-	if a.info.DomainAttr.ResourceMgmt != fabric.RMEnabled {
-		t.Skip("resource management not enabled")
-	}
-	// small opens an endpoint whose one CQ (both directions) holds 2.
-	small := func(e *env) (*fabric.Endpoint, *fabric.CQ) {
-		cq := e.openCQ(&fabric.CQAttr{Size: 2, Format: fabric.CQFormatContext})
-		ep := e.bareEndpoint()
-		for _, err := range []error{ep.BindCQ(cq, fabric.FlagTransmit|fabric.FlagRecv), ep.BindAV(e.av), ep.Enable()} {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		return ep, cq
-	}
-	// Transmit side: the third send finds no room for its completion.
-	sep, scq := small(a)
-	dst := a.insert(b.addr)
-	for i := 0; i < 2; i++ {
-		retry(t, "send", func() error { return sep.Send([]byte("r"), nil, dst, i) })
-	}
-	isErr(t, "send with the transmit CQ full", sep.Send([]byte("r"), nil, dst, 2), fabric.ErrAgain)
-	ent := make([]fabric.CQEntry, 4)
-	if n, err := scq.Read(ent); n != 2 || err != nil {
-		t.Fatalf("read of the full CQ = %d, %v; want its 2 entries", n, err)
-	}
-	retry(t, "send after the CQ drained", func() error { return sep.Send([]byte("r"), nil, dst, 3) }, scq)
-	if n, err := scq.Read(ent); n != 1 || err != nil || ent[0].OpContext != 3 {
-		t.Fatalf("completion after the drain = %d, %v, %+v", n, err, ent[0])
-	}
-	// Receive side: more messages than the CQ holds never overrun it
-	// (a datagram endpoint may drop what does not fit).
-	rep, rcq := small(b)
-	for i := 0; i < 4; i++ {
-		if err := rep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, i); err != nil {
-			t.Fatal(err)
-		}
-	}
-	toRep := a.insert(mustName(t, rep))
-	for i := 0; i < 4; i++ {
-		retry(t, "send", func() error { return a.ep.Send([]byte("x"), nil, toRep, nil) }, a.txcq)
-		waitCQ(t, a.txcq)
-	}
-	got := 0
-	end := time.Now().Add(scaled(50 * time.Millisecond))
-	for time.Now().Before(end) {
-		n, err := rcq.Read(ent)
-		if errors.Is(err, fabric.ErrOverrun) {
-			t.Fatal("receive CQ overran under FI_RM_ENABLED")
-		}
-		got += n
-	}
-	if got < 2 || tg.EPType != fabric.EPDgram && got != 4 {
-		t.Fatalf("received %d of 4 messages through a size-2 CQ", got)
-	}
-}
-
 func cqRmEnabledRecvWithFullRxCqEAGAIN(t *testing.T, tg Target) {
 	a, b, ab, _ := tg.pair(t, envOpts{cqSize: 2})
 	if b.info.DomainAttr.ResourceMgmt != fabric.RMEnabled {
@@ -715,13 +655,4 @@ func bindAVIfAny(ep *fabric.Endpoint, e *env) error {
 		return nil
 	}
 	return ep.BindAV(e.av)
-}
-
-func mustName(t *testing.T, ep *fabric.Endpoint) []byte {
-	t.Helper()
-	b, err := ep.Name()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

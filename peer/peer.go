@@ -45,6 +45,19 @@ import "github.com/gofabric/fabric/provider"
 //	    adds an error completion; e is copied.
 type CQOwner = provider.CQOwner
 
+// CQReserver is an optional CQOwner extension (no fi_peer(3) counterpart)
+// through which peers keep the promise of FI_RM_ENABLED that no completion
+// is lost: they reserve room before posting and refuse with FI_EAGAIN when
+// there is none. An imported owner CQ (FI_PEER) that does not implement it
+// receives plain Write/WriteErr calls, without reservations, however full
+// it is: keeping every entry is then the owner's business (libfabric's
+// util CQ keeps an overflow list; a CQ of this module opened in a domain
+// with resource management keeps entries beyond its size). Methods, beyond
+// CQOwner's: Reserve() bool (take room for one completion; false when
+// full), Unreserve() (give it back), WriteReserved and WriteErrReserved
+// (Write and WriteErr into reserved room) and Full() bool.
+type CQReserver = provider.CQReserver
+
 // CntrOwner is fi_ops_cntr_owner: how a peer bumps a counter it does not
 // own (fabric.Cntr.Owner returns one; fabric.CntrAttr.Peer takes one).
 // Methods: Inc() adds one to the success value, IncErr() to the error
