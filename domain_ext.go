@@ -43,6 +43,14 @@ func (d *Domain) mrEffectiveMode() MRMode {
 	return m
 }
 
+// rmEnabled reports whether the domain manages resources (resource_mgmt is
+// not FI_RM_DISABLED; FI_RM_UNSPEC takes the providers' default, enabled):
+// its CQs never overrun and its receive queues reserve CQ room (see
+// provider.CQReserver).
+func (d *Domain) rmEnabled() bool {
+	return d.info.DomainAttr == nil || d.info.DomainAttr.ResourceMgmt != RMDisabled
+}
+
 // localMR reports whether the domain requires descriptors for local
 // buffers: FI_MR_LOCAL in its mr_mode, or the legacy FI_LOCAL_MR mode bit.
 func (d *Domain) localMR() bool {

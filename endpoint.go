@@ -69,11 +69,6 @@ type Endpoint struct {
 	sep    *ScalableEndpoint // owning scalable endpoint of a tx/rx context
 
 	avCancel func() // stops AV insert notifications
-
-	// rxFull reports a full receive CQ under FI_RM_ENABLED (nil otherwise):
-	// a receive is then refused with ErrAgain, since it could match a
-	// queued message at once and its completion would have nowhere to go.
-	rxFull func() bool
 }
 
 // OpenEndpoint opens an active endpoint (fi_endpoint). info is usually one
@@ -134,6 +129,8 @@ func newEndpoint(d *Domain, ci *Info, pe provider.Endpoint) *Endpoint {
 		Size:     size,
 		Directed: ci.Caps&CapDirectedRecv != 0,
 		Tagged:   ci.Caps&CapTagged != 0,
+		// FI_RM_ENABLED: receives reserve room in the receive CQ.
+		ResourceMgmt: d.rmEnabled(),
 	})
 	ep.ownRQ = true
 	return ep
@@ -493,9 +490,6 @@ func (e *Endpoint) enableLocked() error {
 	e.res = res
 	if err := e.p.Enable(&e.res); err != nil {
 		return err
-	}
-	if d := e.info.DomainAttr; d != nil && d.ResourceMgmt == RMEnabled && e.rxCQ != nil && e.rxCQ.q != nil {
-		e.rxFull = e.rxCQ.q.Full
 	}
 	if l, ok := e.p.(provider.AVListener); ok && e.av != nil {
 		e.avCancel = e.av.onInsert(l.AddrInserted)

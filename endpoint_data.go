@@ -276,9 +276,6 @@ func (ep *Endpoint) recv(m provider.Msg, flags Flags, explicit, tagged bool) err
 		m.Addr = AddrUnspec
 	}
 	m.Flags = f
-	if e.rxFull != nil && e.rxFull() {
-		return ErrAgain
-	}
 	return e.rq.Post(&m, tagged)
 }
 
@@ -356,6 +353,13 @@ func (ep *Endpoint) rmaOp(m provider.Msg, flags Flags, explicit, write, inject b
 	if n > e.maxMsg {
 		return ErrMsgSize
 	}
+	// The remote regions cover exactly the local buffers.
+	if !rmaCovers(&m, n) {
+		return ErrInval
+	}
+	if !write && explicit && flags&FlagInject != 0 {
+		return ErrBadFlags // FI_INJECT applies to writes only (fi_rma(3))
+	}
 	access, cntr := FlagRead, provider.CntrRead
 	if write {
 		access, cntr = FlagWrite, provider.CntrWrite
@@ -377,6 +381,7 @@ func (ep *Endpoint) rmaOp(m provider.Msg, flags Flags, explicit, write, inject b
 	if write {
 		return e.rma.Write(m)
 	}
+	m.Flags &^= FlagInject // a default op flag; reads have nothing to inject
 	return e.rma.Read(m)
 }
 
@@ -452,6 +457,19 @@ func (ep *Endpoint) RMAInjectWrite(buf []byte, dest Addr, addr, key uint64) erro
 func (ep *Endpoint) RMAInjectWriteData(buf []byte, data uint64, dest Addr, addr, key uint64) error {
 	return ep.rmaOp(provider.Msg{Buf: buf, Addr: dest, Data: data,
 		RMAOne: RMAIOV{Addr: addr, Len: uint64(len(buf)), Key: key}}, FlagInject|FlagRemoteCQData, true, true, true)
+}
+
+// rmaCovers reports whether m's remote regions (m.RMA, or m.RMAOne when
+// it is nil) add up to exactly n, the length of its local buffers.
+func rmaCovers(m *provider.Msg, n uint64) bool {
+	if m.RMA == nil {
+		return m.RMAOne.Len == n
+	}
+	var rl uint64
+	for _, r := range m.RMA {
+		rl += r.Len
+	}
+	return rl == n
 }
 
 func nonNil(iov [][]byte) [][]byte {

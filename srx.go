@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/peer"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -14,7 +15,7 @@ type RecvMsg = Msg
 // PeerSRX is the fi_peer_srx_context of an FI_PEER import: the owner's
 // receive queue that a peer provider's endpoints deliver into.
 type PeerSRX struct {
-	Owner provider.SRXOwner
+	Owner peer.SRXOwner
 }
 
 // srxRecvFlags are the flags accepted by RecvMsg/TRecvMsg.
@@ -75,6 +76,8 @@ func (d *Domain) OpenSRX(attr *RxAttr, peer *PeerSRX) (*SRX, error) {
 			Size:     int(min(at.Size, 1<<20)),
 			Directed: caps&CapDirectedRecv != 0,
 			Tagged:   caps == 0 || caps&CapTagged != 0,
+			// FI_RM_ENABLED: receives reserve room in the receive CQ.
+			ResourceMgmt: d.rmEnabled(),
 		})
 		s.own = s.q
 	}

@@ -33,7 +33,6 @@ var cqCases = []testCase{
 	{"fi_cq/shared_by_endpoints_and_directions", cqSharedByEndpointsAndDirections},
 	{"fi_cq/wait_fd_readable_on_completion", cqWaitFdReadableOnCompletion},
 	{"fi_cq/strerror_printable", cqStrerrorPrintable},
-	{"fi_cq/rm_enabled_full_cq_EAGAIN_no_overrun", cqRmEnabledFullCqEAGAINNoOverrun},
 	{"fi_cq/rm_enabled_recv_with_full_rx_cq_EAGAIN", cqRmEnabledRecvWithFullRxCqEAGAIN},
 	{"fi_cq/source_err_unknown_sender_EADDRNOTAVAIL", cqSourceErrUnknownSenderEADDRNOTAVAIL},
 }
@@ -52,7 +51,7 @@ func cqReadEmptyEAGAIN(t *testing.T, tg Target) {
 func cqSreadTimeout(t *testing.T, tg Target) {
 	e := tg.open(t, envOpts{wait: fabric.WaitUnspec})
 	start := time.Now()
-	_, err := e.rxcq.SRead(make([]fabric.CQEntry, 1), 0, 200)
+	_, err := e.rxcq.SRead(make([]fabric.CQEntry, 1), 0, 200*time.Millisecond)
 	el := time.Since(start)
 	isErr(t, "sread timeout", err, fabric.ErrAgain)
 	if el < 150*time.Millisecond || el > scaled(2*time.Second) {
@@ -60,9 +59,9 @@ func cqSreadTimeout(t *testing.T, tg Target) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err = e.rxcq.ReadWait(ctx, make([]fabric.CQEntry, 1))
+	_, err = e.rxcq.SReadContext(ctx, make([]fabric.CQEntry, 1), 0)
 	if !errors.Is(err, fabric.ErrAgain) || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("ReadWait deadline error %v should match ErrAgain and DeadlineExceeded", err)
+		t.Fatalf("SReadContext deadline error %v should match ErrAgain and DeadlineExceeded", err)
 	}
 }
 
@@ -75,7 +74,7 @@ func cqSreadWakesOnMessage(t *testing.T, tg Target) {
 	done := make(chan error, 1)
 	go func() {
 		ent := make([]fabric.CQEntry, 1)
-		n, err := b.rxcq.SRead(ent, 0, int(scaled(5*time.Second)/time.Millisecond))
+		n, err := b.rxcq.SRead(ent, 0, scaled(5*time.Second))
 		if err == nil && (n != 1 || ent[0].Len != 4) {
 			err = errors.New("wrong completion")
 		}
@@ -100,7 +99,7 @@ func cqSignalBeforeSread(t *testing.T, tg Target) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err := cq.SRead(make([]fabric.CQEntry, 1), 0, 2000)
+	_, err := cq.SRead(make([]fabric.CQEntry, 1), 0, 2*time.Second)
 	if !errors.Is(err, fabric.ErrAgain) && !errors.Is(err, fabric.ErrCanceled) {
 		t.Fatalf("sread after signal: %v", err)
 	}
@@ -136,7 +135,7 @@ func cqFormatMsgFlagsLen(t *testing.T, tg Target) {
 func cqOverrunEOVERRUN(t *testing.T, tg Target) {
 	connectionless(t, tg)
 	// Only without resource management may a CQ overrun (fi_domain(3));
-	// fi_cq/rm_enabled_full_cq_EAGAIN_no_overrun covers FI_RM_ENABLED.
+	// fi_domain/rm_enabled_* cover FI_RM_ENABLED.
 	a, _, ab, _ := tg.pair(t, envOpts{modify: func(in *fabric.Info) {
 		in.DomainAttr.ResourceMgmt = fabric.RMDisabled
 	}})
@@ -391,7 +390,7 @@ func cqThresholdCondAndAffinityAccepted(t *testing.T, tg Target) {
 	got := 0
 	deadline := time.Now().Add(scaled(5 * time.Second))
 	for got < n && time.Now().Before(deadline) {
-		k, err := cq.SRead(ent, n-got, int(scaled(5*time.Second)/time.Millisecond))
+		k, err := cq.SRead(ent, n-got, scaled(5*time.Second))
 		if err != nil {
 			t.Fatalf("sread with threshold: %v", err)
 		}
@@ -605,65 +604,6 @@ func cqStrerrorPrintable(t *testing.T, tg Target) {
 	}
 }
 
-func cqRmEnabledFullCqEAGAINNoOverrun(t *testing.T, tg Target) {
-	connectionless(t, tg)
-	a, b := tg.open(t, envOpts{}), tg.open(t, envOpts{})
-	if a.info.DomainAttr.ResourceMgmt != fabric.RMEnabled {
-		t.Skip("resource management not enabled")
-	}
-	// small opens an endpoint whose one CQ (both directions) holds 2.
-	small := func(e *env) (*fabric.Endpoint, *fabric.CQ) {
-		cq := e.openCQ(&fabric.CQAttr{Size: 2, Format: fabric.CQFormatContext})
-		ep := e.bareEndpoint()
-		for _, err := range []error{ep.BindCQ(cq, fabric.FlagTransmit|fabric.FlagRecv), ep.BindAV(e.av), ep.Enable()} {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		return ep, cq
-	}
-	// Transmit side: the third send finds no room for its completion.
-	sep, scq := small(a)
-	dst := a.insert(b.addr)
-	for i := 0; i < 2; i++ {
-		retry(t, "send", func() error { return sep.Send([]byte("r"), nil, dst, i) })
-	}
-	isErr(t, "send with the transmit CQ full", sep.Send([]byte("r"), nil, dst, 2), fabric.ErrAgain)
-	ent := make([]fabric.CQEntry, 4)
-	if n, err := scq.Read(ent); n != 2 || err != nil {
-		t.Fatalf("read of the full CQ = %d, %v; want its 2 entries", n, err)
-	}
-	retry(t, "send after the CQ drained", func() error { return sep.Send([]byte("r"), nil, dst, 3) }, scq)
-	if n, err := scq.Read(ent); n != 1 || err != nil || ent[0].OpContext != 3 {
-		t.Fatalf("completion after the drain = %d, %v, %+v", n, err, ent[0])
-	}
-	// Receive side: more messages than the CQ holds never overrun it
-	// (a datagram endpoint may drop what does not fit).
-	rep, rcq := small(b)
-	for i := 0; i < 4; i++ {
-		if err := rep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, i); err != nil {
-			t.Fatal(err)
-		}
-	}
-	toRep := a.insert(mustName(t, rep))
-	for i := 0; i < 4; i++ {
-		retry(t, "send", func() error { return a.ep.Send([]byte("x"), nil, toRep, nil) }, a.txcq)
-		waitCQ(t, a.txcq)
-	}
-	got := 0
-	end := time.Now().Add(scaled(50 * time.Millisecond))
-	for time.Now().Before(end) {
-		n, err := rcq.Read(ent)
-		if errors.Is(err, fabric.ErrOverrun) {
-			t.Fatal("receive CQ overran under FI_RM_ENABLED")
-		}
-		got += n
-	}
-	if got < 2 || tg.EPType != fabric.EPDgram && got != 4 {
-		t.Fatalf("received %d of 4 messages through a size-2 CQ", got)
-	}
-}
-
 func cqRmEnabledRecvWithFullRxCqEAGAIN(t *testing.T, tg Target) {
 	a, b, ab, _ := tg.pair(t, envOpts{cqSize: 2})
 	if b.info.DomainAttr.ResourceMgmt != fabric.RMEnabled {
@@ -715,13 +655,4 @@ func bindAVIfAny(ep *fabric.Endpoint, e *env) error {
 		return nil
 	}
 	return ep.BindAV(e.av)
-}
-
-func mustName(t *testing.T, ep *fabric.Endpoint) []byte {
-	t.Helper()
-	b, err := ep.Name()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

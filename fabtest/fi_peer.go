@@ -16,6 +16,7 @@ import (
 var peerCases = []testCase{
 	{"fi_peer/import_cntr_increments_owner", peerImportCntrIncrementsOwner},
 	{"fi_peer/import_cq_completions_land_in_owner", peerImportCqCompletionsLandInOwner},
+	{"fi_peer/import_cq_without_reserver_gets_every_completion", peerImportCqWithoutReserverGetsEveryCompletion},
 	{"fi_peer/import_srx_expected_unexpected_discard", peerImportSrxExpectedUnexpectedDiscard},
 	{"fi_peer/av_owner_query_ep_addr", peerAvOwnerQueryEpAddr},
 	{"fi_peer/av_set_members", peerAvSetMembers},
@@ -84,7 +85,7 @@ func peerImportCqCompletionsLandInOwner(t *testing.T, tg Target) {
 	}
 	var ee fabric.CQErrEntry
 	isErr(t, "readerr on a peer CQ", pcq.ReadErr(&ee), fabric.ErrNoSys)
-	_, err = pcq.SRead(make([]fabric.CQEntry, 1), 0, 10)
+	_, err = pcq.SRead(make([]fabric.CQEntry, 1), 0, 10*time.Millisecond)
 	isErr(t, "sread on a peer CQ", err, fabric.ErrNoSys)
 	ctx := new(int)
 	retry(t, "send", func() error { return ep.Send([]byte("peer"), nil, ab, ctx) }, pcq)
@@ -94,6 +95,41 @@ func peerImportCqCompletionsLandInOwner(t *testing.T, tg Target) {
 	}
 	if len(owner.ok) != 1 || owner.ok[0].OpContext != ctx || owner.ok[0].Flags != fabric.FlagSend|fabric.FlagMsg {
 		t.Fatalf("owner received %+v", owner.ok)
+	}
+}
+
+// peerImportCqWithoutReserverGetsEveryCompletion: an imported owner CQ
+// that cannot reserve room (no provider.CQReserver) gets every completion
+// written to it, without reservations, and posts are never refused for
+// lack of room in it: under FI_RM_ENABLED keeping every entry is then the
+// owner's business (see peer.CQReserver).
+func peerImportCqWithoutReserverGetsEveryCompletion(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	a, _, ab, _ := tg.pair(t, envOpts{})
+	owner := &recorder{}
+	pcq, err := a.dom.OpenCQ(&fabric.CQAttr{Flags: fabric.FlagPeer, Peer: owner, Size: 2, Format: fabric.CQFormatContext})
+	if err != nil {
+		t.Fatalf("open peer CQ: %v", err)
+	}
+	t.Cleanup(func() { closeOK(t, "peer cq", pcq.Close()) }) // after the endpoint's
+	ep := a.bareEndpoint()
+	for _, err := range []error{ep.BindCQ(pcq, fabric.FlagTransmit|fabric.FlagRecv), ep.BindAV(a.av), ep.Enable()} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	const sends = 5
+	for i := 0; i < sends; i++ {
+		if err := ep.Send([]byte("peer"), nil, ab, i); err != nil {
+			t.Fatalf("send %d into an owner CQ of size 2 that is never read: %v", i, err)
+		}
+	}
+	deadline := time.Now().Add(scaled(2 * time.Second))
+	for len(owner.ok) < sends && time.Now().Before(deadline) {
+		pcq.Read(nil)
+	}
+	if len(owner.ok) != sends {
+		t.Fatalf("owner received %d of %d completions: %+v", len(owner.ok), sends, owner.ok)
 	}
 }
 

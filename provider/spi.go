@@ -7,7 +7,8 @@ import "time"
 // CQOwner is fi_ops_cq_owner: how a provider writes completions into a CQ it
 // does not own (or its own default CQ). Write and WriteErr are goroutine-safe
 // and wake waiters. A full CQ records an overrun (the CQ reports
-// FI_EOVERRUN once its valid entries are drained).
+// FI_EOVERRUN once its valid entries are drained), unless it was opened
+// with resource management (see CQReserver).
 type CQOwner interface {
 	// Write adds a successful completion. buf is where the data was placed
 	// (may be nil); src is the source address or AddrNotAvail.
@@ -161,6 +162,47 @@ type Resources struct {
 	// fast paths (the udp provider receives datagrams straight into the
 	// posted buffers through srx.Queue.ReceiveDirect).
 	OwnSRX bool
+}
+
+// CQReserver is an optional CQOwner extension through which providers keep
+// the promise of FI_RM_ENABLED (fi_domain(3) "Tx CQ / Rx CQ": EAGAIN) that
+// no completion is lost: room for a completion is claimed before the
+// operation it reports is started, and the completion is later written
+// into that room, which cannot fail for lack of space. internal/cq
+// implements it; an imported FI_PEER CQ may or may not.
+//
+// The rules, for a provider whose domain has resource management enabled
+// (not FI_RM_DISABLED) and whose CQ implements CQReserver:
+//
+//   - An operation posted by the application that will write a CQ entry
+//     (FlagCompletion set) reserves first; when Reserve reports false the
+//     post fails with EAGAIN and nothing is started. Its completion, success
+//     or error, is then written with WriteReserved or WriteErrReserved, or
+//     the room is given back with Unreserve if the operation ends without
+//     an entry (endpoint close).
+//   - A completion the peer causes (a message matched to a posted receive,
+//     remote CQ data of an RMA write) is reserved before the message is
+//     accepted: a reliable endpoint leaves it in the stream and retries
+//     (fi_domain(3) "Target EP: retried"), a datagram endpoint may drop it.
+//     internal/srx reserves for receive completions (GetMsg/GetTag answer
+//     EAGAIN; Post answers EAGAIN when a queued message would complete at
+//     once) and srx.Complete writes into the room.
+//   - Entries nobody reserved (errors of operations posted without
+//     FlagCompletion, cancellations, FI_MULTI_RECV releases, peeks) are
+//     written with Write/WriteErr. A CQ opened with resource management
+//     keeps them beyond its size rather than overrun (as libfabric's util
+//     CQ keeps an overflow list); reservations count them, so posting pauses
+//     until the application has read them.
+//
+// Reserve, Unreserve and the writes are goroutine-safe. Full reports
+// whether a Reserve now would fail (no room, overrun or closed).
+type CQReserver interface {
+	CQOwner
+	Reserve() bool
+	Unreserve()
+	WriteReserved(ctx any, flags Flags, length uint64, buf []byte, data, tag uint64, src Addr) error
+	WriteErrReserved(e *CQErrEntry) error
+	Full() bool
 }
 
 // UnknownSrcWriter is an optional CQOwner extension for FI_SOURCE_ERR:

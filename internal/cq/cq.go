@@ -28,7 +28,7 @@ type Config struct {
 	// Format selects which CQEntry fields reads fill; UNSPEC means CONTEXT,
 	// as in libfabric's util CQ.
 	Format provider.CQFormat
-	// WaitObj is the wait object (FI_WAIT_NONE by default).
+	// WaitObj is the wait object (FI_WAIT_UNSPEC, the zero value, by default).
 	WaitObj provider.WaitObj
 	// WaitCond is FI_CQ_COND_NONE or FI_CQ_COND_THRESHOLD (the threshold is
 	// given to SRead).
@@ -40,6 +40,12 @@ type Config struct {
 	// LegacyErrData (fabric opened with API < 1.5) makes ReadErr always
 	// return a CQ-owned err_data buffer.
 	LegacyErrData bool
+	// ResourceMgmt (a domain with FI_RM_ENABLED) makes the CQ never
+	// overrun: a write that was not reserved (see Reserve) and finds the
+	// CQ full keeps its entry beyond Size, like libfabric's util CQ
+	// overflow list; Reserve refuses until the reader has brought the
+	// entries back under Size. Without it a full CQ overruns (fi_cq(3)).
+	ResourceMgmt bool
 }
 
 // Check validates c and returns it with defaults applied.
@@ -97,7 +103,10 @@ type CQ struct {
 	errData []byte // CQ-owned err_data returned by ReadErr
 }
 
-var _ provider.CQOwner = (*CQ)(nil)
+var (
+	_ provider.CQOwner    = (*CQ)(nil)
+	_ provider.CQReserver = (*CQ)(nil)
+)
 
 // New opens a CQ.
 func New(cfg Config) (*CQ, error) {
@@ -147,16 +156,17 @@ func (q *CQ) publishLocked() {
 
 // ---- owner side (provider.CQOwner) ----
 
-// push reserves the tail slot; q.mu is held. It reports false (and records
-// the overrun) when the CQ is full or already overrun. reserved says the
-// caller holds a slot taken with Reserve, which it consumes.
+// push reserves the tail slot; q.mu is held. It reports EOVERRUN (and
+// records the overrun) when the CQ is full or already overrun, unless the
+// CQ has resource management (the entry is kept beyond Size). reserved
+// says the caller holds a slot taken with Reserve, which it consumes.
 func (q *CQ) push(reserved bool) (*slot, error) {
 	if q.closed {
 		return nil, provider.EBADF
 	}
 	if reserved && q.held > 0 {
 		q.held--
-	} else if q.overrun || q.n+q.held >= q.cfg.Size {
+	} else if !q.cfg.ResourceMgmt && (q.overrun || q.n+q.held >= q.cfg.Size) {
 		q.overrun = true
 		q.dropped++
 		q.publishLocked()
@@ -176,7 +186,8 @@ func (q *CQ) push(reserved bool) (*slot, error) {
 // reports false when the CQ has no room: entries and reservations fill
 // its size, or it is overrun or closed. Providers with resource management
 // enabled (FI_RM_ENABLED) use it to answer FI_EAGAIN instead of overrunning
-// the CQ (fi_domain(3)). Unreserved writes never take reserved room.
+// the CQ (fi_domain(3); see provider.CQReserver). Unreserved writes never
+// take reserved room.
 func (q *CQ) Reserve() bool {
 	q.mu.Lock()
 	ok := !q.closed && !q.overrun && q.n+q.held < q.cfg.Size
@@ -198,9 +209,10 @@ func (q *CQ) Unreserve() {
 	q.mu.Unlock()
 }
 
-// Full reports whether a write now would overrun the CQ (or the CQ is
-// closed): queued entries and reservations fill its size. It takes no
-// lock: providers ask it before every receive poll.
+// Full reports whether Reserve would fail now: queued entries and
+// reservations fill the CQ's size, or it is overrun or closed (without
+// resource management, an unreserved write would then overrun it). It
+// takes no lock: providers ask it before every receive poll.
 func (q *CQ) Full() bool {
 	s := q.state.Load()
 	return s&(stateOverrun|stateClosed) != 0 || int(s&stateCount)+int(s>>stateHeldSh&stateCount) >= q.cfg.Size

@@ -381,7 +381,7 @@ func TestSReadTimeout(t *testing.T) {
 }
 
 func TestSReadWaitNone(t *testing.T) {
-	q := mustNew(t, Config{})
+	q := mustNew(t, Config{WaitObj: provider.WaitNone})
 	start := time.Now()
 	if _, err := q.SRead(make([]provider.CQEntry, 1), nil, 0, time.Time{}, nil); err != provider.ENOSYS {
 		t.Fatalf("sread on FI_WAIT_NONE: %v", err)
@@ -953,5 +953,73 @@ func TestLockFreeReadConcurrent(t *testing.T) {
 	}
 	if ov, _ := q.Overrun(); ov {
 		t.Fatal("overrun")
+	}
+}
+
+// With ResourceMgmt (FI_RM_ENABLED) the CQ never overruns: an unreserved
+// write that finds it full keeps its entry beyond Size (libfabric's util CQ
+// overflow list), and reservations are refused until the reader has
+// brought it back under Size.
+func TestResourceMgmtOverflow(t *testing.T) {
+	q, err := New(Config{Size: 2, Format: provider.CQFormatContext, ResourceMgmt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if !q.Reserve() {
+		t.Fatal("reserve in an empty CQ")
+	}
+	for i := 1; i <= 3; i++ {
+		if err := q.Write(i, 0, 0, nil, 0, 0, 0); err != nil {
+			t.Fatalf("unreserved write %d beyond the size: %v", i, err)
+		}
+	}
+	if err := q.WriteErr(&provider.CQErrEntry{OpContext: 4, Err: provider.EIO}); err != nil {
+		t.Fatalf("unreserved error write beyond the size: %v", err)
+	}
+	if err := q.WriteReserved(0, 0, 0, nil, 0, 0, 0); err != nil {
+		t.Fatalf("reserved write: %v", err)
+	}
+	if q.Reserve() || !q.Full() {
+		t.Fatal("reservation granted in a CQ holding more than its size")
+	}
+	if ov, dropped := q.Overrun(); ov || dropped != 0 {
+		t.Fatalf("overrun %v, %d dropped", ov, dropped)
+	}
+	ents := make([]provider.CQEntry, 8)
+	n, err := q.Read(ents)
+	if n != 3 || err != nil || ents[0].OpContext != 1 || ents[2].OpContext != 3 {
+		t.Fatalf("read = %d, %v, %+v; want the 3 entries before the error", n, err, ents[:n])
+	}
+	var ee provider.CQErrEntry
+	if err := q.ReadErr(&ee); err != nil || ee.OpContext != 4 {
+		t.Fatalf("readerr = %v, %+v", err, ee)
+	}
+	if q.Full() {
+		t.Fatal("full with one entry left of two")
+	}
+	if n, err := q.Read(ents); n != 1 || err != nil || ents[0].OpContext != 0 {
+		t.Fatalf("read of the reserved entry = %d, %v", n, err)
+	}
+	if _, err := q.Read(ents); err != provider.EAGAIN {
+		t.Fatalf("read of the drained CQ = %v, want EAGAIN (never EOVERRUN)", err)
+	}
+}
+
+// BenchmarkReserveWriteRead is BenchmarkWriteRead with a reservation
+// first (FI_RM_ENABLED): the difference is what the reservation costs on
+// the hot path.
+func BenchmarkReserveWriteRead(b *testing.B) {
+	q, _ := New(Config{Format: provider.CQFormatTagged, ResourceMgmt: true})
+	defer q.Close()
+	ent := make([]provider.CQEntry, 1)
+	ctx := new(int)
+	b.ReportAllocs()
+	for b.Loop() {
+		if !q.Reserve() {
+			b.Fatal("no room")
+		}
+		q.WriteReserved(ctx, provider.FlagSend, 0, nil, 0, 0, 0)
+		q.Read(ent)
 	}
 }

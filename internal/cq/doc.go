@@ -20,7 +20,8 @@
 //     the head (ReadErr then returns it);
 //   - an empty CQ first drives progress of the bound sources, then returns
 //     EAGAIN;
-//   - after an overrun (a write found the CQ full) no further completion is
+//   - after an overrun (a write found the CQ full; never with
+//     Config.ResourceMgmt, see provider.CQReserver) no further completion is
 //     accepted; reads return the entries that were queued and then EOVERRUN
 //     for good, as fi_cq(3) NOTES say;
 //   - a read with an empty slice only drives progress and reports the state:

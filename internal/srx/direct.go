@@ -49,6 +49,12 @@ const (
 // is written into it after its cancellation. r's completion writes
 // therefore take the CQ's lock inside the queue's, an order no other path
 // reverses (the queue writes its own completions after unlocking).
+//
+// With Config.ResourceMgmt no room is reserved in the CQ (GetMsg reserves
+// before it matches): a reservation per poll would cost two CQ locks on
+// every empty poll. The peer checks the CQ's room (CQReserver.Full) before
+// it polls, and a CQ with resource management keeps the rare completion
+// that a concurrent writer pushed beyond its size rather than lose it.
 func (q *Queue) ReceiveDirect(r Receiver) DirectStatus {
 	q.mu.Lock()
 	p := q.postedMsg.head

@@ -59,6 +59,31 @@
 // to the sender), or may drop it when resource management is disabled
 // (FI_RM_DISABLED, e.g. DGRAM). The default (0) is unbounded.
 //
+// # Reserved completions (Config.ResourceMgmt)
+//
+// With Config.ResourceMgmt and a CQ given to SetCompletion that implements
+// provider.CQReserver, the queue claims room in the CQ before a receive
+// that writes a completion (FlagCompletion, or a multi-receive buffer) is
+// handed to a peer, so that no completion is lost (FI_RM_ENABLED):
+//
+//   - GetMsg/GetTag return EAGAIN and a nil entry when a posted receive
+//     matches but the CQ has no room; the receive stays posted and the
+//     peer keeps the message (a reliable peer leaves it in its stream and
+//     retries, a datagram peer may drop it);
+//   - Post returns EAGAIN when the receive would match a queued unexpected
+//     message (it completes at once) and the CQ has no room, leaving the
+//     message queued; and, as fi_domain(3) "Rx CQ" says, when the CQ is
+//     full;
+//   - Complete, CompleteErr and CompleteFrom write into the room of the
+//     entry, and FreeEntry gives it back when the entry was freed without
+//     a completion.
+//
+// Entries the queue writes itself (peeks, FI_DISCARD, cancellations,
+// separate FI_MULTI_RECV releases), and messages matched while being
+// queued (QueueMsg, ForeachUnspecAddr, FI_MULTI_RECV posts draining
+// queued messages), go in unreserved: a CQ opened with resource
+// management keeps them beyond its size rather than overrun.
+//
 // # FI_PEEK, FI_CLAIM, FI_DISCARD
 //
 // The owner writes these completions itself, to the CQ and counter given to

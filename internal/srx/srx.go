@@ -38,6 +38,11 @@ type Config struct {
 	// MaxUnexpected bounds the unexpected messages held (see the package
 	// documentation). 0 means unbounded.
 	MaxUnexpected int
+	// ResourceMgmt (FI_RM_ENABLED) makes the queue reserve room in the CQ
+	// given to SetCompletion, when it implements provider.CQReserver,
+	// before a receive that writes a completion is matched (see the
+	// package documentation).
+	ResourceMgmt bool
 }
 
 type state uint8
@@ -75,6 +80,11 @@ type entry struct {
 
 	// multi-recv child
 	parent *entry
+
+	// res is the CQ in which room for this entry's completion was
+	// reserved (FI_RM_ENABLED); Complete writes into it, FreeEntry gives
+	// it back if unused.
+	res provider.CQReserver
 
 	iov  [inlineIOV][]byte
 	desc [inlineIOV]provider.MRDesc
@@ -133,6 +143,7 @@ type Queue struct {
 	directed bool
 	tagged   bool
 	maxUnexp int
+	rm       bool
 
 	minMulti atomic.Uint64
 
@@ -145,6 +156,7 @@ type Queue struct {
 
 	cq   provider.CQOwner
 	cntr provider.CntrOwner
+	res  provider.CQReserver // cq, when rm and cq can reserve
 }
 
 var _ provider.SRXOwner = (*Queue)(nil)
@@ -155,7 +167,8 @@ func New(cfg Config) *Queue {
 	if size <= 0 {
 		size = DefaultSize
 	}
-	q := &Queue{size: size, directed: cfg.Directed, tagged: cfg.Tagged, maxUnexp: cfg.MaxUnexpected}
+	q := &Queue{size: size, directed: cfg.Directed, tagged: cfg.Tagged, maxUnexp: cfg.MaxUnexpected,
+		rm: cfg.ResourceMgmt}
 	if cfg.MinMultiRecv == 0 {
 		q.minMulti.Store(DefaultMinMultiRecv)
 	} else {
@@ -178,10 +191,16 @@ func New(cfg Config) *Queue {
 
 // SetCompletion sets where the queue itself writes completions (FI_PEEK
 // results, FI_DISCARD, cancellations, multi-receive buffer releases,
-// FI_ENOMSG) and which counter it bumps. Either may be nil.
+// FI_ENOMSG) and which counter it bumps. Either may be nil. With
+// Config.ResourceMgmt, cq is also where receive completions are reserved
+// when it implements provider.CQReserver.
 func (q *Queue) SetCompletion(cq provider.CQOwner, cntr provider.CntrOwner) {
 	q.mu.Lock()
 	q.cq, q.cntr = cq, cntr
+	q.res = nil
+	if q.rm {
+		q.res, _ = cq.(provider.CQReserver)
+	}
 	q.mu.Unlock()
 }
 
@@ -294,6 +313,16 @@ func (q *Queue) get(tagged bool, addr provider.Addr, size, tag uint64) (*provide
 		return nil, provider.EBADF
 	}
 	if p := q.findPosted(tagged, addr, tag); p != nil {
+		// FI_RM_ENABLED: the completion's room is claimed before the
+		// message is taken; without it the peer keeps the message (EAGAIN).
+		var res provider.CQReserver
+		if q.res != nil && (p.rx.Complete || p.multi) {
+			if !q.res.Reserve() {
+				q.mu.Unlock()
+				return nil, provider.EAGAIN
+			}
+			res = q.res
+		}
 		var e *entry
 		if p.multi {
 			e = q.alloc()
@@ -305,6 +334,7 @@ func (q *Queue) get(tagged bool, addr provider.Addr, size, tag uint64) (*provide
 			e = p
 		}
 		e.st = stHanded
+		e.res = res
 		e.rx.Addr = addr
 		e.rx.MsgSize = size
 		e.rx.Tag = tag
@@ -516,6 +546,7 @@ func (q *Queue) FreeEntry(re *provider.RxEntry) {
 		q.nunexp--
 	}
 	p := e.parent
+	unused := e.res
 	q.free(e)
 	var rel *entry
 	var relCtx any
@@ -537,6 +568,9 @@ func (q *Queue) FreeEntry(re *provider.RxEntry) {
 	}
 	cq := q.cq
 	q.mu.Unlock()
+	if unused != nil {
+		unused.Unreserve()
+	}
 	if rel != nil && cq != nil {
 		if cancelled {
 			writeCanceled(cq, relCtx, relFlags, relTag)
@@ -605,6 +639,15 @@ func (q *Queue) Post(m *provider.Msg, tagged bool) error {
 		return provider.EBADF
 	}
 	if u := q.findUnexp(tagged, addr, m.Tag, m.Ignore); u != nil {
+		// FI_RM_ENABLED: the message completes now; without room for its
+		// completion the receive is refused and the message stays queued.
+		if q.res != nil && flags&provider.FlagCompletion != 0 {
+			if !q.res.Reserve() {
+				q.mu.Unlock()
+				return provider.EAGAIN
+			}
+			u.res = q.res
+		}
 		q.unexp(tagged).remove(u)
 		q.nunexp--
 		setRecv(u, m, baseFlags(tagged))
@@ -612,6 +655,11 @@ func (q *Queue) Post(m *provider.Msg, tagged bool) error {
 		q.mu.Unlock()
 		_ = start(u)
 		return nil
+	}
+	if q.res != nil && q.res.Full() {
+		// FI_RM_ENABLED, fi_domain(3) "Rx CQ": EAGAIN while the CQ is full.
+		q.mu.Unlock()
+		return provider.EAGAIN
 	}
 	if q.nposted >= q.size {
 		q.mu.Unlock()
@@ -925,31 +973,76 @@ func Complete(cq provider.CQOwner, cntr provider.CntrOwner, e *provider.RxEntry,
 		}
 		buf = b
 	}
+	res := takeRes(e, cq)
 	if olen > 0 {
 		if cq != nil {
-			_ = cq.WriteErr(&provider.CQErrEntry{OpContext: e.Context, Flags: flags, Len: uint64(n), Buf: buf,
-				Data: data, Tag: e.Tag, Olen: olen, Err: provider.ETRUNC, Src: src})
+			ee := provider.CQErrEntry{OpContext: e.Context, Flags: flags, Len: uint64(n), Buf: buf,
+				Data: data, Tag: e.Tag, Olen: olen, Err: provider.ETRUNC, Src: src}
+			if res != nil {
+				_ = res.WriteErrReserved(&ee)
+			} else {
+				_ = cq.WriteErr(&ee)
+			}
 		}
 		if cntr != nil {
 			cntr.IncErr()
 		}
 		return
 	}
-	if e.Complete && cq != nil {
+	switch {
+	case e.Complete && res != nil:
+		_ = res.WriteReserved(e.Context, flags, uint64(n), buf, data, e.Tag, src)
+	case e.Complete && cq != nil:
 		_ = cq.Write(e.Context, flags, uint64(n), buf, data, e.Tag, src)
+	case res != nil:
+		res.Unreserve()
 	}
 	if cntr != nil {
 		cntr.Inc()
 	}
 }
 
+// takeRes returns the CQ reserver in which room for e's completion was
+// reserved, when it is cq (the entry then no longer holds it); a
+// reservation in another CQ is given back, and nil returned.
+func takeRes(e *provider.RxEntry, cq provider.CQOwner) provider.CQReserver {
+	oe, ok := e.OwnerContext.(*entry)
+	if !ok || oe.res == nil {
+		return nil
+	}
+	r := oe.res
+	oe.res = nil
+	if cq != nil && sameCQ(r, cq) {
+		return r
+	}
+	r.Unreserve()
+	return nil
+}
+
+// sameCQ compares two CQ owners without panicking on incomparable
+// dynamic types.
+func sameCQ(r provider.CQReserver, cq provider.CQOwner) (eq bool) {
+	defer func() {
+		if recover() != nil {
+			eq = false
+		}
+	}()
+	return provider.CQOwner(r) == cq
+}
+
 // CompleteErr writes an error completion with err for receive entry e
 // (for example when the peer cannot deliver the message) and increments
 // the counter's error value.
 func CompleteErr(cq provider.CQOwner, cntr provider.CntrOwner, e *provider.RxEntry, err provider.Errno, src provider.Addr) {
+	res := takeRes(e, cq)
 	if cq != nil {
-		_ = cq.WriteErr(&provider.CQErrEntry{OpContext: e.Context, Flags: e.Flags & provider.ReportedCompFlags,
-			Tag: e.Tag, Err: err, Src: src})
+		ee := provider.CQErrEntry{OpContext: e.Context, Flags: e.Flags & provider.ReportedCompFlags,
+			Tag: e.Tag, Err: err, Src: src}
+		if res != nil {
+			_ = res.WriteErrReserved(&ee)
+		} else {
+			_ = cq.WriteErr(&ee)
+		}
 	}
 	if cntr != nil {
 		cntr.IncErr()
@@ -971,6 +1064,11 @@ func CompleteFrom(cq provider.CQOwner, cntr provider.CntrOwner, e *provider.RxEn
 	if !ok {
 		Complete(cq, cntr, e, n, olen, src)
 		return
+	}
+	if res := takeRes(e, cq); res != nil {
+		// The entry goes in unreserved: a CQ with resource management
+		// keeps it even when full.
+		res.Unreserve()
 	}
 	flags := e.Flags & provider.ReportedCompFlags
 	var data uint64

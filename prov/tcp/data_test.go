@@ -82,13 +82,35 @@ func TestSendDataInject(t *testing.T) {
 		t.Fatalf("inject+completion delivered %q", got[:e.Len])
 	}
 	expectComp(t, cli.txCQ, "ic", provider.FlagSend|provider.FlagMsg)
-	// Inject larger than inject_size is refused.
-	if err := cli.ep.Send(provider.Msg{Buf: make([]byte, InjectSize+1), Flags: provider.FlagInject}); err != provider.EINVAL {
-		t.Fatalf("big inject: %v", err)
+}
+
+// TestLimitsAboveProviderRefused: an Info whose limits exceed tcp's is
+// refused at open, so the limits the root package enforces on each call
+// (inject size, iov counts) are never above what post can carry.
+func TestLimitsAboveProviderRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*provider.Info)
+	}{
+		{"tx iov_limit", func(i *provider.Info) { i.TxAttr.IOVLimit = IOVLimit + 1 }},
+		{"rma_iov_limit", func(i *provider.Info) { i.TxAttr.RMAIOVLimit = IOVLimit + 1 }},
+		{"inject_size", func(i *provider.Info) { i.TxAttr.InjectSize = InjectSize + 1 }},
+		{"rx iov_limit", func(i *provider.Info) { i.RxAttr.IOVLimit = IOVLimit + 1 }},
+	} {
+		info := loInfo(t, opts{})
+		tc.mod(info)
+		if ep, err := (&domain{}).Endpoint(info); err != provider.EINVAL {
+			if ep != nil {
+				ep.Close()
+			}
+			t.Errorf("%s above the provider's: open = %v, want EINVAL", tc.name, err)
+		}
 	}
-	if err := cli.ep.Send(provider.Msg{IOV: make([][]byte, IOVLimit+1)}); err != provider.EINVAL {
-		t.Fatalf("too many iovs: %v", err)
+	pe, err := (&domain{}).Endpoint(loInfo(t, opts{}))
+	if err != nil {
+		t.Fatalf("GetInfo's own limits: %v", err)
 	}
+	pe.Close()
 }
 
 // TestDeliveryComplete checks that an operation asking for delivery (or

@@ -45,16 +45,22 @@ type endpoint struct {
 	ctrlAuto bool // FI_PROGRESS_AUTO control progress: a goroutine finishes Connect
 	nodelay  bool
 	sharedRx bool // the receive queue is a shared receive context
+	rm       bool // resource management (not FI_RM_DISABLED): never overrun a CQ
 
 	mu      sync.Mutex
 	state   epState
 	conn    *sys.Conn // created at open; never replaced (SetName rebinds in place)
 	req     *connReq  // the request an accepting endpoint was opened from
 	res     provider.Resources
+	txRes   provider.CQReserver // res.TxCQ's reservations, with rm (nil if it has none)
+	rxRes   provider.CQReserver // res.RxCQ's reservations, with rm (nil if it has none)
 	enabled bool
 	swap    bool   // the peer's byte order differs (CM endianness probe)
 	peer    []byte // the peer's address once connected
 	downErr provider.Errno
+	// flushPending: receives posted when the connection ended are still
+	// to be flushed (the receive CQ had no room for all of them).
+	flushPending bool
 
 	// Connect state (epConnecting).
 	cmPhase int
@@ -107,6 +113,9 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 	if err := checkMsgInfo(info); err != nil {
 		return nil, err
 	}
+	if err := checkLimits(info); err != nil {
+		return nil, err
+	}
 	ep := &endpoint{caps: info.Caps, fmt: info.AddrFormat, nodelay: envBool(envNoDelay, true),
 		stCh: make(chan struct{}), closeCh: make(chan struct{}),
 		rxKick: make(chan struct{}, 1), txKick: make(chan struct{}, 1)}
@@ -114,9 +123,11 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 		ep.caps = infoCaps
 	}
 	ep.ctrlAuto = true
+	ep.rm = true
 	if info.DomainAttr != nil {
 		ep.auto = info.DomainAttr.DataProgress == provider.ProgressAuto
 		ep.ctrlAuto = info.DomainAttr.ControlProgress != provider.ProgressManual
+		ep.rm = info.DomainAttr.ResourceMgmt != provider.RMDisabled
 	}
 	if info.EPAttr != nil {
 		ep.sharedRx = info.EPAttr.RxCtxCnt == provider.SharedContext
@@ -165,6 +176,20 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 	ep.tx.init(int(txSize))
 	ep.rx.init()
 	return ep, nil
+}
+
+// checkLimits refuses an Info whose limits exceed the provider's (an
+// application may raise them after GetInfo): the root package enforces the
+// Info's limits on every data call, and post relies on them (see post).
+func checkLimits(info *provider.Info) error {
+	if a := info.TxAttr; a != nil &&
+		(a.IOVLimit > IOVLimit || a.RMAIOVLimit > tcpwire.MaxRMAIOV || a.InjectSize > InjectSize) {
+		return provider.EINVAL
+	}
+	if a := info.RxAttr; a != nil && a.IOVLimit > IOVLimit {
+		return provider.EINVAL
+	}
+	return nil
 }
 
 // Name returns the socket's address (getsockname).
@@ -220,26 +245,19 @@ func (ep *endpoint) GetOpt(name int) (uint64, error) {
 func (ep *endpoint) SetOpt(name int, v uint64) error { return provider.ENOPROTOOPT }
 
 // Enable records the bound resources. The endpoint transfers data once
-// connected (Connect or Accept).
+// connected (Connect or Accept). The root package calls it once, with an
+// EQ and a receive queue (provider package documentation).
 func (ep *endpoint) Enable(r *provider.Resources) error {
-	if r == nil {
-		return provider.EINVAL
-	}
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	if ep.state == epClosed {
 		return provider.EBADF
 	}
-	if ep.enabled {
-		return nil
-	}
-	if r.EQ == nil {
-		return provider.ENOEQ
-	}
-	if r.SRX == nil && ep.caps&(provider.CapMsg|provider.CapTagged) != 0 {
-		return provider.EINVAL
-	}
 	ep.res = *r
+	if ep.rm {
+		ep.txRes, _ = r.TxCQ.(provider.CQReserver)
+		ep.rxRes, _ = r.RxCQ.(provider.CQReserver)
+	}
 	ep.enabled = true
 	return nil
 }
@@ -266,9 +284,7 @@ func (ep *endpoint) Connect(addr []byte, data []byte) error {
 	default:
 		return provider.EOPBADSTATE
 	}
-	if !ep.enabled {
-		return provider.EOPBADSTATE
-	}
+	// The root package enabled the endpoint before calling Connect.
 	b, err := tcpwire.AppendCM(ep.cmBuf[:0], tcpwire.CMConnReq, data)
 	if err != nil {
 		return provider.EINVAL
@@ -464,9 +480,7 @@ func (ep *endpoint) Accept(data []byte) error {
 	default:
 		return provider.EOPBADSTATE
 	}
-	if !ep.enabled {
-		return provider.EOPBADSTATE
-	}
+	// The root package enabled the endpoint before calling Accept.
 	b, err := tcpwire.AppendCM(ep.cmBuf[:0], tcpwire.CMConnResp, data)
 	if err != nil {
 		return provider.EINVAL
@@ -564,6 +578,7 @@ func (ep *endpoint) flushPosted() {
 	if q == nil || ep.sharedRx {
 		return
 	}
+	ep.flushPending = false
 	for {
 		// The largest size takes a whole multi-receive buffer at once.
 		e, err := q.GetMsg(provider.AddrUnspec, math.MaxUint64)
@@ -571,6 +586,9 @@ func (ep *endpoint) flushPosted() {
 			if e != nil {
 				q.FreeEntry(e)
 			}
+			// EAGAIN: the receive CQ has no room (FI_RM_ENABLED); the
+			// rest is flushed by a later Progress, once it has.
+			ep.flushPending = err == provider.EAGAIN
 			return
 		}
 		srx.CompleteErr(ep.res.RxCQ, ep.res.Cntrs[provider.CntrRecv], e, provider.ECANCELED, provider.AddrNotAvail)
@@ -626,6 +644,10 @@ func (ep *endpoint) progressLocked() {
 			ep.flushTx()
 		}
 		ep.drain()
+	case epDown:
+		if ep.flushPending {
+			ep.flushPosted()
+		}
 	}
 }
 
@@ -659,9 +681,10 @@ func (ep *endpoint) rxLoop() {
 			case <-ep.closeCh:
 				return
 			}
-		case rxMatch:
+		case rxMatch, rxWaitCQ:
 			// The receive queue holds as many unexpected messages as it
-			// may: retry when a transmit frees something or shortly.
+			// may, or (FI_RM_ENABLED) the receive CQ has no room for the
+			// message's completion: retry when kicked or shortly.
 			if t == nil {
 				t = time.NewTimer(time.Millisecond)
 			} else {

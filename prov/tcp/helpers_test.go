@@ -31,6 +31,9 @@ type opts struct {
 	tagged   bool
 	txSize   uint64
 	maxUnexp int
+	cqSize   int    // size of both CQs (default 4096)
+	noRM     bool   // FI_RM_DISABLED
+	txCQ     *cq.CQ // a transmit CQ shared with other endpoints (owned by the test)
 }
 
 func loInfo(t testing.TB, o opts) *provider.Info {
@@ -55,6 +58,9 @@ func loInfo(t testing.TB, o opts) *provider.Info {
 	if o.txSize != 0 {
 		info.TxAttr.Size = o.txSize
 	}
+	if o.noRM {
+		info.DomainAttr.ResourceMgmt = provider.RMDisabled
+	}
 	return info
 }
 
@@ -70,6 +76,7 @@ type node struct {
 	rq    *srx.Queue
 	mr    *mrkey.Table
 	cntrs [provider.NumCntrs]*cntr.Cntr
+	ownTx bool // txCQ is the node's own (closed with it)
 }
 
 func newNode(t testing.TB, info *provider.Info, o opts) *node {
@@ -79,10 +86,22 @@ func newNode(t testing.TB, info *provider.Info, o opts) *node {
 		t.Fatal(err)
 	}
 	n := &node{t: t, ep: pe.(*endpoint), mr: mrkey.New(mrkey.Config{})}
-	n.txCQ = must(cq.New(cq.Config{Size: 4096, Format: provider.CQFormatTagged, WaitObj: provider.WaitUnspec}))(t)
-	n.rxCQ = must(cq.New(cq.Config{Size: 4096, Format: provider.CQFormatTagged, WaitObj: provider.WaitUnspec}))(t)
+	// As the root package does: resource management unless the domain
+	// disables it.
+	rm := info.DomainAttr == nil || info.DomainAttr.ResourceMgmt != provider.RMDisabled
+	size := o.cqSize
+	if size == 0 {
+		size = 4096
+	}
+	cfg := cq.Config{Size: size, Format: provider.CQFormatTagged, WaitObj: provider.WaitUnspec, ResourceMgmt: rm}
+	n.txCQ = o.txCQ
+	if n.txCQ == nil {
+		n.txCQ = must(cq.New(cfg))(t)
+		n.ownTx = true
+	}
+	n.rxCQ = must(cq.New(cfg))(t)
 	n.eq = must(eq.New(eq.Config{WaitObj: provider.WaitUnspec}))(t)
-	n.rq = srx.New(srx.Config{Tagged: true, MaxUnexpected: o.maxUnexp})
+	n.rq = srx.New(srx.Config{Tagged: true, MaxUnexpected: o.maxUnexp, ResourceMgmt: rm})
 	n.rq.SetCompletion(n.rxCQ, nil)
 	for i := range n.cntrs {
 		n.cntrs[i] = must(cntr.New(cntr.Config{}))(t)
@@ -108,7 +127,11 @@ func newNode(t testing.TB, info *provider.Info, o opts) *node {
 func (n *node) close() {
 	n.rq.Close()
 	n.ep.Close()
-	n.txCQ.Close()
+	if n.ownTx {
+		n.txCQ.Close()
+	} else {
+		n.txCQ.RemoveSource(n.ep)
+	}
 	n.rxCQ.Close()
 	n.eq.Close()
 	for _, c := range n.cntrs {

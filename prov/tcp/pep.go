@@ -200,11 +200,9 @@ func (p *pep) GetOpt(name int) (uint64, error) {
 // SetOpt: nothing is settable.
 func (p *pep) SetOpt(name int, v uint64) error { return provider.ENOPROTOOPT }
 
-// Listen starts listening; connection requests are reported on eq.
+// Listen starts listening; connection requests are reported on eq (never
+// nil: the root package requires a bound EQ).
 func (p *pep) Listen(eq provider.EQWriter) error {
-	if eq == nil {
-		return provider.ENOEQ
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch p.state {

@@ -122,13 +122,6 @@ func TestRMAWriteReadWriteData(t *testing.T) {
 		if v, _ := mrCntr.Read(); v != 6 { // the 2-region write counts per region
 			t.Fatalf("MR counter %d", v)
 		}
-		// Local length must match the remote regions.
-		if err := cli.ep.Write(provider.Msg{Buf: []byte("abc"), RMAOne: provider.RMAIOV{Len: 2, Key: 0xc0de}}); err != provider.EINVAL {
-			t.Fatalf("length mismatch: %v", err)
-		}
-		if err := cli.ep.Read(provider.Msg{Buf: []byte("abc"), RMA: make([]provider.RMAIOV, 5)}); err != provider.EINVAL {
-			t.Fatalf("5 regions: %v", err)
-		}
 	}
 }
 

@@ -30,6 +30,7 @@ const (
 	rxPayload          // reading (or dropping) a payload
 	rxMatch            // a message header was read; matching it (retried while the queue is full)
 	rxWaitStart        // an unexpected message was queued; the stream waits for StartMsg/DiscardMsg
+	rxWaitCQ           // an RMA write with remote CQ data waits for room in the receive CQ (FI_RM_ENABLED)
 	rxDead             // no more data will be read
 )
 
@@ -82,6 +83,7 @@ type rxState struct {
 	rop       *txOp
 	ub        *ubuf
 	ack       bool           // ACK the frame once its payload is placed
+	cqRes     bool           // room for the frame's completion is reserved in the receive CQ
 	idle      bool           // the last read found nothing: check readiness before reading
 	rdN       int            // validated regions of a read request (in tgtArr)
 	failFlags provider.Flags // flags of the error completion of a hostile frame
@@ -160,6 +162,12 @@ func (ep *endpoint) progressRx() {
 			if !ep.takeStarted() {
 				return
 			}
+		case rxWaitCQ:
+			if !ep.rxRes.Reserve() {
+				return
+			}
+			r.cqRes = true
+			r.st = rxPayload
 		default:
 			return
 		}
@@ -451,9 +459,13 @@ func (ep *endpoint) finishPayload() {
 		if c := ep.res.Cntrs[provider.CntrRemoteWrite]; c != nil {
 			c.Inc()
 		}
-		if h.HasCQData() && ep.res.RxCQ != nil {
-			_ = ep.res.RxCQ.Write(nil, provider.FlagRMA|provider.FlagRemoteWrite|provider.FlagRemoteCQData,
-				r.plen, nil, h.CQData, 0, provider.AddrNotAvail)
+		const fl = provider.FlagRMA | provider.FlagRemoteWrite | provider.FlagRemoteCQData
+		switch {
+		case r.cqRes:
+			r.cqRes = false
+			_ = ep.rxRes.WriteReserved(nil, fl, r.plen, nil, h.CQData, 0, provider.AddrNotAvail)
+		case h.HasCQData() && ep.res.RxCQ != nil:
+			_ = ep.res.RxCQ.Write(nil, fl, r.plen, nil, h.CQData, 0, provider.AddrNotAvail)
 		}
 	case rkRsp:
 		r.rop.done = true
@@ -513,6 +525,16 @@ func (ep *endpoint) rxWrite() {
 	r.kind = rkWrite
 	r.ack = h.Flags&(tcpwire.FlagDeliveryComplete|tcpwire.FlagCommitComplete) != 0
 	r.st = rxPayload
+	if h.HasCQData() && ep.rxRes != nil {
+		// FI_RM_ENABLED: the remote CQ data needs room in the receive CQ;
+		// without it the write stays in the stream (fi_domain(3) "Target
+		// EP: retried") until the application reads the CQ.
+		if ep.rxRes.Reserve() {
+			r.cqRes = true
+		} else {
+			r.st = rxWaitCQ
+		}
+	}
 }
 
 func (ep *endpoint) rxReadReq() {
@@ -574,6 +596,11 @@ func (ep *endpoint) rxReadRsp() {
 func (ep *endpoint) failRx(err provider.Errno) bool {
 	r := &ep.rx
 	reported := false
+	if r.cqRes {
+		// The write never completes: its room goes back.
+		r.cqRes = false
+		ep.rxRes.Unreserve()
+	}
 	if r.st == rxPayload {
 		switch r.kind {
 		case rkMsg:

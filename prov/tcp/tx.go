@@ -49,6 +49,7 @@ type txOp struct {
 	done     bool
 	fence    bool
 	complete bool // write a successful completion
+	reserved bool // room for the completion is reserved in the TX CQ (FI_RM_ENABLED)
 	err      provider.Errno
 	h        tcpwire.Header
 	fb       [tcpwire.MaxHeaderSize + InjectSize]byte // the header, then the payload when it is small
@@ -170,6 +171,15 @@ func (ep *endpoint) Read(m provider.Msg) error { return ep.post(&m, kRead) }
 // post queues an operation and writes what the socket takes now. The
 // caller's buffers are used in place until the completion (copied for
 // FI_INJECT).
+//
+// The root package has validated m against the endpoint's attributes
+// (provider package documentation, "What the root package guarantees"),
+// which newEndpoint holds to the provider's limits: at most IOVLimit local
+// buffers, at most tcpwire.MaxRMAIOV remote regions (at least one for RMA)
+// whose lengths add up to the local length, at most InjectSize bytes with
+// FlagInject, and no FlagInject on a read. post checks only what depends
+// on the connection: its state, the transmit queue and (FI_RM_ENABLED)
+// room in the TX CQ.
 func (ep *endpoint) post(m *provider.Msg, kind opKind) error {
 	iov := m.IOV
 	var one [1][]byte
@@ -177,55 +187,44 @@ func (ep *endpoint) post(m *provider.Msg, kind opKind) error {
 		one[0] = m.Buf
 		iov = one[:]
 	}
-	if len(iov) > IOVLimit {
-		return provider.EINVAL
-	}
 	var plen uint64
 	for _, b := range iov {
 		plen += uint64(len(b))
 	}
 	inject := m.Flags&provider.FlagInject != 0
-	if inject && (plen > InjectSize || kind == kRead) {
-		return provider.EINVAL
-	}
 	rma := m.RMA
 	var rone [1]provider.RMAIOV
-	if kind == kWrite || kind == kRead {
-		if rma == nil {
-			rone[0] = m.RMAOne
-			rma = rone[:]
-		}
-		if len(rma) == 0 || len(rma) > tcpwire.MaxRMAIOV {
-			return provider.EINVAL
-		}
-		var rl uint64
-		for _, r := range rma {
-			rl += r.Len
-		}
-		if rl != plen {
-			return provider.EINVAL
-		}
+	if (kind == kWrite || kind == kRead) && rma == nil {
+		rone[0] = m.RMAOne
+		rma = rone[:]
 	}
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
 	switch ep.state {
 	case epConnected, epConnecting:
 	case epClosed:
-		return provider.EBADF
+		return provider.EBADF // closed while the call was on its way in
 	default:
-		if !ep.enabled {
-			return provider.EOPBADSTATE
-		}
-		return provider.ENOTCONN
+		return provider.ENOTCONN // enabled (root), not connected
 	}
 	t := &ep.tx
 	op := t.alloc()
 	if op == nil {
 		return provider.EAGAIN
 	}
+	op.complete = m.Flags&provider.FlagCompletion != 0
+	if op.complete && ep.txRes != nil {
+		// FI_RM_ENABLED: claim the completion's room in the TX CQ before
+		// anything is started; a full CQ makes the post EAGAIN
+		// (fi_domain(3) "Tx CQ"), never an overrun.
+		if !ep.txRes.Reserve() {
+			t.release(op)
+			return provider.EAGAIN
+		}
+		op.reserved = true
+	}
 	op.kind = kind
 	op.ctx = m.Context
-	op.complete = m.Flags&provider.FlagCompletion != 0
 	op.fence = m.Flags&provider.FlagFence != 0
 	h := &op.h
 	dc := m.Flags&(provider.FlagDeliveryComplete|provider.FlagTransmitComplete|provider.FlagMatchComplete|
@@ -469,19 +468,31 @@ func (ep *endpoint) drain() {
 	}
 }
 
+// completeOp writes op's completion: into its reserved room when it has
+// one (FI_RM_ENABLED); an error of an operation posted without
+// FlagCompletion has none, and a CQ with resource management keeps it
+// beyond its size (provider.CQReserver).
 func (ep *endpoint) completeOp(op *txOp) {
 	c := ep.res.Cntrs[op.cntr]
 	if op.err != 0 {
 		if cq := ep.res.TxCQ; cq != nil {
-			_ = cq.WriteErr(&provider.CQErrEntry{OpContext: op.ctx, Flags: op.flags, Err: op.err,
-				ProvErrno: int(op.err), Src: provider.AddrNotAvail})
+			ee := provider.CQErrEntry{OpContext: op.ctx, Flags: op.flags, Err: op.err,
+				ProvErrno: int(op.err), Src: provider.AddrNotAvail}
+			if op.reserved {
+				_ = ep.txRes.WriteErrReserved(&ee)
+			} else {
+				_ = cq.WriteErr(&ee)
+			}
 		}
 		if c != nil {
 			c.IncErr()
 		}
 		return
 	}
-	if op.complete && ep.res.TxCQ != nil {
+	switch {
+	case op.reserved:
+		_ = ep.txRes.WriteReserved(op.ctx, op.flags, 0, nil, 0, 0, provider.AddrNotAvail)
+	case op.complete && ep.res.TxCQ != nil:
 		_ = ep.res.TxCQ.Write(op.ctx, op.flags, 0, nil, 0, 0, provider.AddrNotAvail)
 	}
 	if c != nil {
@@ -550,6 +561,9 @@ func (t *txState) discardAll(ep *endpoint) {
 		op := t.at(t.head)
 		t.pend[t.head%uint64(len(t.pend))] = nil
 		t.head++
+		if op.reserved {
+			ep.txRes.Unreserve()
+		}
 		t.release(op)
 	}
 	t.wr = t.tail

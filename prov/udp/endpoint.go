@@ -35,8 +35,8 @@ type endpoint struct {
 
 	// Set by Enable, read-only afterwards.
 	txCQ, rxCQ     provider.CQOwner
-	txRes          cqReserver // txCQ's reservations, with rm (nil if it has none)
-	rxFull         cqFuller   // rxCQ's fullness, with rm (nil if unknown)
+	txRes          provider.CQReserver // txCQ's reservations, with rm (nil if it has none)
+	rxFull         provider.CQReserver // rxCQ's fullness, with rm (nil if unknown)
 	txCntr, rxCntr provider.CntrOwner
 	av             provider.AVView
 	rq             provider.SRXOwner
@@ -72,20 +72,6 @@ type ubuf struct {
 	src    [28]byte
 	srcLen int // length of the source sockaddr in src
 }
-
-// cqReserver is implemented by the shared CQ (internal/cq): room for a
-// completion is claimed before the operation it reports is started, so
-// that with resource management the provider answers EAGAIN rather than
-// overrun the CQ.
-type cqReserver interface {
-	Reserve() bool
-	Unreserve()
-	WriteReserved(ctx any, flags provider.Flags, length uint64, buf []byte, data, tag uint64, src provider.Addr) error
-	WriteErrReserved(e *provider.CQErrEntry) error
-}
-
-// cqFuller reports whether a CQ has no room left.
-type cqFuller interface{ Full() bool }
 
 var (
 	_ provider.Endpoint   = (*endpoint)(nil)
@@ -226,8 +212,8 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	}
 	ep.txCQ, ep.rxCQ = r.TxCQ, r.RxCQ
 	if ep.rm {
-		ep.txRes, _ = r.TxCQ.(cqReserver)
-		ep.rxFull, _ = r.RxCQ.(cqFuller)
+		ep.txRes, _ = r.TxCQ.(provider.CQReserver)
+		ep.rxFull, _ = r.RxCQ.(provider.CQReserver)
 	}
 	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
 	ep.av, ep.rq = r.AV, r.SRX
