@@ -272,3 +272,23 @@ func TestReceiveDirectCancelRace(t *testing.T) {
 		t.Fatalf("%d distinct receives ended, want %d", len(seen), total)
 	}
 }
+
+// BenchmarkPostReceiveDirect is the receive queue's share of one datagram
+// on the direct path: post, an empty poll, a receive and its completion.
+func BenchmarkPostReceiveDirect(b *testing.B) {
+	q := New(Config{Size: 64})
+	cq := &countCQ{}
+	buf := make([]byte, 64)
+	src := &fakeSource{cq: cq}
+	msg := []byte("payload")
+	m := provider.Msg{Buf: buf, Context: new(int), Flags: provider.FlagCompletion}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := q.Post(&m, false); err != nil {
+			b.Fatal(err)
+		}
+		q.ReceiveDirect(src) // empty
+		src.msgs = append(src.msgs[:0], msg)
+		q.ReceiveDirect(src)
+	}
+}
