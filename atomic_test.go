@@ -374,7 +374,7 @@ func TestAtomicValidMatchesQueryAtomic(t *testing.T) {
 // inject call, as with Inject and RMAInjectWrite.
 func TestAtomicInjectIgnoresOpsFlags(t *testing.T) {
 	v := dataTestOpen(t, dataTestCaps, 0)
-	if err := v.ep.SetOpsFlags(FlagTransmit|FlagFence|FlagDeliveryComplete); err != nil {
+	if err := v.ep.SetOpsFlags(FlagTransmit | FlagFence | FlagDeliveryComplete); err != nil {
 		t.Fatal(err)
 	}
 	b := make([]byte, 8)

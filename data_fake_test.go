@@ -72,7 +72,7 @@ func (e *dataTestEP) TSend(m provider.Msg) error         { e.msg = m; e.calls++;
 func (e *dataTestEP) Read(m provider.Msg) error          { e.msg = m; e.calls++; return nil }
 func (e *dataTestEP) Write(m provider.Msg) error         { e.msg = m; e.calls++; return nil }
 func (e *dataTestEP) Cancel(any) error                   { return provider.ENOENT }
-func (e *dataTestEP) Atomic(m provider.AtomicMsg) error { e.atomic = m; e.calls++; return nil }
+func (e *dataTestEP) Atomic(m provider.AtomicMsg) error  { e.atomic = m; e.calls++; return nil }
 
 // dataTestInfo is an RDM configuration of datatest with caps and mr_mode.
 func dataTestInfo(caps Caps, mrMode MRMode) *Info {
