@@ -48,7 +48,7 @@ func TestAVOpen(t *testing.T) {
 	for _, b := range bad {
 		_, err := d.OpenAV(&b.attr)
 		var oe *OpError
-		if !errors.Is(err, b.want) || !errors.As(err, &oe) || oe.Op != "fi_av_open" || oe.Provider != avTestProvName {
+		if !errors.Is(err, b.want) || !errors.As(err, &oe) || oe.Op != "fi_av_open" || oe.Provider != fakeProvName {
 			t.Errorf("OpenAV(%+v) = %v, want %v", b.attr, err, b.want)
 		}
 	}

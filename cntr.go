@@ -6,7 +6,7 @@ import (
 
 	"github.com/gofabric/fabric/internal/cntr"
 	"github.com/gofabric/fabric/internal/progress"
-	"github.com/gofabric/fabric/provider"
+	"github.com/gofabric/fabric/peer"
 )
 
 // CntrEventsComp is FI_CNTR_EVENTS_COMP, the only counter event type of
@@ -14,38 +14,41 @@ import (
 const CntrEventsComp = 0
 
 // CntrAttr is fi_cntr_attr: how a counter is opened. The zero value (or a
-// nil *CntrAttr) gives the defaults documented on each field.
+// nil *CntrAttr) is a useful counter: it counts completions and Wait
+// blocks.
 type CntrAttr struct {
 	// Events is the kind of events counted: CntrEventsComp (0, the
 	// default). Other values give ErrNoSys.
 	Events int
-	// WaitObj is the wait object; default WaitNone (Wait is not allowed).
-	// WaitUnspec, WaitMutexCond and WaitYield allow Wait/WaitContext;
-	// WaitFD also provides a descriptor (WaitFD). WaitSet and WaitPollFD
-	// give ErrNoSys.
+	// WaitObj is the wait object. The default, WaitUnspec (the zero
+	// value), lets Wait block; so do WaitMutexCond and WaitYield (which
+	// polls). WaitFD also provides a descriptor (WaitFD). WaitNone, asked
+	// for explicitly, makes a counter that is only read (Wait gives
+	// ErrNoSys). WaitSet and WaitPollFD give ErrNoSys.
 	WaitObj WaitObj
-	// Flags: 0, or FlagPeer to import an owner's counter (see Peer). Other
-	// bits are reserved and give ErrInval.
+	// Flags: 0 (the default), or FlagPeer to import an owner's counter
+	// (see Peer). Other bits are reserved and give ErrInval.
 	Flags Flags
 	// Peer, with FlagPeer, is the owner's counter (fi_peer(3) "PEER
-	// COUNTER", struct fi_peer_cntr_context): completions of endpoints bound
-	// to the opened counter increment Peer, and the opened counter's Read
-	// only drives their progress. FlagPeer without Peer (or Peer without
-	// FlagPeer) gives ErrInval.
-	Peer provider.CntrOwner
+	// COUNTER", struct fi_peer_cntr_context), for example another
+	// counter's Owner(): completions of endpoints bound to the opened
+	// counter increment Peer, and the opened counter's Read only drives
+	// their progress. FlagPeer without Peer (or Peer without FlagPeer)
+	// gives ErrInval. Default nil.
+	Peer peer.CntrOwner
 }
 
 // Cntr is a completion counter (fi_cntr): a success value and an error
 // value. Reads drive the progress of the bound endpoints. All methods are
-// safe for concurrent use; Read and ReadErr do not allocate.
+// safe for concurrent use; Read and ReadErr do not allocate. Methods of a
+// nil *Cntr return ErrInval (or a zero value when they have no error
+// result).
 type Cntr struct {
-	lc   lifecycle
+	waitable
 	dom  *Domain
 	attr CntrAttr
-	c    *cntr.Cntr         // nil for an FI_PEER import
-	peer provider.CntrOwner // the owner's counter of an FI_PEER import
-	srcs *progress.Set
-	pset progress.Set
+	c    *cntr.Cntr     // nil for an FI_PEER import
+	peer peer.CntrOwner // the owner's counter of an FI_PEER import
 }
 
 // OpenCntr opens a counter (fi_cntr_open). attr may be nil for the
@@ -81,7 +84,7 @@ func (d *Domain) OpenCntr(attr *CntrAttr) (*Cntr, error) {
 	c := &Cntr{dom: d, attr: a}
 	if a.Peer != nil {
 		c.peer = a.Peer
-		c.srcs = &c.pset
+		c.init(&d.lc, prov, nil)
 		return c, nil
 	}
 	k, err := cntr.New(cfg)
@@ -89,18 +92,17 @@ func (d *Domain) OpenCntr(attr *CntrAttr) (*Cntr, error) {
 		d.lc.release()
 		return nil, opErr("fi_cntr_open", prov, err)
 	}
-	c.c, c.srcs = k, k.Sources()
+	c.c = k
+	c.init(&d.lc, prov, k)
 	return c, nil
 }
 
 // Attr returns the counter's attributes.
-func (c *Cntr) Attr() CntrAttr { return c.attr }
-
-func (c *Cntr) peerNoSys() error {
-	if c.lc.isClosed() {
-		return ErrClosed
+func (c *Cntr) Attr() CntrAttr {
+	if c == nil {
+		return CntrAttr{}
 	}
-	return ErrNoSys
+	return c.attr
 }
 
 // Read drives progress of the bound endpoints and returns the counter's
@@ -111,14 +113,10 @@ func (c *Cntr) Read() (uint64, error) {
 		return 0, ErrInval
 	}
 	if c.c == nil {
-		if c.lc.isClosed() {
-			return 0, ErrClosed
-		}
-		c.srcs.Run()
-		return 0, nil
+		return 0, c.runPeer()
 	}
 	v, err := c.c.Read()
-	return v, cqErr(err)
+	return v, closedErr(err)
 }
 
 // ReadErr returns the error value: the number of operations that completed
@@ -128,10 +126,10 @@ func (c *Cntr) ReadErr() (uint64, error) {
 		return 0, ErrInval
 	}
 	if c.c == nil {
-		return 0, c.peerNoSys()
+		return 0, c.noQueue()
 	}
 	v, err := c.c.ReadErr()
-	return v, cqErr(err)
+	return v, closedErr(err)
 }
 
 // Add adds v to the value (fi_cntr_add); it wakes waiters.
@@ -140,9 +138,9 @@ func (c *Cntr) Add(v uint64) error {
 		return ErrInval
 	}
 	if c.c == nil {
-		return c.peerNoSys()
+		return c.noQueue()
 	}
-	return cqErr(c.c.Add(v))
+	return closedErr(c.c.Add(v))
 }
 
 // Set sets the value (fi_cntr_set). As fi_cntr(3) notes, the result is
@@ -152,9 +150,9 @@ func (c *Cntr) Set(v uint64) error {
 		return ErrInval
 	}
 	if c.c == nil {
-		return c.peerNoSys()
+		return c.noQueue()
 	}
-	return cqErr(c.c.Set(v))
+	return closedErr(c.c.Set(v))
 }
 
 // AddErr adds v to the error value (fi_cntr_adderr); it unblocks waiters.
@@ -163,9 +161,9 @@ func (c *Cntr) AddErr(v uint64) error {
 		return ErrInval
 	}
 	if c.c == nil {
-		return c.peerNoSys()
+		return c.noQueue()
 	}
-	return cqErr(c.c.AddErr(v))
+	return closedErr(c.c.AddErr(v))
 }
 
 // SetErr sets the error value (fi_cntr_seterr); it unblocks waiters.
@@ -174,45 +172,53 @@ func (c *Cntr) SetErr(v uint64) error {
 		return ErrInval
 	}
 	if c.c == nil {
-		return c.peerNoSys()
+		return c.noQueue()
 	}
-	return cqErr(c.c.SetErr(v))
+	return closedErr(c.c.SetErr(v))
 }
 
 // Wait blocks until the value is at least threshold (fi_cntr_wait),
-// driving progress meanwhile. timeoutMs < 0 waits forever. It returns nil
-// on success, ErrTimedOut on timeout, ErrAvail when the error value
-// changes while waiting (fi_cntr(3): any change of the error value
-// unblocks the wait), ErrClosed when the counter is closed (Close unblocks
-// it), and ErrNoSys for a counter opened with WaitNone.
-func (c *Cntr) Wait(threshold uint64, timeoutMs int) error {
+// driving progress meanwhile. A negative timeout waits forever (C's -1); 0
+// checks once without waiting. It returns nil on success, ErrTimedOut on
+// timeout, ErrAvail when the error value changes while waiting (fi_cntr(3):
+// any change of the error value unblocks the wait), ErrClosed when the
+// counter is closed (Close unblocks it), and an *OpError{Op:
+// "fi_cntr_wait"} matching ErrNoSys for a counter that cannot block
+// (opened with WaitNone, or an FI_PEER import).
+func (c *Cntr) Wait(threshold uint64, timeout time.Duration) error {
 	if c == nil {
 		return ErrInval
 	}
-	if c.c == nil {
-		return c.peerNoSys()
-	}
-	return cqErr(c.c.Wait(threshold, cqDeadline(timeoutMs), nil))
+	return c.wait(threshold, waitDeadline(timeout), nil)
 }
 
 // WaitContext is Wait bounded by a context. When ctx ends first the error
-// matches both ErrTimedOut and context.DeadlineExceeded (or ErrCanceled
-// and context.Canceled) under errors.Is.
+// is a *WaitError that matches both ErrTimedOut (what fi_cntr_wait returns
+// on timeout; ErrCanceled for a cancelled context) and ctx.Err()
+// (context.DeadlineExceeded or context.Canceled) under errors.Is.
 func (c *Cntr) WaitContext(ctx context.Context, threshold uint64) error {
 	if c == nil || ctx == nil {
 		return ErrInval
 	}
-	if c.c == nil {
-		return c.peerNoSys()
-	}
 	if err := ctx.Err(); err != nil {
-		return cqCtxErr(err, ErrTimedOut)
+		return ctxErr("fi_cntr_wait", err, ErrTimedOut)
 	}
-	err := c.c.Wait(threshold, time.Time{}, ctx.Done())
+	err := c.wait(threshold, time.Time{}, ctx.Done())
+	if cerr := ctxDone("fi_cntr_wait", ctx, err, ErrTimedOut); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+func (c *Cntr) wait(threshold uint64, deadline time.Time, done <-chan struct{}) error {
+	if c.c == nil {
+		return blockErr("fi_cntr_wait", c.prov, c.noQueue())
+	}
+	err := c.c.Wait(threshold, deadline, done)
 	if err == progress.ErrDone {
-		return cqCtxErr(ctx.Err(), ErrTimedOut)
+		return err
 	}
-	return cqErr(err)
+	return blockErr("fi_cntr_wait", c.prov, err)
 }
 
 // WaitFD returns the counter's wait descriptor (fi_control FI_GETWAIT) for
@@ -224,14 +230,7 @@ func (c *Cntr) WaitFD() (int, error) {
 	if c == nil {
 		return -1, ErrInval
 	}
-	if c.c == nil {
-		return -1, opErr("fi_control", c.dom.prov.Name(), c.peerNoSys())
-	}
-	fd, err := c.c.WaitFD()
-	if err != nil {
-		return -1, opErr("fi_control", c.dom.prov.Name(), cqErr(err))
-	}
-	return fd, nil
+	return c.waitFD()
 }
 
 // TryWait (fi_trywait) clears the descriptor's signal and drives progress;
@@ -241,10 +240,7 @@ func (c *Cntr) TryWait() error {
 	if c == nil {
 		return ErrInval
 	}
-	if c.c == nil {
-		return c.peerNoSys()
-	}
-	return cqErr(c.c.TryWait())
+	return c.tryWait()
 }
 
 // Close closes the counter (fi_close). It returns ErrBusy while endpoints
@@ -254,48 +250,7 @@ func (c *Cntr) Close() error {
 	if c == nil {
 		return ErrInval
 	}
-	prov := c.dom.prov.Name()
-	if err := c.lc.beginClose(); err != nil {
-		return opErr("fi_close", prov, err)
-	}
-	var err error
-	if c.c != nil {
-		err = c.c.Close()
-	}
-	c.dom.lc.release()
-	return opErr("fi_close", prov, err)
-}
-
-// ---- hooks for endpoints and memory regions bound to the counter ----
-
-// bindEndpoint registers a bound object: Close returns ErrBusy until
-// unbindEndpoint. p, if not nil, is added to the progress sources driven
-// by reads and waits (and its descriptor to the FI_WAIT_FD set).
-func (c *Cntr) bindEndpoint(p provider.Progresser) error {
-	if err := c.lc.hold(); err != nil {
-		return err
-	}
-	var err error
-	if c.c != nil {
-		err = c.c.AddSource(p)
-	} else {
-		err = c.srcs.Add(p)
-	}
-	if err != nil {
-		c.lc.release()
-		return cqErr(err)
-	}
-	return nil
-}
-
-// unbindEndpoint undoes bindEndpoint.
-func (c *Cntr) unbindEndpoint(p provider.Progresser) {
-	if c.c != nil {
-		c.c.RemoveSource(p)
-	} else {
-		c.srcs.Remove(p)
-	}
-	c.lc.release()
+	return c.close()
 }
 
 // bindMR registers a memory region bound to the counter (fi_mr_bind).
@@ -306,7 +261,7 @@ func (c *Cntr) unbindMR() { c.lc.release() }
 
 // owner is what providers increment: the counter itself, or the owner's
 // counter of an FI_PEER import.
-func (c *Cntr) owner() provider.CntrOwner {
+func (c *Cntr) owner() peer.CntrOwner {
 	if c.peer != nil {
 		return c.peer
 	}

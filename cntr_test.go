@@ -22,7 +22,7 @@ func cntrOpen(t testing.TB, d *Domain, attr *CntrAttr) *Cntr {
 }
 
 func TestCntrOpenAttr(t *testing.T) {
-	d := cqTestDomain(t, 0)
+	d := fakeDomain(t, 0)
 	cntrOpen(t, d, nil)
 	for _, tc := range []struct {
 		attr CntrAttr
@@ -43,7 +43,7 @@ func TestCntrOpenAttr(t *testing.T) {
 
 // The fabtests cntr_test sequence over several counters.
 func TestCntrSetAddErr(t *testing.T) {
-	d := cqTestDomain(t, 0)
+	d := fakeDomain(t, 0)
 	cs := make([]*Cntr, 10)
 	for i := range cs {
 		cs[i] = cntrOpen(t, d, nil)
@@ -69,20 +69,20 @@ func TestCntrSetAddErr(t *testing.T) {
 }
 
 func TestCntrWait(t *testing.T) {
-	d := cqTestDomain(t, 0)
+	d := fakeDomain(t, 0)
 	c := cntrOpen(t, d, &CntrAttr{WaitObj: WaitUnspec})
-	ep := &cqTestEP{cntr: c.owner()}
+	ep := &fakeEP{cntr: c.owner()}
 	if err := c.bindEndpoint(ep); err != nil {
 		t.Fatal(err)
 	}
 	defer c.unbindEndpoint(ep)
 	// Progress of the bound endpoint satisfies the wait.
 	ep.pending.Store(3)
-	if err := c.Wait(3, 1000); err != nil {
+	if err := c.Wait(3, time.Second); err != nil {
 		t.Fatalf("wait satisfied by progress: %v", err)
 	}
 	start := time.Now()
-	if err := c.Wait(10, 100); err != ErrTimedOut {
+	if err := c.Wait(10, 100*time.Millisecond); err != ErrTimedOut {
 		t.Fatalf("wait timeout: %v", err)
 	}
 	if el := time.Since(start); el < 95*time.Millisecond || el > 1500*time.Millisecond {
@@ -115,20 +115,32 @@ func TestCntrWait(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	err := c.WaitContext(ctx, 100)
-	if !errors.Is(err, ErrTimedOut) || !errors.Is(err, context.DeadlineExceeded) {
+	var we *WaitError
+	if !errors.Is(err, ErrTimedOut) || !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &we) ||
+		we.Op != "fi_cntr_wait" || !we.Timeout() {
 		t.Fatalf("WaitContext deadline: %v", err)
+	}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	if err := c.WaitContext(ctx2, 100); !errors.Is(err, ErrCanceled) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("WaitContext with a cancelled context: %v", err)
 	}
 	if err := c.WaitContext(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
-	none := cntrOpen(t, d, nil)
-	if err := none.Wait(0, 10); err != ErrNoSys {
+	// The zero attributes wait; WaitNone must be asked for.
+	zero := cntrOpen(t, d, nil)
+	if err := zero.Wait(1, 0); err != ErrTimedOut {
+		t.Fatalf("zero-attr counter: wait(0) = %v", err)
+	}
+	none := cntrOpen(t, d, &CntrAttr{WaitObj: WaitNone})
+	if err := none.Wait(0, 10*time.Millisecond); !isOpErr(err, "fi_cntr_wait", ErrNoSys) {
 		t.Fatalf("wait on FI_WAIT_NONE: %v", err)
 	}
 }
 
 func TestCntrWaitFD(t *testing.T) {
-	d := cqTestDomain(t, 0)
+	d := fakeDomain(t, 0)
 	c := cntrOpen(t, d, &CntrAttr{WaitObj: WaitFD})
 	fd, err := c.WaitFD()
 	if err != nil {
@@ -147,19 +159,19 @@ func TestCntrWaitFD(t *testing.T) {
 	if ok, _ := sys.PollReadable(fd, 0); ok {
 		t.Fatal("readable after TryWait")
 	}
-	none := cntrOpen(t, d, nil)
+	none := cntrOpen(t, d, &CntrAttr{WaitObj: WaitNone})
 	if _, err := none.WaitFD(); !errors.Is(err, ErrNoData) {
 		t.Fatalf("WaitFD on FI_WAIT_NONE: %v", err)
 	}
 }
 
 func TestCntrCloseLifecycle(t *testing.T) {
-	d := cqTestDomain(t, 0)
+	d := fakeDomain(t, 0)
 	c, err := d.OpenCntr(&CntrAttr{WaitObj: WaitYield})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep := &cqTestEP{}
+	ep := &fakeEP{}
 	c.bindEndpoint(ep)
 	if err := c.Close(); !errors.Is(err, ErrBusy) {
 		t.Fatalf("close with a bound endpoint: %v", err)
@@ -203,7 +215,7 @@ func (r *cntrRecorder) Inc()    { r.inc.Add(1) }
 func (r *cntrRecorder) IncErr() { r.incErr.Add(1) }
 
 func TestCntrPeerImport(t *testing.T) {
-	d := cqTestDomain(t, 0)
+	d := fakeDomain(t, 0)
 	owner := &cntrRecorder{}
 	pc, err := d.OpenCntr(&CntrAttr{Flags: FlagPeer, Peer: owner})
 	if err != nil {
@@ -212,7 +224,7 @@ func TestCntrPeerImport(t *testing.T) {
 	if pc.owner() != provider.CntrOwner(owner) {
 		t.Fatal("an FI_PEER counter must hand the owner's counter to providers")
 	}
-	ep := &cqTestEP{cntr: pc.owner()}
+	ep := &fakeEP{cntr: pc.owner()}
 	pc.bindEndpoint(ep)
 	ep.pending.Store(4)
 	if v, err := pc.Read(); v != 0 || err != nil {
@@ -226,7 +238,7 @@ func TestCntrPeerImport(t *testing.T) {
 		"add":     pc.Add(1), "set": pc.Set(1), "adderr": pc.AddErr(1), "seterr": pc.SetErr(1),
 		"wait": pc.Wait(1, 0), "trywait": pc.TryWait(),
 	} {
-		if err != ErrNoSys {
+		if !errors.Is(err, ErrNoSys) {
 			t.Errorf("%s on a peer counter: %v", name, err)
 		}
 	}
@@ -237,9 +249,9 @@ func TestCntrPeerImport(t *testing.T) {
 }
 
 func TestCntrAllocs(t *testing.T) {
-	d := cqTestDomain(t, 0)
+	d := fakeDomain(t, 0)
 	c := cntrOpen(t, d, &CntrAttr{WaitObj: WaitUnspec})
-	ep := &cqTestEP{}
+	ep := &fakeEP{}
 	c.bindEndpoint(ep)
 	defer c.unbindEndpoint(ep)
 	o := c.owner()

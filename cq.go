@@ -6,28 +6,32 @@ import (
 
 	"github.com/gofabric/fabric/internal/cq"
 	"github.com/gofabric/fabric/internal/progress"
+	"github.com/gofabric/fabric/peer"
 	"github.com/gofabric/fabric/provider"
 )
 
 // CQAttr is fi_cq_attr: how a completion queue is opened. The zero value
-// (or a nil *CQAttr) gives the defaults documented on each field.
+// (or a nil *CQAttr) is a useful CQ: 1024 entries, FI_CQ_FORMAT_CONTEXT,
+// and a wait object, so SRead blocks.
 type CQAttr struct {
 	// Size is the minimum number of completions the CQ holds, successes and
 	// errors together. 0 means the provider default, 1024 entries (the
 	// value of libfabric's util CQ). Memory grows with use, not with Size.
 	Size uint64
-	// Flags: provider.FlagAffinity (SignalingVector is valid; accepted and
-	// ignored) and FlagPeer (import an owner's CQ, see Peer). Other bits
-	// give ErrInval.
+	// Flags: FlagAffinity (SignalingVector is valid; accepted and ignored)
+	// and FlagPeer (import an owner's CQ, see Peer). Other bits give
+	// ErrInval. Default 0.
 	Flags Flags
 	// Format selects the fields reads fill (fi_cq(3) formats); fields
-	// outside the format are zero. CQFormatUnspec means CQFormatContext, as
-	// in libfabric's util CQ.
+	// outside the format are zero. The default, CQFormatUnspec, means
+	// CQFormatContext, as in libfabric's util CQ.
 	Format CQFormat
-	// WaitObj is the wait object; default WaitNone (no blocking reads).
-	// WaitUnspec, WaitMutexCond and WaitYield allow SRead/ReadWait;
-	// WaitFD also provides a descriptor (WaitFD) usable with poll/epoll.
-	// WaitSet and WaitPollFD give ErrNoSys.
+	// WaitObj is the wait object. The default, WaitUnspec (the zero
+	// value), lets SRead block; so do WaitMutexCond and WaitYield (which
+	// polls). WaitFD also provides a descriptor (WaitFD) usable with
+	// poll/epoll. WaitNone, asked for explicitly, makes a CQ that is only
+	// polled (SRead and Signal give ErrNoSys); it costs nothing less on
+	// the read path. WaitSet and WaitPollFD give ErrNoSys.
 	WaitObj WaitObj
 	// SignalingVector is the interrupt affinity hint (with FlagAffinity);
 	// ignored.
@@ -36,31 +40,30 @@ type CQAttr struct {
 	// read) or CQCondThreshold (SRead waits for its threshold argument).
 	WaitCond CQWaitCond
 	// Peer, with FlagPeer, is the owner's CQ (fi_peer(3) "PEER CQ",
-	// struct fi_peer_cq_context): completions of endpoints bound to the
-	// opened CQ are written to Peer, and the opened CQ only drives their
-	// progress. FlagPeer without Peer (or Peer without FlagPeer) gives
-	// ErrInval.
-	Peer provider.CQOwner
+	// struct fi_peer_cq_context), for example another CQ's Owner():
+	// completions of endpoints bound to the opened CQ are written to Peer,
+	// and the opened CQ only drives their progress. FlagPeer without Peer
+	// (or Peer without FlagPeer) gives ErrInval. Default nil.
+	Peer peer.CQOwner
 }
 
 // cqAttrFlags are the CQAttr.Flags bits OpenCQ accepts.
-const cqAttrFlags = provider.FlagAffinity | FlagPeer
+const cqAttrFlags = FlagAffinity | FlagPeer
 
 // CQ is a completion queue (fi_cq). Endpoints bound to it write their
 // completions into it; reads drive the progress of those endpoints (manual
-// progress). All methods are safe for concurrent use.
+// progress). All methods are safe for concurrent use. Methods of a nil
+// *CQ return ErrInval (or a zero value when they have no error result).
 //
 // Data-path methods (Read, ReadFrom, ReadErr, SRead, Signal, TryWait)
 // return bare Errno values (ErrAgain, ErrAvail, ErrOverrun ...) or
 // ErrClosed, and do not allocate.
 type CQ struct {
-	lc   lifecycle
+	waitable
 	dom  *Domain
 	attr CQAttr
-	q    *cq.CQ           // nil for an FI_PEER import
-	peer provider.CQOwner // the owner's CQ of an FI_PEER import
-	srcs *progress.Set    // progress sources of bound endpoints
-	pset progress.Set     // the sources of an FI_PEER import
+	q    *cq.CQ       // nil for an FI_PEER import
+	peer peer.CQOwner // the owner's CQ of an FI_PEER import
 }
 
 // OpenCQ opens a completion queue (fi_cq_open). attr may be nil for the
@@ -70,8 +73,8 @@ type CQ struct {
 //
 // With attr.Flags&FlagPeer the CQ imports attr.Peer (fi_peer(3)): bound
 // endpoints write to the owner; Read (with any slice) drives their
-// progress and returns ErrAgain; ReadErr, SRead, ReadWait, Signal, WaitFD
-// and TryWait return ErrNoSys.
+// progress and returns ErrAgain; ReadErr, SRead, SReadContext, Signal,
+// WaitFD and TryWait return ErrNoSys.
 func (d *Domain) OpenCQ(attr *CQAttr) (*CQ, error) {
 	if d == nil {
 		return nil, ErrInval
@@ -103,7 +106,7 @@ func (d *Domain) OpenCQ(attr *CQAttr) (*CQ, error) {
 	c := &CQ{dom: d, attr: a}
 	if a.Peer != nil {
 		c.peer = a.Peer
-		c.srcs = &c.pset
+		c.init(&d.lc, prov, nil)
 		return c, nil
 	}
 	q, err := cq.New(cfg)
@@ -111,7 +114,8 @@ func (d *Domain) OpenCQ(attr *CQAttr) (*CQ, error) {
 		d.lc.release()
 		return nil, opErr("fi_cq_open", prov, err)
 	}
-	c.q, c.srcs = q, q.Sources()
+	c.q = q
+	c.init(&d.lc, prov, q)
 	return c, nil
 }
 
@@ -122,17 +126,14 @@ func cqLegacyErrData(f *Fabric) bool {
 	return v != 0 && v < Version(1, 5)
 }
 
-// cqErr maps the internal closed error to ErrClosed.
-func cqErr(err error) error {
-	if err == provider.EBADF {
-		return ErrClosed
-	}
-	return err
-}
-
 // Attr returns the CQ's attributes, with defaults filled in (Size,
 // Format).
-func (c *CQ) Attr() CQAttr { return c.attr }
+func (c *CQ) Attr() CQAttr {
+	if c == nil {
+		return CQAttr{}
+	}
+	return c.attr
+}
 
 // Read reads up to len(entries) completions (fi_cq_read) and returns how
 // many it read. It returns ErrAgain when there are none (after driving
@@ -152,7 +153,7 @@ func (c *CQ) Read(entries []CQEntry) (int, error) {
 		return c.peerRead()
 	}
 	n, err := c.q.Read(entries)
-	return n, cqErr(err)
+	return n, closedErr(err)
 }
 
 // ReadFrom is Read that also returns the source address of each completion
@@ -171,14 +172,15 @@ func (c *CQ) ReadFrom(entries []CQEntry, src []Addr) (int, error) {
 		return c.peerRead()
 	}
 	n, err := c.q.ReadFrom(entries, src)
-	return n, cqErr(err)
+	return n, closedErr(err)
 }
 
+// peerRead is Read on an FI_PEER import: it drives progress and returns
+// ErrAgain (completions are in the owner's CQ).
 func (c *CQ) peerRead() (int, error) {
-	if c.peer == nil || c.lc.isClosed() {
-		return 0, ErrClosed
+	if err := c.runPeer(); err != nil {
+		return 0, err
 	}
-	c.srcs.Run()
 	return 0, ErrAgain
 }
 
@@ -194,120 +196,101 @@ func (c *CQ) ReadErr(e *CQErrEntry) error {
 		return ErrInval
 	}
 	if c.q == nil {
-		return c.peerNoSys()
+		return c.noQueue()
 	}
-	return cqErr(c.q.ReadErr(e))
-}
-
-func (c *CQ) peerNoSys() error {
-	if c.lc.isClosed() {
-		return ErrClosed
-	}
-	return ErrNoSys
-}
-
-// cqDeadline converts an fi_*_sread timeout in milliseconds to a deadline;
-// a negative timeout is infinite (zero deadline).
-func cqDeadline(timeoutMs int) time.Time {
-	if timeoutMs < 0 {
-		return time.Time{}
-	}
-	return time.Now().Add(time.Duration(timeoutMs) * time.Millisecond)
+	return closedErr(c.q.ReadErr(e))
 }
 
 // SRead is the blocking read (fi_cq_sread). It returns as soon as
 // completions are available, reading up to len(entries) of them; with
 // CQCondThreshold it waits until min(threshold, len(entries), Size) are
 // queued (or an error completion or an overrun), and returns the entries
-// queued when the timeout expires. timeoutMs < 0 waits forever. It returns
-// ErrAgain on timeout with nothing queued and when Signal was called (also
-// before the call: the signal is remembered until a blocking read consumes
-// it), ErrAvail for an error at the head, ErrClosed when the CQ is closed
-// (Close unblocks it), ErrNoSys for a CQ opened with WaitNone (blocking
-// reads are invalid there, fi_cq(3)), ErrInval for an empty slice.
+// queued when the timeout expires. A negative timeout waits forever (C's
+// -1); 0 checks once without waiting.
+//
+// It returns ErrAgain on timeout with nothing queued and when Signal was
+// called (also before the call: the signal is remembered until a blocking
+// read consumes it), ErrAvail for an error at the head, ErrClosed when the
+// CQ is closed (Close unblocks it), ErrInval for an empty slice, and an
+// *OpError{Op: "fi_cq_sread"} matching ErrNoSys for a CQ that cannot block
+// (opened with WaitNone, or an FI_PEER import).
 //
 // It drives progress while it waits: it polls for a few tens of
 // microseconds, then parks until a completion is written, a bound endpoint
 // reports readiness, Signal, Close or the timeout.
-func (c *CQ) SRead(entries []CQEntry, threshold int, timeoutMs int) (int, error) {
-	return c.SReadFrom(entries, nil, threshold, timeoutMs)
+func (c *CQ) SRead(entries []CQEntry, threshold int, timeout time.Duration) (int, error) {
+	if c == nil {
+		return 0, ErrInval
+	}
+	return c.sread("fi_cq_sread", entries, nil, threshold, waitDeadline(timeout), nil)
 }
 
 // SReadFrom is SRead with source addresses (fi_cq_sreadfrom); see ReadFrom.
 // src may be nil; otherwise it must be at least as long as entries.
-func (c *CQ) SReadFrom(entries []CQEntry, src []Addr, threshold int, timeoutMs int) (int, error) {
-	if c == nil || (src != nil && len(src) < len(entries)) {
+func (c *CQ) SReadFrom(entries []CQEntry, src []Addr, threshold int, timeout time.Duration) (int, error) {
+	if c == nil {
 		return 0, ErrInval
 	}
-	if c.q == nil {
-		return 0, c.peerNoSys()
-	}
-	n, err := c.q.SRead(entries, src, threshold, cqDeadline(timeoutMs), nil)
-	return n, cqErr(err)
+	return c.sread("fi_cq_sreadfrom", entries, src, threshold, waitDeadline(timeout), nil)
 }
 
-// ReadWait is SRead bounded by a context instead of a timeout (the Go form
-// of fi_cq_sread). When ctx ends with nothing read, the error matches both
-// ErrAgain and ctx's error (context.DeadlineExceeded or, with ErrCanceled,
-// context.Canceled) under errors.Is. Other results are as for SRead
-// (threshold 1).
-func (c *CQ) ReadWait(ctx context.Context, entries []CQEntry) (int, error) {
+// SReadContext is SRead bounded by a context instead of a timeout. When
+// ctx ends with nothing read, the error is a *WaitError that matches both
+// ErrAgain (what fi_cq_sread returns on timeout; ErrCanceled for a
+// cancelled context) and ctx.Err() (context.DeadlineExceeded or
+// context.Canceled) under errors.Is. Other results are as for SRead.
+func (c *CQ) SReadContext(ctx context.Context, entries []CQEntry, threshold int) (int, error) {
+	return c.sreadContext(ctx, "fi_cq_sread", entries, nil, threshold)
+}
+
+// SReadFromContext is SReadFrom bounded by a context; see SReadContext.
+func (c *CQ) SReadFromContext(ctx context.Context, entries []CQEntry, src []Addr, threshold int) (int, error) {
+	return c.sreadContext(ctx, "fi_cq_sreadfrom", entries, src, threshold)
+}
+
+func (c *CQ) sreadContext(ctx context.Context, op string, entries []CQEntry, src []Addr,
+	threshold int) (int, error) {
 	if c == nil || ctx == nil {
 		return 0, ErrInval
 	}
-	if c.q == nil {
-		return 0, c.peerNoSys()
-	}
 	if err := ctx.Err(); err != nil {
-		return 0, cqCtxErr(err, ErrAgain)
+		return 0, ctxErr(op, err, ErrAgain)
 	}
-	n, err := c.q.SRead(entries, nil, 1, time.Time{}, ctx.Done())
+	n, err := c.sread(op, entries, src, threshold, time.Time{}, ctx.Done())
+	if cerr := ctxDone(op, ctx, err, ErrAgain); cerr != nil {
+		return 0, cerr
+	}
+	return n, err
+}
+
+func (c *CQ) sread(op string, entries []CQEntry, src []Addr, threshold int, deadline time.Time,
+	done <-chan struct{}) (int, error) {
+	if src != nil && len(src) < len(entries) {
+		return 0, ErrInval
+	}
+	if c.q == nil {
+		return 0, blockErr(op, c.prov, c.noQueue())
+	}
+	n, err := c.q.SRead(entries, src, threshold, deadline, done)
 	if err == progress.ErrDone {
-		return 0, cqCtxErr(ctx.Err(), ErrAgain)
+		return n, err
 	}
-	return n, cqErr(err)
+	return n, blockErr(op, c.prov, err)
 }
 
-// cqWaitError is the error of a blocking call whose context ended. It
-// matches (errors.Is) both the libfabric error of the call and the
-// context's error.
-type cqWaitError struct {
-	errno Errno
-	ctx   error
-}
-
-func (e *cqWaitError) Error() string { return e.ctx.Error() + ": " + e.errno.Error() }
-
-// Unwrap returns both identities.
-func (e *cqWaitError) Unwrap() []error { return []error{e.errno, e.ctx} }
-
-// Timeout reports whether the context's deadline passed.
-func (e *cqWaitError) Timeout() bool { return e.ctx == context.DeadlineExceeded }
-
-// cqCtxErr builds the error for a context that ended: errno for a passed
-// deadline, ErrCanceled for a cancelled context.
-func cqCtxErr(ctxErr error, errno Errno) error {
-	if ctxErr == nil {
-		return errno
-	}
-	if ctxErr != context.DeadlineExceeded {
-		errno = ErrCanceled
-	}
-	return &cqWaitError{errno: errno, ctx: ctxErr}
-}
-
-// Signal wakes the goroutines blocked in SRead/ReadWait (fi_cq_signal);
+// Signal wakes the goroutines blocked in SRead/SReadContext (fi_cq_signal);
 // they return ErrAgain. A signal with nobody blocked is remembered and
-// consumed by the next blocking read. ErrNoSys for a CQ opened with
-// WaitNone ("only available if the CQ was configured with a wait object").
+// consumed by the next blocking read. For a CQ that cannot block (WaitNone,
+// FI_PEER import) it returns an *OpError{Op: "fi_cq_signal"} matching
+// ErrNoSys ("only available if the CQ was configured with a wait object").
 func (c *CQ) Signal() error {
 	if c == nil {
 		return ErrInval
 	}
 	if c.q == nil {
-		return c.peerNoSys()
+		return blockErr("fi_cq_signal", c.prov, c.noQueue())
 	}
-	return cqErr(c.q.Signal())
+	return blockErr("fi_cq_signal", c.prov, c.q.Signal())
 }
 
 // StrError converts a provider error number and error data of an error
@@ -326,14 +309,7 @@ func (c *CQ) WaitFD() (int, error) {
 	if c == nil {
 		return -1, ErrInval
 	}
-	if c.q == nil {
-		return -1, opErr("fi_control", c.dom.prov.Name(), c.peerNoSys())
-	}
-	fd, err := c.q.WaitFD()
-	if err != nil {
-		return -1, opErr("fi_control", c.dom.prov.Name(), cqErr(err))
-	}
-	return fd, nil
+	return c.waitFD()
 }
 
 // TryWait prepares to block on the wait object (fi_trywait): it clears the
@@ -344,69 +320,23 @@ func (c *CQ) TryWait() error {
 	if c == nil {
 		return ErrInval
 	}
-	if c.q == nil {
-		return c.peerNoSys()
-	}
-	return cqErr(c.q.TryWait())
+	return c.tryWait()
 }
 
 // Close closes the CQ (fi_close). It returns ErrBusy while endpoints (or
 // other objects) are bound to it, and ErrClosed on a second call (both
-// wrapped). Closing wakes blocked SRead/ReadWait callers, which return
+// wrapped). Closing wakes blocked SRead/SReadContext callers, which return
 // ErrClosed; queued completions are lost.
 func (c *CQ) Close() error {
 	if c == nil {
 		return ErrInval
 	}
-	prov := c.dom.prov.Name()
-	if err := c.lc.beginClose(); err != nil {
-		return opErr("fi_close", prov, err)
-	}
-	var err error
-	if c.q != nil {
-		err = c.q.Close()
-	}
-	c.dom.lc.release()
-	return opErr("fi_close", prov, err)
-}
-
-// ---- hooks for endpoints and other objects bound to the CQ ----
-
-// bindEndpoint registers a bound object: Close returns ErrBusy until
-// unbindEndpoint. p, if not nil, is added to the progress sources driven
-// by reads, and (FI_WAIT_FD) its descriptor to the wait set when it
-// implements provider.FDWaiter. Errors (bare): ErrClosed, ErrInval (p not
-// comparable).
-func (c *CQ) bindEndpoint(p provider.Progresser) error {
-	if err := c.lc.hold(); err != nil {
-		return err
-	}
-	var err error
-	if c.q != nil {
-		err = c.q.AddSource(p)
-	} else {
-		err = c.srcs.Add(p)
-	}
-	if err != nil {
-		c.lc.release()
-		return cqErr(err)
-	}
-	return nil
-}
-
-// unbindEndpoint undoes bindEndpoint.
-func (c *CQ) unbindEndpoint(p provider.Progresser) {
-	if c.q != nil {
-		c.q.RemoveSource(p)
-	} else {
-		c.srcs.Remove(p)
-	}
-	c.lc.release()
+	return c.close()
 }
 
 // owner is what providers write completions to: the CQ itself, or the
 // owner's CQ of an FI_PEER import.
-func (c *CQ) owner() provider.CQOwner {
+func (c *CQ) owner() peer.CQOwner {
 	if c.peer != nil {
 		return c.peer
 	}

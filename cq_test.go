@@ -22,9 +22,9 @@ func cqOpen(t testing.TB, d *Domain, attr *CQAttr) *CQ {
 }
 
 func TestCQOpenAttr(t *testing.T) {
-	d := cqTestDomain(t, 0)
+	d := fakeDomain(t, 0)
 	c := cqOpen(t, d, nil)
-	if a := c.Attr(); a.Size != 1024 || a.Format != CQFormatContext || a.WaitObj != WaitNone {
+	if a := c.Attr(); a.Size != 1024 || a.Format != CQFormatContext || a.WaitObj != WaitUnspec {
 		t.Fatalf("default attr %+v", a)
 	}
 	for _, size := range []uint64{1, 64, 65536} {
@@ -48,16 +48,16 @@ func TestCQOpenAttr(t *testing.T) {
 			t.Errorf("OpenCQ(%+v) = %v, want %v", tc.attr, err, tc.want)
 		}
 		var oe *OpError
-		if !errors.As(err, &oe) || oe.Op != "fi_cq_open" || oe.Provider != cqTestProvName {
+		if !errors.As(err, &oe) || oe.Op != "fi_cq_open" || oe.Provider != fakeProvName {
 			t.Errorf("OpenCQ error %#v is not an fi_cq_open OpError", err)
 		}
 	}
 	// FI_AFFINITY is accepted and ignored.
-	cqOpen(t, d, &CQAttr{Flags: provider.FlagAffinity, SignalingVector: 1})
+	cqOpen(t, d, &CQAttr{Flags: FlagAffinity, SignalingVector: 1})
 }
 
 func TestCQReadEmptyAndFormats(t *testing.T) {
-	d := cqTestDomain(t, 0)
+	d := fakeDomain(t, 0)
 	c := cqOpen(t, d, &CQAttr{Format: CQFormatMsg})
 	ent := make([]CQEntry, 2)
 	if n, err := c.Read(ent); n != 0 || err != ErrAgain {
@@ -80,9 +80,9 @@ func TestCQReadEmptyAndFormats(t *testing.T) {
 
 func TestCQErrorOrderingAndOverrun(t *testing.T) {
 	// Only a domain without resource management lets its CQs overrun.
-	f := cqTestFabricOpen(t, 0)
-	d, err := f.OpenDomain(&Info{FabricAttr: &FabricAttr{ProvName: cqTestProvName},
-		DomainAttr: &DomainAttr{Name: "cqtest", ResourceMgmt: RMDisabled}})
+	f := fakeFabric(t, 0)
+	d, err := f.OpenDomain(&Info{FabricAttr: &FabricAttr{ProvName: fakeProvName},
+		DomainAttr: &DomainAttr{Name: "fake", ResourceMgmt: RMDisabled}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,9 +118,9 @@ func TestCQErrorOrderingAndOverrun(t *testing.T) {
 }
 
 func TestCQReadNilDrivesProgress(t *testing.T) {
-	d := cqTestDomain(t, 0)
+	d := fakeDomain(t, 0)
 	c := cqOpen(t, d, nil)
-	ep := &cqTestEP{cq: c.owner()}
+	ep := &fakeEP{cq: c.owner()}
 	if err := c.bindEndpoint(ep); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestCQReadNilDrivesProgress(t *testing.T) {
 }
 
 func TestCQReadFromSource(t *testing.T) {
-	d := cqTestDomain(t, CapSource|CapSourceErr)
+	d := fakeDomain(t, CapSource|CapSourceErr)
 	c := cqOpen(t, d, &CQAttr{Format: CQFormatData})
 	c.owner().Write("known", FlagRecv, 1, nil, 0, 0, 42)
 	w, ok := c.owner().(interface {
@@ -169,10 +169,10 @@ func TestCQReadFromSource(t *testing.T) {
 }
 
 func TestCQSReadTimeoutAndThreshold(t *testing.T) {
-	d := cqTestDomain(t, 0)
+	d := fakeDomain(t, 0)
 	c := cqOpen(t, d, &CQAttr{WaitObj: WaitUnspec, WaitCond: CQCondThreshold})
 	start := time.Now()
-	n, err := c.SRead(make([]CQEntry, 1), 0, 200)
+	n, err := c.SRead(make([]CQEntry, 1), 0, 200*time.Millisecond)
 	el := time.Since(start)
 	if n != 0 || err != ErrAgain {
 		t.Fatalf("sread timeout = %d, %v", n, err)
@@ -183,7 +183,7 @@ func TestCQSReadTimeoutAndThreshold(t *testing.T) {
 	ent := make([]CQEntry, 4)
 	res := make(chan int, 1)
 	go func() {
-		n, _ := c.SRead(ent, 2, 5000)
+		n, _ := c.SRead(ent, 2, 5*time.Second)
 		res <- n
 	}()
 	time.Sleep(5 * time.Millisecond)
@@ -216,64 +216,67 @@ func TestCQSReadTimeoutAndThreshold(t *testing.T) {
 }
 
 func TestCQSignalBeforeSRead(t *testing.T) {
-	d := cqTestDomain(t, 0)
+	d := fakeDomain(t, 0)
 	c := cqOpen(t, d, &CQAttr{Size: 1, WaitObj: WaitUnspec, Format: CQFormatContext})
 	if err := c.Signal(); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err := c.SRead(make([]CQEntry, 1), 0, 2000)
+	_, err := c.SRead(make([]CQEntry, 1), 0, 2*time.Second)
 	if !errors.Is(err, ErrAgain) {
 		t.Fatalf("sread after signal: %v", err)
 	}
 	if el := time.Since(start); el > time.Second {
 		t.Fatalf("signalled sread took %v", el)
 	}
-	none := cqOpen(t, d, nil)
-	if err := none.Signal(); err != ErrNoSys {
+	none := cqOpen(t, d, &CQAttr{WaitObj: WaitNone})
+	if err := none.Signal(); !isOpErr(err, "fi_cq_signal", ErrNoSys) {
 		t.Fatalf("signal on FI_WAIT_NONE: %v", err)
 	}
-	if _, err := none.SRead(make([]CQEntry, 1), 0, -1); err != ErrNoSys {
+	if _, err := none.SRead(make([]CQEntry, 1), 0, -1); !isOpErr(err, "fi_cq_sread", ErrNoSys) {
 		t.Fatalf("sread on FI_WAIT_NONE: %v", err)
+	}
+	if _, err := none.SReadFrom(make([]CQEntry, 1), nil, 0, -1); !isOpErr(err, "fi_cq_sreadfrom", ErrNoSys) {
+		t.Fatalf("sreadfrom on FI_WAIT_NONE: %v", err)
 	}
 }
 
-func TestCQReadWaitContext(t *testing.T) {
-	d := cqTestDomain(t, 0)
+func TestCQSReadContext(t *testing.T) {
+	d := fakeDomain(t, 0)
 	c := cqOpen(t, d, &CQAttr{WaitObj: WaitUnspec})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := c.ReadWait(ctx, make([]CQEntry, 1))
+	_, err := c.SReadContext(ctx, make([]CQEntry, 1), 0)
 	if !errors.Is(err, ErrAgain) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("deadline error %v must match ErrAgain and DeadlineExceeded", err)
 	}
 	if el := time.Since(start); el < 45*time.Millisecond || el > 2*time.Second {
-		t.Fatalf("ReadWait(50ms) returned after %v", el)
+		t.Fatalf("SReadContext(50ms) returned after %v", el)
 	}
-	var te interface{ Timeout() bool }
-	if !errors.As(err, &te) || !te.Timeout() {
-		t.Fatal("deadline error is not a Timeout")
+	var we *WaitError
+	if !errors.As(err, &we) || !we.Timeout() || we.Op != "fi_cq_sread" {
+		t.Fatalf("deadline error %#v is not a timed-out fi_cq_sread WaitError", err)
 	}
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	go func() { time.Sleep(10 * time.Millisecond); cancel2() }()
-	_, err = c.ReadWait(ctx2, make([]CQEntry, 1))
+	_, err = c.SReadContext(ctx2, make([]CQEntry, 1), 0)
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, ErrCanceled) {
 		t.Fatalf("cancel error %v", err)
 	}
-	_, err = c.ReadWait(ctx2, make([]CQEntry, 1)) // already cancelled
+	_, err = c.SReadFromContext(ctx2, make([]CQEntry, 1), nil, 0) // already cancelled
 	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("ReadWait with a cancelled context: %v", err)
+		t.Fatalf("SReadFromContext with a cancelled context: %v", err)
 	}
 	c.owner().Write("now", 0, 0, nil, 0, 0, 0)
 	ent := make([]CQEntry, 1)
-	if n, err := c.ReadWait(context.Background(), ent); n != 1 || err != nil || ent[0].OpContext != "now" {
-		t.Fatalf("ReadWait with an entry: %d %v", n, err)
+	if n, err := c.SReadContext(context.Background(), ent, 0); n != 1 || err != nil || ent[0].OpContext != "now" {
+		t.Fatalf("SReadContext with an entry: %d %v", n, err)
 	}
 }
 
 func TestCQWaitFDPoll(t *testing.T) {
-	d := cqTestDomain(t, 0)
+	d := fakeDomain(t, 0)
 	c := cqOpen(t, d, &CQAttr{WaitObj: WaitFD})
 	fd, err := c.WaitFD()
 	if err != nil || fd < 0 {
@@ -301,14 +304,14 @@ func TestCQWaitFDPoll(t *testing.T) {
 			t.Errorf("%v: WaitFD = %v, want %v", tc.w, err, tc.want)
 		}
 	}
-	none := cqOpen(t, d, nil)
+	none := cqOpen(t, d, &CQAttr{WaitObj: WaitNone})
 	if err := none.TryWait(); err != ErrInval {
 		t.Fatalf("trywait on FI_WAIT_NONE: %v", err)
 	}
 }
 
 func TestCQCloseLifecycle(t *testing.T) {
-	d := cqTestDomain(t, 0)
+	d := fakeDomain(t, 0)
 	c, err := d.OpenCQ(&CQAttr{WaitObj: WaitUnspec})
 	if err != nil {
 		t.Fatal(err)
@@ -316,7 +319,7 @@ func TestCQCloseLifecycle(t *testing.T) {
 	if err := d.Close(); !errors.Is(err, ErrBusy) {
 		t.Fatalf("domain close with an open CQ: %v", err)
 	}
-	ep := &cqTestEP{}
+	ep := &fakeEP{}
 	if err := c.bindEndpoint(ep); err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +397,7 @@ func (r *cqRecorder) WriteErr(e *CQErrEntry) error {
 }
 
 func TestCQPeerImport(t *testing.T) {
-	d := cqTestDomain(t, 0)
+	d := fakeDomain(t, 0)
 	owner := &cqRecorder{}
 	pcq, err := d.OpenCQ(&CQAttr{Flags: FlagPeer, Peer: owner, Format: CQFormatTagged})
 	if err != nil {
@@ -403,7 +406,7 @@ func TestCQPeerImport(t *testing.T) {
 	if pcq.owner() != provider.CQOwner(owner) {
 		t.Fatal("an FI_PEER CQ must hand the owner's CQ to providers")
 	}
-	ep := &cqTestEP{cq: pcq.owner()}
+	ep := &fakeEP{cq: pcq.owner()}
 	if err := pcq.bindEndpoint(ep); err != nil {
 		t.Fatal(err)
 	}
@@ -421,13 +424,13 @@ func TestCQPeerImport(t *testing.T) {
 	if err := pcq.ReadErr(&ee); err != ErrNoSys {
 		t.Fatalf("readerr on a peer CQ: %v", err)
 	}
-	if _, err := pcq.SRead(make([]CQEntry, 1), 0, 10); err != ErrNoSys {
+	if _, err := pcq.SRead(make([]CQEntry, 1), 0, 10*time.Millisecond); !isOpErr(err, "fi_cq_sread", ErrNoSys) {
 		t.Fatalf("sread on a peer CQ: %v", err)
 	}
-	if _, err := pcq.ReadWait(context.Background(), make([]CQEntry, 1)); err != ErrNoSys {
-		t.Fatalf("ReadWait on a peer CQ: %v", err)
+	if _, err := pcq.SReadContext(context.Background(), make([]CQEntry, 1), 0); !isOpErr(err, "fi_cq_sread", ErrNoSys) {
+		t.Fatalf("SReadContext on a peer CQ: %v", err)
 	}
-	if err := pcq.Signal(); err != ErrNoSys {
+	if err := pcq.Signal(); !isOpErr(err, "fi_cq_signal", ErrNoSys) {
 		t.Fatalf("signal on a peer CQ: %v", err)
 	}
 	if _, err := pcq.WaitFD(); !errors.Is(err, ErrNoSys) {
@@ -437,7 +440,7 @@ func TestCQPeerImport(t *testing.T) {
 		t.Fatalf("close of a bound peer CQ: %v", err)
 	}
 	pcq.unbindEndpoint(ep)
-	if n := pcq.srcs.Len(); n != 0 {
+	if n := pcq.pset.Len(); n != 0 {
 		t.Fatalf("unbind left %d sources", n)
 	}
 	if err := pcq.Close(); err != nil {
@@ -449,9 +452,9 @@ func TestCQPeerImport(t *testing.T) {
 }
 
 func TestCQAllocs(t *testing.T) {
-	d := cqTestDomain(t, 0)
+	d := fakeDomain(t, 0)
 	c := cqOpen(t, d, &CQAttr{Format: CQFormatTagged})
-	ep := &cqTestEP{cq: c.owner()}
+	ep := &fakeEP{cq: c.owner()}
 	c.bindEndpoint(ep)
 	defer c.unbindEndpoint(ep)
 	ent := make([]CQEntry, 4)
@@ -474,7 +477,7 @@ func TestCQAllocs(t *testing.T) {
 }
 
 func TestCQLegacyErrData(t *testing.T) {
-	f := cqTestFabricOpen(t, Version(1, 4))
+	f := fakeFabric(t, Version(1, 4))
 	d, err := f.OpenDomain(&Info{})
 	if err != nil {
 		t.Fatal(err)
@@ -492,7 +495,7 @@ func TestCQLegacyErrData(t *testing.T) {
 // FI_RM_UNSPEC: the providers' default) never overruns: entries nobody
 // reserved are kept beyond its size (provider.CQReserver).
 func TestCQResourceMgmtNoOverrun(t *testing.T) {
-	d := cqTestDomain(t, 0)
+	d := fakeDomain(t, 0)
 	c := cqOpen(t, d, &CQAttr{Size: 2, Format: CQFormatContext})
 	o := c.owner()
 	for i := 0; i < 5; i++ {

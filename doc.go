@@ -16,6 +16,10 @@
 //	ep.BindAV(av)
 //	ep.Enable()
 //
+// (The sketch leaves out error handling; Example_dgram and Example_msg are
+// complete programs that go test runs: udp datagrams, and the tcp
+// connection sequence.)
+//
 // Data-transfer calls never block; they return ErrAgain when a queue is
 // full, and reading the bound CQ makes progress. Errors are libfabric's
 // (see Errno); test them with errors.Is.
@@ -90,7 +94,38 @@
 // as *os.File does: methods with an error result return ErrInval, the
 // others zero values (AddrNotAvail for addresses). Nothing panics.
 //
-// (wait and peer decisions: see below)
+// Timeouts. Blocking calls (CQ.SRead, CQ.SReadFrom, EQ.SRead, Cntr.Wait)
+// take a time.Duration: negative waits forever (C's -1), 0 checks once
+// without waiting, otherwise it bounds the wait. On timeout they return
+// what the C call returns: ErrAgain (fi_cq_sread, fi_eq_sread) or
+// ErrTimedOut (fi_cntr_wait).
+//
+// Context forms. Each blocking call has a form bounded by a
+// context.Context instead, named as Go names them (net.Dialer.DialContext,
+// sql.DB.QueryContext): the same name plus Context, ctx first, the same
+// arguments without the timeout: CQ.SReadContext, CQ.SReadFromContext,
+// EQ.SReadContext, Cntr.WaitContext. When the context ends first, the
+// error is a *WaitError with two identities under errors.Is: the C call's
+// error (ErrAgain, ErrTimedOut; ErrCanceled for a cancelled context) and
+// ctx.Err(). No data-path call takes a context.
+//
+// Peer types. No exported signature or field names package provider, the
+// SPI: the owner operations of fi_peer(3) (CQ.Owner, Cntr.Owner,
+// SRX.Owner, CQAttr.Peer, CntrAttr.Peer, PeerSRX.Owner, AV.Query's
+// peer.AVAttr) are package peer's types, aliases of the SPI's interfaces
+// documented where users read them. The vocabulary types of this package
+// (Info, CQEntry, EQEntry, WaitObj ...) are aliases of the SPI's too, and
+// each is documented here in full, so that go doc never sends a user to
+// package provider.
+//
+// Zero values. The zero value (or nil pointer) of every attribute struct
+// is a useful default, as a nil quic-go Config is: a CQ, counter or EQ
+// opened with nil or a zero attr has sized defaults and a wait object
+// (WaitUnspec), so its blocking calls work. Go's WaitObj numbering differs
+// from C's for this (WaitUnspec is 0; String keeps libfabric's names):
+// WaitNone, a queue that is only polled, must be asked for. A blocking
+// call on an object that cannot block returns an *OpError naming the call
+// ("fi_eq_sread") that matches ErrNoSys.
 //
 // # Mapping from libfabric calls
 //
@@ -142,13 +177,13 @@
 //	                            Endpoint.AtomicValid / FetchAtomicValid / CompareAtomicValid
 //	fi_query_atomic             Domain.QueryAtomic (FlagFetchAtomic, FlagCompareAtomic, FlagTagged)
 //	fi_cq_read / readfrom / readerr       CQ.Read / ReadFrom / ReadErr
-//	fi_cq_sread / sreadfrom     CQ.SRead / SReadFrom (CQ.ReadWait with a context)
+//	fi_cq_sread / sreadfrom     CQ.SRead / SReadFrom (SReadContext / SReadFromContext)
 //	fi_cq_signal / fi_cq_strerror         CQ.Signal / CQ.StrError
 //	fi_control(FI_GETWAIT) / fi_trywait   CQ.WaitFD / CQ.TryWait (also Cntr, EQ)
 //	fi_cntr_read / readerr / add / set / adderr / seterr / wait
-//	                            Cntr.Read / ReadErr / Add / Set / AddErr / SetErr / Wait
+//	                            Cntr.Read / ReadErr / Add / Set / AddErr / SetErr / Wait (WaitContext)
 //	fi_eq_read / readerr / sread / write / strerror
-//	                            EQ.Read / ReadErr / SRead / Write / StrError
+//	                            EQ.Read / ReadErr / SRead (SReadContext) / Write / StrError
 //	fi_av_insert / insertsvc / remove / lookup / straddr
 //	                            AV.Insert (InsertWithErrors) / InsertSvc / Remove / Lookup / StrAddr
 //	fi_rx_addr                  RxAddr

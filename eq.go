@@ -10,31 +10,36 @@ import (
 )
 
 // EQAttr is fi_eq_attr: how an event queue is opened. The zero value (or
-// a nil *EQAttr) gives the defaults documented on each field.
+// a nil *EQAttr) is a useful EQ: 1024 events and a wait object, so SRead
+// blocks.
 type EQAttr struct {
 	// Size is the number of events the EQ holds; 0 means 1024. An EQ that
 	// overruns is fatal (fi_eq(3)): further writes fail with ErrOverrun and
 	// reads return ErrOverrun once the queued events are drained.
 	Size uint64
 	// Flags: FlagWrite (the application may call Write, fi_eq_write) and
-	// provider.FlagAffinity (ignored). Other bits give ErrInval.
+	// FlagAffinity (ignored). Other bits give ErrInval. Default 0.
 	Flags Flags
-	// WaitObj is the wait object; default WaitNone (no SRead/ReadWait).
-	// WaitFD also provides a descriptor (WaitFD). WaitSet and WaitPollFD
-	// give ErrNoSys.
+	// WaitObj is the wait object. The default, WaitUnspec (the zero
+	// value), lets SRead block; so do WaitMutexCond and WaitYield (which
+	// polls). WaitFD also provides a descriptor (WaitFD). WaitNone, asked
+	// for explicitly, makes an EQ that is only polled (SRead gives
+	// ErrNoSys). WaitSet and WaitPollFD give ErrNoSys.
 	WaitObj WaitObj
 	// SignalingVector is the interrupt affinity hint; ignored.
 	SignalingVector int
 }
 
-const eqAttrFlags = FlagWrite | provider.FlagAffinity
+const eqAttrFlags = FlagWrite | FlagAffinity
 
 // EQ is an event queue (fi_eq): connection management events
 // (EventConnReq, EventConnected, EventShutdown), asynchronous completions
 // of control operations and asynchronous errors. Reads drive the progress
 // of the objects bound to it. All methods are safe for concurrent use.
+// Methods of a nil *EQ return ErrInval (or a zero value when they have no
+// error result).
 type EQ struct {
-	lc   lifecycle
+	waitable
 	fab  *Fabric
 	attr EQAttr
 	q    *eq.EQ
@@ -70,11 +75,18 @@ func (f *Fabric) OpenEQ(attr *EQAttr) (*EQ, error) {
 		f.lc.release()
 		return nil, opErr("fi_eq_open", prov, err)
 	}
-	return &EQ{fab: f, attr: a, q: q}, nil
+	e := &EQ{fab: f, attr: a, q: q}
+	e.init(&f.lc, prov, q)
+	return e, nil
 }
 
 // Attr returns the EQ's attributes, with defaults filled in.
-func (e *EQ) Attr() EQAttr { return e.attr }
+func (e *EQ) Attr() EQAttr {
+	if e == nil {
+		return EQAttr{}
+	}
+	return e.attr
+}
 
 // Read returns the event at the head of the EQ (fi_eq_read); with FlagPeek
 // the event stays queued. It returns ErrAgain when the EQ is empty (after
@@ -88,7 +100,7 @@ func (e *EQ) Read(flags Flags) (EQEntry, error) {
 		return EQEntry{}, ErrInval
 	}
 	ev, err := e.q.Read(flags)
-	return ev, cqErr(err)
+	return ev, closedErr(err)
 }
 
 // ReadErr reads the error event at the head into ee (fi_eq_readerr). It
@@ -101,37 +113,47 @@ func (e *EQ) ReadErr(ee *EQErrEntry) error {
 	if e == nil || ee == nil {
 		return ErrInval
 	}
-	return cqErr(e.q.ReadErr(ee, 0))
+	return closedErr(e.q.ReadErr(ee, 0))
 }
 
 // SRead is the blocking read (fi_eq_sread): it returns the head event as
-// soon as there is one (FlagPeek leaves it queued), ErrAgain when the
-// timeout expires (timeoutMs < 0: never), ErrAvail for an error event,
-// ErrClosed when the EQ is closed (Close unblocks it), and ErrNoSys for an
-// EQ opened with WaitNone.
-func (e *EQ) SRead(timeoutMs int, flags Flags) (EQEntry, error) {
+// soon as there is one (FlagPeek leaves it queued). A negative timeout
+// waits forever (C's -1); 0 checks once without waiting. It returns
+// ErrAgain when the timeout expires, ErrAvail for an error event,
+// ErrClosed when the EQ is closed (Close unblocks it), and an
+// *OpError{Op: "fi_eq_sread"} matching ErrNoSys for an EQ opened with
+// WaitNone.
+func (e *EQ) SRead(timeout time.Duration, flags Flags) (EQEntry, error) {
 	if e == nil {
 		return EQEntry{}, ErrInval
 	}
-	ev, err := e.q.SRead(flags, cqDeadline(timeoutMs), nil)
-	return ev, cqErr(err)
+	return e.sread(flags, waitDeadline(timeout), nil)
 }
 
-// ReadWait is SRead bounded by a context. When ctx ends first the error
-// matches both ErrAgain and ctx's error (context.DeadlineExceeded, or
-// ErrCanceled and context.Canceled) under errors.Is.
-func (e *EQ) ReadWait(ctx context.Context) (EQEntry, error) {
+// SReadContext is SRead bounded by a context. When ctx ends first the
+// error is a *WaitError that matches both ErrAgain (what fi_eq_sread
+// returns on timeout; ErrCanceled for a cancelled context) and ctx.Err()
+// (context.DeadlineExceeded or context.Canceled) under errors.Is.
+func (e *EQ) SReadContext(ctx context.Context, flags Flags) (EQEntry, error) {
 	if e == nil || ctx == nil {
 		return EQEntry{}, ErrInval
 	}
 	if err := ctx.Err(); err != nil {
-		return EQEntry{}, cqCtxErr(err, ErrAgain)
+		return EQEntry{}, ctxErr("fi_eq_sread", err, ErrAgain)
 	}
-	ev, err := e.q.SRead(0, time.Time{}, ctx.Done())
+	ev, err := e.sread(flags, time.Time{}, ctx.Done())
+	if cerr := ctxDone("fi_eq_sread", ctx, err, ErrAgain); cerr != nil {
+		return EQEntry{}, cerr
+	}
+	return ev, err
+}
+
+func (e *EQ) sread(flags Flags, deadline time.Time, done <-chan struct{}) (EQEntry, error) {
+	ev, err := e.q.SRead(flags, deadline, done)
 	if err == progress.ErrDone {
-		return EQEntry{}, cqCtxErr(ctx.Err(), ErrAgain)
+		return ev, err
 	}
-	return ev, cqErr(err)
+	return ev, blockErr("fi_eq_sread", e.prov, err)
 }
 
 // Write inserts an event (fi_eq_write). The EQ must have been opened with
@@ -143,7 +165,7 @@ func (e *EQ) Write(entry *EQEntry) error {
 		return ErrInval
 	}
 	_, err := e.q.WriteUser(entry)
-	return cqErr(err)
+	return closedErr(err)
 }
 
 // StrError converts a provider error number and error data of an error
@@ -160,11 +182,7 @@ func (e *EQ) WaitFD() (int, error) {
 	if e == nil {
 		return -1, ErrInval
 	}
-	fd, err := e.q.WaitFD()
-	if err != nil {
-		return -1, opErr("fi_control", e.fab.prov.Name(), cqErr(err))
-	}
-	return fd, nil
+	return e.waitFD()
 }
 
 // TryWait prepares to block on the wait descriptor (fi_trywait): it clears
@@ -174,46 +192,17 @@ func (e *EQ) TryWait() error {
 	if e == nil {
 		return ErrInval
 	}
-	return cqErr(e.q.TryWait())
+	return e.tryWait()
 }
 
 // Close closes the EQ (fi_close). It returns ErrBusy while objects are
 // bound to it and ErrClosed on a second call (both wrapped). Closing wakes
-// blocked SRead/ReadWait callers; queued events are lost.
+// blocked SRead/SReadContext callers; queued events are lost.
 func (e *EQ) Close() error {
 	if e == nil {
 		return ErrInval
 	}
-	prov := e.fab.prov.Name()
-	if err := e.lc.beginClose(); err != nil {
-		return opErr("fi_close", prov, err)
-	}
-	err := e.q.Close()
-	e.fab.lc.release()
-	return opErr("fi_close", prov, err)
-}
-
-// ---- hooks for objects bound to the EQ ----
-
-// bindEndpoint registers a bound object (endpoint, passive endpoint,
-// domain, AV): Close returns ErrBusy until unbindEndpoint. p, if not nil,
-// is added to the progress sources driven by reads (and its descriptor to
-// the FI_WAIT_FD set).
-func (e *EQ) bindEndpoint(p provider.Progresser) error {
-	if err := e.lc.hold(); err != nil {
-		return err
-	}
-	if err := e.q.AddSource(p); err != nil {
-		e.lc.release()
-		return cqErr(err)
-	}
-	return nil
-}
-
-// unbindEndpoint undoes bindEndpoint.
-func (e *EQ) unbindEndpoint(p provider.Progresser) {
-	e.q.RemoveSource(p)
-	e.lc.release()
+	return e.close()
 }
 
 // writer is what providers report events to.

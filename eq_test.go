@@ -20,9 +20,9 @@ func eqOpen(t testing.TB, f *Fabric, attr *EQAttr) *EQ {
 }
 
 func TestEQOpenAttr(t *testing.T) {
-	f := cqTestFabricOpen(t, 0)
+	f := fakeFabric(t, 0)
 	e := eqOpen(t, f, nil)
-	if a := e.Attr(); a.Size != 1024 || a.WaitObj != WaitNone {
+	if a := e.Attr(); a.Size != 1024 || a.WaitObj != WaitUnspec {
 		t.Fatalf("default attr %+v", a)
 	}
 	for _, size := range []uint64{1, 2, 64, 65536} {
@@ -44,7 +44,7 @@ func TestEQOpenAttr(t *testing.T) {
 }
 
 func TestEQWriteReadPeek(t *testing.T) {
-	f := cqTestFabricOpen(t, 0)
+	f := fakeFabric(t, 0)
 	e := eqOpen(t, f, &EQAttr{Flags: FlagWrite, WaitObj: WaitUnspec})
 	if _, err := e.Read(0); err != ErrAgain {
 		t.Fatalf("empty read: %v", err)
@@ -79,7 +79,7 @@ func TestEQWriteReadPeek(t *testing.T) {
 }
 
 func TestEQErrorsFromProvider(t *testing.T) {
-	f := cqTestFabricOpen(t, 0)
+	f := fakeFabric(t, 0)
 	e := eqOpen(t, f, nil)
 	w := e.writer()
 	w.Write(&EQEntry{Event: EventConnected, Context: "c"})
@@ -100,10 +100,10 @@ func TestEQErrorsFromProvider(t *testing.T) {
 }
 
 func TestEQSRead(t *testing.T) {
-	f := cqTestFabricOpen(t, 0)
+	f := fakeFabric(t, 0)
 	e := eqOpen(t, f, &EQAttr{WaitObj: WaitUnspec, Flags: FlagWrite})
 	start := time.Now()
-	if _, err := e.SRead(200, 0); err != ErrAgain {
+	if _, err := e.SRead(200*time.Millisecond, 0); err != ErrAgain {
 		t.Fatalf("sread timeout: %v", err)
 	}
 	if el := time.Since(start); el < 190*time.Millisecond || el > 1500*time.Millisecond {
@@ -111,7 +111,7 @@ func TestEQSRead(t *testing.T) {
 	}
 	e.Write(&EQEntry{Event: EventNotify, Context: 1})
 	start = time.Now()
-	if ev, err := e.SRead(2000, FlagPeek); err != nil || ev.Context != 1 {
+	if ev, err := e.SRead(2*time.Second, FlagPeek); err != nil || ev.Context != 1 {
 		t.Fatalf("sread peek: %v", err)
 	}
 	if el := time.Since(start); el > 50*time.Millisecond {
@@ -122,9 +122,11 @@ func TestEQSRead(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	_, err := e.ReadWait(ctx)
-	if !errors.Is(err, ErrAgain) || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("ReadWait deadline: %v", err)
+	_, err := e.SReadContext(ctx, 0)
+	var we *WaitError
+	if !errors.Is(err, ErrAgain) || !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &we) ||
+		we.Op != "fi_eq_sread" {
+		t.Fatalf("SReadContext deadline: %v", err)
 	}
 	res := make(chan error, 1)
 	go func() {
@@ -141,14 +143,14 @@ func TestEQSRead(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("sread not woken by an event")
 	}
-	none := eqOpen(t, f, nil)
-	if _, err := none.SRead(10, 0); err != ErrNoSys {
+	none := eqOpen(t, f, &EQAttr{WaitObj: WaitNone})
+	if _, err := none.SRead(10*time.Millisecond, 0); !isOpErr(err, "fi_eq_sread", ErrNoSys) {
 		t.Fatalf("sread on FI_WAIT_NONE: %v", err)
 	}
 }
 
 func TestEQWaitFDAndLifecycle(t *testing.T) {
-	f := cqTestFabricOpen(t, 0)
+	f := fakeFabric(t, 0)
 	e, err := f.OpenEQ(&EQAttr{WaitObj: WaitFD})
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +172,7 @@ func TestEQWaitFDAndLifecycle(t *testing.T) {
 	if err := f.Close(); !errors.Is(err, ErrBusy) {
 		t.Fatalf("fabric close with an open EQ: %v", err)
 	}
-	ep := &cqTestEP{}
+	ep := &fakeEP{}
 	if err := e.bindEndpoint(ep); err != nil {
 		t.Fatal(err)
 	}

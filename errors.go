@@ -6,7 +6,13 @@ import (
 	"github.com/gofabric/fabric/provider"
 )
 
-// Errno is a libfabric error number; see provider.Errno.
+// Errno is a libfabric error number: the positive value of an FI_E* code
+// (the Err* constants). Values below 256 are the Linux errno values
+// libfabric reuses (ErrAgain is EAGAIN, 11); values from 256 are
+// libfabric's own (ErrAvail 259, ErrTrunc 265 ...). Error returns
+// fi_strerror's text. Under errors.Is an Errno below 256 also matches the
+// syscall.Errno of the same value. Test errors with errors.Is, never ==:
+// control-path calls wrap them in *OpError.
 type Errno = provider.Errno
 
 // Sentinel errors, usable with errors.Is. Data-path calls return these

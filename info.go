@@ -354,7 +354,7 @@ func infoCoreEnv() []EnvVar {
 // EnvVars returns the environment variables the library reads
 // (fi_getparams): the core library's (FI_LOG_LEVEL, FI_LOG_PROV,
 // FI_LOG_SUBSYS, FI_PROVIDER), then those of each registered provider that
-// lists them (provider.ParamLister), in registration order.
+// has any, in registration order.
 func EnvVars() []EnvVar {
 	out := infoCoreEnv()
 	for _, p := range provider.Providers() {

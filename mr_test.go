@@ -227,7 +227,7 @@ func TestMRBindEvents(t *testing.T) {
 }
 
 func TestMRDomainBusy(t *testing.T) {
-	fab, err := OpenFabric(&FabricAttr{ProvName: avTestProvName})
+	fab, err := OpenFabric(&FabricAttr{ProvName: fakeProvName})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,6 @@ import (
 // with zero arguments, returns an error matching ErrInval (or zero values
 // when it has no error result); none panics. This is the *os.File
 // behaviour.
-//
-// nilPending lists methods of CQ, Cntr and EQ (owned by the api-wait
-// work) that still panicked when this test was written; for them a panic
-// is logged, not failed. Empty the list once that work is merged.
-var nilPending = map[string]bool{"CQ.Attr": true, "CQ.Owner": true, "Cntr.Attr": true, "Cntr.Owner": true,
-	"EQ.Attr": true}
 
 func TestNilReceivers(t *testing.T) {
 	types := []any{
@@ -42,11 +36,6 @@ func TestNilReceivers(t *testing.T) {
 				func() {
 					defer func() {
 						if r := recover(); r != nil {
-							if nilPending[typ.Elem().Name()+"."+m.Name] {
-								t.Logf("pending: panic on a nil receiver: %v", r)
-								out = nil
-								return
-							}
 							t.Fatalf("panic on a nil receiver: %v", r)
 						}
 					}()

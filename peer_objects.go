@@ -2,7 +2,6 @@ package fabric
 
 import (
 	"github.com/gofabric/fabric/peer"
-	"github.com/gofabric/fabric/provider"
 )
 
 // The root objects implement the owner side of fi_peer(3) where the owner
@@ -42,16 +41,28 @@ func (a *AV) EPAddr(ep peer.Named) Addr {
 
 // Owner returns the CQ's owner operations (fi_ops_cq_owner), through which
 // a peer provider writes completions into this CQ; pass it as CQAttr.Peer
-// when opening the peer's CQ with FlagPeer.
-func (c *CQ) Owner() provider.CQOwner { return c.owner() }
+// when opening the peer's CQ with FlagPeer. It returns nil for a nil *CQ.
+func (c *CQ) Owner() peer.CQOwner {
+	if c == nil {
+		return nil
+	}
+	return c.owner()
+}
 
-// Owner returns the counter's owner operations (fi_ops_cntr_owner).
-func (c *Cntr) Owner() provider.CntrOwner { return c.owner() }
+// Owner returns the counter's owner operations (fi_ops_cntr_owner), for
+// CntrAttr.Peer. It returns nil for a nil *Cntr.
+func (c *Cntr) Owner() peer.CntrOwner {
+	if c == nil {
+		return nil
+	}
+	return c.owner()
+}
 
 // Owner returns the SRX's owner operations (fi_ops_srx_owner), for
 // importing this receive queue into a peer's domain with
 // Domain.OpenSRX(&RxAttr{OpFlags: FlagPeer}, &PeerSRX{Owner: s.Owner()}).
-func (s *SRX) Owner() provider.SRXOwner {
+// It returns nil for a nil *SRX.
+func (s *SRX) Owner() peer.SRXOwner {
 	if s == nil {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/peer"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -14,7 +15,7 @@ type RecvMsg = Msg
 // PeerSRX is the fi_peer_srx_context of an FI_PEER import: the owner's
 // receive queue that a peer provider's endpoints deliver into.
 type PeerSRX struct {
-	Owner provider.SRXOwner
+	Owner peer.SRXOwner
 }
 
 // srxRecvFlags are the flags accepted by RecvMsg/TRecvMsg.

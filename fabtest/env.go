@@ -308,7 +308,7 @@ func pattern(b []byte, k int) []byte {
 // waitEvent reads eq until an event arrives (or an error entry), bounded.
 func waitEvent(t testing.TB, eq *fabric.EQ) (fabric.EQEntry, *fabric.EQErrEntry) {
 	t.Helper()
-	ev, err := eq.SRead(int(scaled(5*time.Second)/time.Millisecond), 0)
+	ev, err := eq.SRead(scaled(5*time.Second), 0)
 	if err == nil {
 		return ev, nil
 	}

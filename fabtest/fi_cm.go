@@ -126,7 +126,7 @@ func cmShutdownReportedOncePerSide(t *testing.T, tg Target) {
 		}
 	}
 	for _, e := range []*env{a, b} {
-		if ev, err := e.eq.SRead(int(scaled(50*time.Millisecond)/time.Millisecond), 0); err == nil {
+		if ev, err := e.eq.SRead(scaled(50*time.Millisecond), 0); err == nil {
 			t.Fatalf("second event after FI_SHUTDOWN: %+v", ev)
 		}
 	}

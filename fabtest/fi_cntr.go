@@ -35,10 +35,10 @@ func cntrSetAddErrWait(t *testing.T, tg Target) {
 	if v != 10 || ve != 15 || err1 != nil || err2 != nil {
 		t.Fatalf("counter = %d/%d (%v %v); want 10/15", v, ve, err1, err2)
 	}
-	if err := c.Wait(10, 100); err != nil {
+	if err := c.Wait(10, 100*time.Millisecond); err != nil {
 		t.Fatalf("wait for reached threshold: %v", err)
 	}
-	err = c.Wait(11, 50)
+	err = c.Wait(11, 50*time.Millisecond)
 	if err == nil {
 		t.Fatal("wait for unreached threshold returned nil")
 	}
@@ -96,10 +96,10 @@ func cntrSendRecvCountersCountCompletions(t *testing.T, tg Target) {
 	for i := 0; i < n; i++ {
 		retry(t, "send", func() error { return sep.Send([]byte("c"), nil, dst, nil) }, txcq)
 	}
-	if err := tx.Wait(n, int(scaled(5*time.Second)/time.Millisecond)); err != nil {
+	if err := tx.Wait(n, scaled(5*time.Second)); err != nil {
 		t.Fatalf("tx counter wait: %v", err)
 	}
-	if err := rx.Wait(n, int(scaled(5*time.Second)/time.Millisecond)); err != nil {
+	if err := rx.Wait(n, scaled(5*time.Second)); err != nil {
 		v, _ := rx.Read()
 		t.Fatalf("rx counter wait: %v (value %d)", err, v)
 	}
@@ -137,7 +137,7 @@ func cntrWaitTimeoutErrorChangeInfinite(t *testing.T, tg Target) {
 	e := tg.open(t, envOpts{noEnable: true})
 	c := e.openCntr(&fabric.CntrAttr{WaitObj: fabric.WaitUnspec})
 	start := time.Now()
-	err := c.Wait(1, 50)
+	err := c.Wait(1, 50*time.Millisecond)
 	if el := time.Since(start); !errors.Is(err, fabric.ErrTimedOut) || el < 40*time.Millisecond || el > scaled(time.Second) {
 		t.Fatalf("fi_cntr_wait(1, 50 ms) on 0 = %v after %v; want FI_ETIMEDOUT after ~50 ms", err, el)
 	}
@@ -146,7 +146,7 @@ func cntrWaitTimeoutErrorChangeInfinite(t *testing.T, tg Target) {
 		c.AddErr(1)
 	}()
 	start = time.Now()
-	err = c.Wait(5, int(scaled(5*time.Second)/time.Millisecond))
+	err = c.Wait(5, scaled(5*time.Second))
 	if err == nil || errors.Is(err, fabric.ErrTimedOut) || time.Since(start) > scaled(2*time.Second) {
 		t.Fatalf("a change of the error value did not unblock fi_cntr_wait: %v after %v", err, time.Since(start))
 	}
@@ -180,11 +180,11 @@ func cntrCounterOnlyCompletionBothSides(t *testing.T, tg Target) {
 	for i := 0; i < n; i++ {
 		retry(t, "send", func() error { return sep.Send([]byte("cnt"), nil, dst, nil) }, a.txcq)
 	}
-	ms := int(scaled(5*time.Second) / time.Millisecond)
-	if err := tx.Wait(n, ms); err != nil {
+	timeout := scaled(5 * time.Second)
+	if err := tx.Wait(n, timeout); err != nil {
 		t.Fatalf("tx counter: %v", err)
 	}
-	if err := rx.Wait(n, ms); err != nil {
+	if err := rx.Wait(n, timeout); err != nil {
 		v, _ := rx.Read()
 		t.Fatalf("rx counter: %v (value %d)", err, v)
 	}

@@ -51,7 +51,7 @@ func cqReadEmptyEAGAIN(t *testing.T, tg Target) {
 func cqSreadTimeout(t *testing.T, tg Target) {
 	e := tg.open(t, envOpts{wait: fabric.WaitUnspec})
 	start := time.Now()
-	_, err := e.rxcq.SRead(make([]fabric.CQEntry, 1), 0, 200)
+	_, err := e.rxcq.SRead(make([]fabric.CQEntry, 1), 0, 200*time.Millisecond)
 	el := time.Since(start)
 	isErr(t, "sread timeout", err, fabric.ErrAgain)
 	if el < 150*time.Millisecond || el > scaled(2*time.Second) {
@@ -59,9 +59,9 @@ func cqSreadTimeout(t *testing.T, tg Target) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err = e.rxcq.ReadWait(ctx, make([]fabric.CQEntry, 1))
+	_, err = e.rxcq.SReadContext(ctx, make([]fabric.CQEntry, 1), 0)
 	if !errors.Is(err, fabric.ErrAgain) || !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("ReadWait deadline error %v should match ErrAgain and DeadlineExceeded", err)
+		t.Fatalf("SReadContext deadline error %v should match ErrAgain and DeadlineExceeded", err)
 	}
 }
 
@@ -74,7 +74,7 @@ func cqSreadWakesOnMessage(t *testing.T, tg Target) {
 	done := make(chan error, 1)
 	go func() {
 		ent := make([]fabric.CQEntry, 1)
-		n, err := b.rxcq.SRead(ent, 0, int(scaled(5*time.Second)/time.Millisecond))
+		n, err := b.rxcq.SRead(ent, 0, scaled(5*time.Second))
 		if err == nil && (n != 1 || ent[0].Len != 4) {
 			err = errors.New("wrong completion")
 		}
@@ -99,7 +99,7 @@ func cqSignalBeforeSread(t *testing.T, tg Target) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err := cq.SRead(make([]fabric.CQEntry, 1), 0, 2000)
+	_, err := cq.SRead(make([]fabric.CQEntry, 1), 0, 2*time.Second)
 	if !errors.Is(err, fabric.ErrAgain) && !errors.Is(err, fabric.ErrCanceled) {
 		t.Fatalf("sread after signal: %v", err)
 	}
@@ -390,7 +390,7 @@ func cqThresholdCondAndAffinityAccepted(t *testing.T, tg Target) {
 	got := 0
 	deadline := time.Now().Add(scaled(5 * time.Second))
 	for got < n && time.Now().Before(deadline) {
-		k, err := cq.SRead(ent, n-got, int(scaled(5*time.Second)/time.Millisecond))
+		k, err := cq.SRead(ent, n-got, scaled(5*time.Second))
 		if err != nil {
 			t.Fatalf("sread with threshold: %v", err)
 		}

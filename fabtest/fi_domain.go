@@ -227,7 +227,7 @@ func domainBindEq(t *testing.T, tg Target) {
 
 func closeWakesBlockedWaitersSignalWakesSread(t *testing.T, tg Target) {
 	e := tg.open(t, envOpts{noEnable: true})
-	long := int(scaled(10*time.Second) / time.Millisecond)
+	long := scaled(10 * time.Second)
 	wait := func(what string, f func() error, wake func() error, want error) {
 		t.Helper()
 		done := make(chan error, 1)

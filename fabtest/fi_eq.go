@@ -128,7 +128,7 @@ func eqSreadTimeoutImmediatePeekInfinite(t *testing.T, tg Target) {
 	e := tg.open(t, envOpts{noEnable: true})
 	q := e.openEQ(&fabric.EQAttr{WaitObj: fabric.WaitUnspec, Flags: fabric.FlagWrite})
 	start := time.Now()
-	_, err := q.SRead(100, 0)
+	_, err := q.SRead(100*time.Millisecond, 0)
 	el := time.Since(start)
 	isErr(t, "sread on an empty EQ", err, fabric.ErrAgain)
 	if el < 75*time.Millisecond || el > scaled(time.Second) {
@@ -139,7 +139,7 @@ func eqSreadTimeoutImmediatePeekInfinite(t *testing.T, tg Target) {
 	}
 	for _, flags := range []fabric.Flags{fabric.FlagPeek, fabric.FlagPeek, 0} {
 		start = time.Now()
-		ev, err := q.SRead(2000, flags)
+		ev, err := q.SRead(2*time.Second, flags)
 		if err != nil || ev.Data != 7 {
 			t.Fatalf("sread(flags %v) with an event queued: %+v %v", flags, ev, err)
 		}
@@ -176,16 +176,16 @@ func eqWaitNoneBlockingCallsFailAtOnce(t *testing.T, tg Target) {
 	e := tg.open(t, envOpts{noEnable: true})
 	q := e.openEQ(&fabric.EQAttr{WaitObj: fabric.WaitNone})
 	start := time.Now()
-	if _, err := q.SRead(1000, 0); err == nil || errors.Is(err, fabric.ErrAgain) {
+	if _, err := q.SRead(time.Second, 0); err == nil || errors.Is(err, fabric.ErrAgain) {
 		t.Fatalf("fi_eq_sread on FI_WAIT_NONE: %v; want an error other than a timeout", err)
 	}
 	cq := e.openCQ(&fabric.CQAttr{WaitObj: fabric.WaitNone})
-	if _, err := cq.SRead(make([]fabric.CQEntry, 1), 0, 1000); err == nil || errors.Is(err, fabric.ErrAgain) {
+	if _, err := cq.SRead(make([]fabric.CQEntry, 1), 0, time.Second); err == nil || errors.Is(err, fabric.ErrAgain) {
 		t.Fatalf("fi_cq_sread on FI_WAIT_NONE: %v; want an error other than a timeout", err)
 	}
 	if c, err := e.dom.OpenCntr(&fabric.CntrAttr{WaitObj: fabric.WaitNone}); supported(t, "fi_cntr_open(FI_WAIT_NONE)", err) {
 		defer c.Close()
-		if err := c.Wait(1, 1000); err == nil || errors.Is(err, fabric.ErrTimedOut) {
+		if err := c.Wait(1, time.Second); err == nil || errors.Is(err, fabric.ErrTimedOut) {
 			t.Fatalf("fi_cntr_wait on FI_WAIT_NONE: %v; want an error other than a timeout", err)
 		}
 	}

@@ -267,7 +267,7 @@ func msgTruncationExpectedAndUnexpectedEverySize(t *testing.T, tg Target) {
 		if e.eq == nil {
 			continue
 		}
-		if ev, err := e.eq.SRead(int(scaled(10*time.Millisecond)/time.Millisecond), 0); err == nil {
+		if ev, err := e.eq.SRead(scaled(10*time.Millisecond), 0); err == nil {
 			t.Fatalf("event after truncations: %+v; the connection must stay up", ev)
 		}
 	}

@@ -85,7 +85,7 @@ func peerImportCqCompletionsLandInOwner(t *testing.T, tg Target) {
 	}
 	var ee fabric.CQErrEntry
 	isErr(t, "readerr on a peer CQ", pcq.ReadErr(&ee), fabric.ErrNoSys)
-	_, err = pcq.SRead(make([]fabric.CQEntry, 1), 0, 10)
+	_, err = pcq.SRead(make([]fabric.CQEntry, 1), 0, 10*time.Millisecond)
 	isErr(t, "sread on a peer CQ", err, fabric.ErrNoSys)
 	ctx := new(int)
 	retry(t, "send", func() error { return ep.Send([]byte("peer"), nil, ab, ctx) }, pcq)

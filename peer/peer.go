@@ -30,7 +30,19 @@ package peer
 
 import "github.com/gofabric/fabric/provider"
 
-// CQOwner is fi_ops_cq_owner.
+// The interfaces below are defined in package provider, the leaf every
+// package of this module imports, and are aliased here, where users of
+// fi_peer(3) look for them; their methods are listed on each alias.
+
+// CQOwner is fi_ops_cq_owner: how a peer writes completions into a CQ it
+// does not own (fabric.CQ.Owner returns one; fabric.CQAttr.Peer takes
+// one). Methods:
+//
+//	Write(ctx any, flags Flags, length uint64, buf []byte, data, tag uint64, src Addr) error
+//	    adds a successful completion; buf is where the data was placed (may
+//	    be nil), src the source address or AddrNotAvail.
+//	WriteErr(e *CQErrEntry) error
+//	    adds an error completion; e is copied.
 type CQOwner = provider.CQOwner
 
 // CQReserver is an optional CQOwner extension (no fi_peer(3) counterpart)
@@ -40,30 +52,80 @@ type CQOwner = provider.CQOwner
 // receives plain Write/WriteErr calls, without reservations, however full
 // it is: keeping every entry is then the owner's business (libfabric's
 // util CQ keeps an overflow list; a CQ of this module opened in a domain
-// with resource management keeps entries beyond its size).
+// with resource management keeps entries beyond its size). Methods, beyond
+// CQOwner's: Reserve() bool (take room for one completion; false when
+// full), Unreserve() (give it back), WriteReserved and WriteErrReserved
+// (Write and WriteErr into reserved room) and Full() bool.
 type CQReserver = provider.CQReserver
 
-// CntrOwner is fi_ops_cntr_owner.
+// CntrOwner is fi_ops_cntr_owner: how a peer bumps a counter it does not
+// own (fabric.Cntr.Owner returns one; fabric.CntrAttr.Peer takes one).
+// Methods: Inc() adds one to the success value, IncErr() to the error
+// value.
 type CntrOwner = provider.CntrOwner
 
-// SRXOwner is fi_ops_srx_owner.
+// SRXOwner is fi_ops_srx_owner: how a peer matches incoming messages
+// against the receives posted to a shared receive context it does not own
+// (fabric.SRX.Owner returns one; fabric.PeerSRX carries one). Methods:
+//
+//	GetMsg(addr Addr, size uint64) (*RxEntry, error)
+//	GetTag(addr Addr, size, tag uint64) (*RxEntry, error)
+//	    the posted receive matching a message of size bytes from addr; with
+//	    no match, ENOENT and an entry the peer may queue:
+//	QueueMsg(e *RxEntry) error / QueueTag(e *RxEntry) error
+//	    queue an unexpected message (e.Peer and e.PeerContext set);
+//	ForeachUnspecAddr(getAddr func(e *RxEntry) Addr)
+//	    resolve the source of queued entries whose address was unknown;
+//	FreeEntry(e *RxEntry)
+//	    return an entry to the owner once the peer is done.
 type SRXOwner = provider.SRXOwner
 
-// SRXPeer is fi_ops_srx_peer.
+// SRXPeer is fi_ops_srx_peer: what an SRX owner calls on the peer that
+// queued an unexpected message. Methods: StartMsg / StartTag(e *RxEntry)
+// error (a receive now matches e: deliver and complete it), DiscardMsg /
+// DiscardTag(e *RxEntry) error (drop it without a completion).
 type SRXPeer = provider.SRXPeer
 
-// RxEntry is fi_peer_rx_entry.
+// RxEntry is fi_peer_rx_entry: a receive shared between an SRX owner and
+// the peer that delivers into it. Fields: Addr (source), MsgSize (size of
+// the incoming message), Tag, Ignore, CQData (remote CQ data of an
+// unexpected message), Flags (FI_MSG|FI_RECV or FI_TAGGED|FI_RECV, plus
+// FI_MULTI_RECV, FI_REMOTE_CQ_DATA ...), Context (the application's
+// context of the posted receive), IOV (where to place the data),
+// PeerContext and OwnerContext (each side's state), Peer (the peer's
+// SRXPeer, set before QueueMsg/QueueTag) and Complete (false when no
+// successful completion is to be written, FI_SELECTIVE_COMPLETION).
 type RxEntry = provider.RxEntry
 
-// EQOwner is the owner side of a peer EQ: the peer writes events into it.
+// EQOwner is the owner side of a peer EQ: the peer writes events into it
+// with Write(e *EQEntry) error and WriteErr(e *EQErrEntry) error.
 type EQOwner = provider.EQWriter
+
+// Vocabulary of the interfaces above, the same types as package fabric's
+// (fabric.Addr, fabric.Flags ...).
+type (
+	// Addr is fi_addr_t, an index into an address vector.
+	Addr = provider.Addr
+	// Flags are operation and completion flags (FI_SEND, FI_RECV ...).
+	Flags = provider.Flags
+	// AVType is an address vector type (FI_AV_MAP, FI_AV_TABLE).
+	AVType = provider.AVType
+	// CQEntry is one completion (fabric.CQEntry).
+	CQEntry = provider.CQEntry
+	// CQErrEntry is one error completion (fabric.CQErrEntry).
+	CQErrEntry = provider.CQErrEntry
+	// EQEntry is one event (fabric.EQEntry).
+	EQEntry = provider.EQEntry
+	// EQErrEntry is one error event (fabric.EQErrEntry).
+	EQErrEntry = provider.EQErrEntry
+)
 
 // AVAttr is the subset of fi_av_attr an AV owner reports through Query.
 type AVAttr struct {
-	Type      provider.AVType
+	Type      AVType
 	Count     uint64 // addresses currently inserted
 	RxCtxBits int
-	Flags     provider.Flags
+	Flags     Flags
 }
 
 // AVOwner is fi_ops_av_owner: how a peer queries an address vector owned
@@ -73,7 +135,7 @@ type AVOwner interface {
 	Query() (AVAttr, error)
 	// EPAddr returns the fi_addr of a local endpoint's address, or
 	// AddrNotAvail if it has not been inserted.
-	EPAddr(ep Named) provider.Addr
+	EPAddr(ep Named) Addr
 }
 
 // Named is a local endpoint as AVOwner.EPAddr takes it (the fid_ep of
@@ -88,14 +150,14 @@ type AVSetOwner interface {
 	// Members copies the set's addresses into addrs and returns how many
 	// there are; if addrs is too short it returns the needed count and
 	// ETOOSMALL.
-	Members(addrs []provider.Addr) (int, error)
+	Members(addrs []Addr) (int, error)
 }
 
 // TransferPeer is fi_ops_transfer_peer: how the main provider reports the
 // completion of transfers a peer initiated over it (FI_PEER_TRANSFER).
 type TransferPeer interface {
-	Complete(ep any, e *provider.CQEntry, src provider.Addr) error
-	CompErr(ep any, e *provider.CQErrEntry) error
+	Complete(ep any, e *CQEntry, src Addr) error
+	CompErr(ep any, e *CQErrEntry) error
 }
 
 // EQContext is fi_peer_eq_context: the owner's EQ imported by a peer.
@@ -110,10 +172,10 @@ type DomainContext struct {
 }
 
 // Members is a helper implementing AVSetOwner over a fixed slice.
-type Members []provider.Addr
+type Members []Addr
 
 // Members implements AVSetOwner.
-func (m Members) Members(addrs []provider.Addr) (int, error) {
+func (m Members) Members(addrs []Addr) (int, error) {
 	if len(addrs) < len(m) {
 		return len(m), provider.ETOOSMALL
 	}

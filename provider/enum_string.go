@@ -190,8 +190,8 @@ func _() {
 	// An "invalid array index" compiler error signifies that the constant values have changed.
 	// Re-run the stringer command to generate them again.
 	var x [1]struct{}
-	_ = x[WaitNone-0]
-	_ = x[WaitUnspec-1]
+	_ = x[WaitUnspec-0]
+	_ = x[WaitNone-1]
 	_ = x[WaitSet-2]
 	_ = x[WaitFD-3]
 	_ = x[WaitMutexCond-4]
@@ -199,9 +199,9 @@ func _() {
 	_ = x[WaitPollFD-6]
 }
 
-const _WaitObj_name = "FI_WAIT_NONEFI_WAIT_UNSPECFI_WAIT_SETFI_WAIT_FDFI_WAIT_MUTEX_CONDFI_WAIT_YIELDFI_WAIT_POLLFD"
+const _WaitObj_name = "FI_WAIT_UNSPECFI_WAIT_NONEFI_WAIT_SETFI_WAIT_FDFI_WAIT_MUTEX_CONDFI_WAIT_YIELDFI_WAIT_POLLFD"
 
-var _WaitObj_index = [...]uint8{0, 12, 26, 37, 47, 65, 78, 92}
+var _WaitObj_index = [...]uint8{0, 14, 26, 37, 47, 65, 78, 92}
 
 func (i WaitObj) String() string {
 	idx := int(i) - 0

@@ -449,12 +449,17 @@ const (
 )
 
 // WaitObj is a wait object kind (cq/eq/cntr attr wait_obj).
+//
+// Unlike libfabric (FI_WAIT_NONE 0, FI_WAIT_UNSPEC 1) the zero value is
+// WaitUnspec, so that a zero attribute struct opens a queue that blocking
+// reads can wait on; WaitNone (no wait object) must be asked for. The other
+// values, and every String, are libfabric's.
 type WaitObj int
 
 // Wait objects.
 const (
-	WaitNone      WaitObj = 0 // FI_WAIT_NONE
-	WaitUnspec    WaitObj = 1 // FI_WAIT_UNSPEC
+	WaitUnspec    WaitObj = 0 // FI_WAIT_UNSPEC
+	WaitNone      WaitObj = 1 // FI_WAIT_NONE
 	WaitSet       WaitObj = 2 // FI_WAIT_SET
 	WaitFD        WaitObj = 3 // FI_WAIT_FD
 	WaitMutexCond WaitObj = 4 // FI_WAIT_MUTEX_COND

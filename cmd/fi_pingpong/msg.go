@@ -100,7 +100,7 @@ func (p *pingpong) waitCM(want fabric.EventType, name string) (fabric.EQEntry, e
 				slice = max(left, time.Millisecond)
 			}
 		}
-		ev, err = p.eq.SRead(int((slice+time.Millisecond-1)/time.Millisecond), 0)
+		ev, err = p.eq.SRead(slice, 0)
 		if !errors.Is(err, fabric.ErrAgain) || (!deadline.IsZero() && !time.Now().Before(deadline)) {
 			break
 		}

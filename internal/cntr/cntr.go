@@ -10,7 +10,7 @@ import (
 
 // Config describes a counter (the fi_cntr_attr fields that matter here).
 type Config struct {
-	// WaitObj is the wait object (FI_WAIT_NONE by default).
+	// WaitObj is the wait object (FI_WAIT_UNSPEC, the zero value, by default).
 	WaitObj provider.WaitObj
 }
 

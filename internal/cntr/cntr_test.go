@@ -147,7 +147,7 @@ func TestWait(t *testing.T) {
 }
 
 func TestWaitWaitNone(t *testing.T) {
-	c := mustNew(t, Config{})
+	c := mustNew(t, Config{WaitObj: provider.WaitNone})
 	if err := c.Wait(1, time.Time{}, nil); err != provider.ENOSYS {
 		t.Fatalf("wait on FI_WAIT_NONE: %v", err)
 	}

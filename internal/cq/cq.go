@@ -28,7 +28,7 @@ type Config struct {
 	// Format selects which CQEntry fields reads fill; UNSPEC means CONTEXT,
 	// as in libfabric's util CQ.
 	Format provider.CQFormat
-	// WaitObj is the wait object (FI_WAIT_NONE by default).
+	// WaitObj is the wait object (FI_WAIT_UNSPEC, the zero value, by default).
 	WaitObj provider.WaitObj
 	// WaitCond is FI_CQ_COND_NONE or FI_CQ_COND_THRESHOLD (the threshold is
 	// given to SRead).

@@ -380,7 +380,7 @@ func TestSReadTimeout(t *testing.T) {
 }
 
 func TestSReadWaitNone(t *testing.T) {
-	q := mustNew(t, Config{})
+	q := mustNew(t, Config{WaitObj: provider.WaitNone})
 	start := time.Now()
 	if _, err := q.SRead(make([]provider.CQEntry, 1), nil, 0, time.Time{}, nil); err != provider.ENOSYS {
 		t.Fatalf("sread on FI_WAIT_NONE: %v", err)

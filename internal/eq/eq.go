@@ -25,7 +25,7 @@ const (
 type Config struct {
 	// Size is the capacity in events; 0 means DefaultSize.
 	Size int
-	// WaitObj is the wait object (FI_WAIT_NONE by default).
+	// WaitObj is the wait object (FI_WAIT_UNSPEC, the zero value, by default).
 	WaitObj provider.WaitObj
 	// AppWrite (FI_WRITE) allows WriteUser (fi_eq_write).
 	AppWrite bool

@@ -243,7 +243,7 @@ func TestProgressAndSRead(t *testing.T) {
 }
 
 func TestSReadWaitNoneAndClose(t *testing.T) {
-	n := mustNew(t, Config{})
+	n := mustNew(t, Config{WaitObj: provider.WaitNone})
 	if _, err := n.SRead(0, time.Time{}, nil); err != provider.ENOSYS {
 		t.Fatalf("sread FI_WAIT_NONE: %v", err)
 	}
