@@ -1,17 +1,77 @@
 package fabric
 
-import "github.com/gofabric/fabric/provider"
+import (
+	"math"
+
+	"github.com/gofabric/fabric/provider"
+)
 
 // Atomic vocabulary (fi_atomic(3)), shared with providers.
 type (
-	// AtomicOp is enum fi_op, the operation of an atomic call. String
-	// prints libfabric's name (FI_SUM ...).
+	// AtomicOp is enum fi_op, the operation of an atomic call, with
+	// libfabric's values (AtomicMin = 0 ... AtomicMSwap = 18). String
+	// prints libfabric's name (FI_SUM ...), or AtomicOp(n) for other
+	// values; Valid reports whether the value is one of the constants
+	// below. With buf the operand, target the remote element, compare the
+	// compare operand and result what a fetch or compare call returns (the
+	// target's value before the operation):
+	//
+	//	AtomicMin      FI_MIN          target = min(target, buf)
+	//	AtomicMax      FI_MAX          target = max(target, buf)
+	//	AtomicSum      FI_SUM          target += buf
+	//	AtomicProd     FI_PROD         target *= buf
+	//	AtomicLOr      FI_LOR          target = target || buf (logical: 0 or 1)
+	//	AtomicLAnd     FI_LAND         target = target && buf
+	//	AtomicBOr      FI_BOR          target |= buf
+	//	AtomicBAnd     FI_BAND         target &= buf
+	//	AtomicLXor     FI_LXOR         target = (target != 0) != (buf != 0)
+	//	AtomicBXor     FI_BXOR         target ^= buf
+	//	AtomicRead     FI_ATOMIC_READ  result = target (fetch calls only; buf unused)
+	//	AtomicWrite    FI_ATOMIC_WRITE target = buf
+	//	AtomicCSwap    FI_CSWAP        if compare == target { target = buf }
+	//	AtomicCSwapNE  FI_CSWAP_NE     if compare != target { target = buf }
+	//	AtomicCSwapLE  FI_CSWAP_LE     if compare <= target { target = buf }
+	//	AtomicCSwapLT  FI_CSWAP_LT     if compare < target { target = buf }
+	//	AtomicCSwapGE  FI_CSWAP_GE     if compare >= target { target = buf }
+	//	AtomicCSwapGT  FI_CSWAP_GT     if compare > target { target = buf }
+	//	AtomicMSwap    FI_MSWAP        target = buf&compare | target&^compare
+	//
+	// The base calls (Atomic, AtomicV, AtomicMsg, AtomicInject) take
+	// AtomicMin to AtomicBXor and AtomicWrite; the fetch calls
+	// (FetchAtomic...) take those and AtomicRead; the compare calls
+	// (CompareAtomic...) take AtomicCSwap to AtomicMSwap. Any other
+	// operation answers ErrOpNotSupp.
 	AtomicOp = provider.AtomicOp
-	// Datatype is enum fi_datatype, the element type of an atomic call.
-	// Size gives the element size; String prints libfabric's name.
+	// Datatype is enum fi_datatype, the element type of an atomic call,
+	// with libfabric's values (DatatypeInt8 = 0 ... DatatypeUint128 = 15).
+	// Elements are in the host's byte order:
+	//
+	//	DatatypeInt8, DatatypeUint8                  FI_INT8, FI_UINT8              1 byte
+	//	DatatypeInt16, DatatypeUint16                FI_INT16, FI_UINT16            2 bytes
+	//	DatatypeInt32, DatatypeUint32                FI_INT32, FI_UINT32            4 bytes
+	//	DatatypeInt64, DatatypeUint64                FI_INT64, FI_UINT64            8 bytes
+	//	DatatypeFloat, DatatypeDouble                FI_FLOAT, FI_DOUBLE            4, 8 bytes (IEEE 754)
+	//	DatatypeFloatComplex, DatatypeDoubleComplex  FI_FLOAT_COMPLEX, FI_DOUBLE_COMPLEX  8, 16 bytes (real, imaginary)
+	//	DatatypeLongDouble                           FI_LONG_DOUBLE                 16 bytes (C long double)
+	//	DatatypeLongDoubleComplex                    FI_LONG_DOUBLE_COMPLEX         32 bytes
+	//	DatatypeInt128, DatatypeUint128              FI_INT128, FI_UINT128          16 bytes
+	//
+	// Size returns the element size in bytes (0 for a value that is not
+	// a datatype; AtomicAttr.Size is the provider's word for the
+	// platform-dependent ones); Valid reports whether the value is one of
+	// the constants; String prints libfabric's name (FI_UINT64 ...), or
+	// Datatype(n). The local buffers of an atomic call hold a whole number
+	// of elements.
 	Datatype = provider.Datatype
-	// RMAIOC is fi_rma_ioc: a remote target of an atomic operation (address,
-	// number of elements, key).
+	// RMAIOC is fi_rma_ioc, one remote target of an atomic operation
+	// (MsgAtomic.RMA), a struct with the fields
+	//
+	//	Addr  uint64 // remote address (with FI_MR_VIRT_ADDR) or offset into the region
+	//	Count uint64 // number of Datatype elements at Addr
+	//	Key   uint64 // the remote region's key (MR.Key at the peer)
+	//
+	// The Counts of a call's targets add up to the number of elements of
+	// its local operand.
 	RMAIOC = provider.RMAIOC
 )
 
@@ -122,82 +182,194 @@ func (e *Endpoint) atomicDirOK(k provider.AtomicKind, op AtomicOp) bool {
 	return (!read || e.caps&CapRead != 0) && (!write || e.caps&CapWrite != 0)
 }
 
-// atomicValid answers the valid queries and checks an operation's
-// arguments before it is posted.
-func (e *Endpoint) atomicValid(k provider.AtomicKind, dt Datatype, op AtomicOp) (uint64, error) {
+// FI_FETCH_ATOMIC and FI_COMPARE_ATOMIC, the flags of Domain.QueryAtomic
+// that select the fetch or compare family (the base family without
+// either). They share bits 58 and 59 with FlagDiscard and FlagClaim, as in
+// libfabric, so String prints those names.
+const (
+	FlagFetchAtomic   Flags = 1 << 58 // FI_FETCH_ATOMIC
+	FlagCompareAtomic Flags = 1 << 59 // FI_COMPARE_ATOMIC
+)
+
+// AtomicAttr is struct fi_atomic_attr, the answer of Domain.QueryAtomic.
+type AtomicAttr struct {
+	// Count is the number of elements one call of the family may operate
+	// on (at least 1), what the endpoint valid queries return. A
+	// provider's count above math.MaxInt (possible only where int has 32
+	// bits) is reported as math.MaxInt.
+	Count int
+	// Size is the size of one element in bytes, as the provider lays it
+	// out (it matters for FI_LONG_DOUBLE); by default Datatype.Size.
+	Size int
+}
+
+// queryAtomic is the one answer to fi_query_atomic and the valid queries:
+// op and dt must be in their enums and op offered for family k (else
+// ErrOpNotSupp, as libfabric 1.17's ofi_atomic_valid answers), and the
+// domain must implement provider.AtomicDomain (else ErrNoSys, as
+// fi_no_query_atomic); then the provider decides, and a zero count is
+// ErrOpNotSupp. Bare Errno values; no allocation.
+func (d *Domain) queryAtomic(k provider.AtomicKind, dt Datatype, op AtomicOp, tagged bool) (provider.AtomicAttr, error) {
+	if d.atomicQ == nil {
+		return provider.AtomicAttr{}, ErrNoSys
+	}
+	if !dt.Valid() || !op.Valid() || !k.Allows(op) {
+		return provider.AtomicAttr{}, ErrOpNotSupp
+	}
+	a, err := d.atomicQ.QueryAtomic(k, dt, op, tagged)
+	if err != nil {
+		return provider.AtomicAttr{}, err
+	}
+	if a.Count == 0 {
+		return provider.AtomicAttr{}, ErrOpNotSupp
+	}
+	if a.Size == 0 {
+		a.Size = uint64(dt.Size())
+	}
+	return a, nil
+}
+
+// QueryAtomic reports whether the domain supports atomic operation op on
+// dt, for suitably configured endpoints, and how many elements one call
+// may carry (fi_query_atomic). flags select the family: 0 for the base
+// calls (as Endpoint.AtomicValid), FlagFetchAtomic for the fetch calls
+// (FetchAtomicValid), FlagCompareAtomic for the compare calls
+// (CompareAtomicValid); FlagTagged, alone or with one of those, asks about
+// atomics targeting tagged receive buffers. Errors, wrapped in *OpError
+// with Op "fi_query_atomic": ErrBadFlags for other flags or both family
+// flags; ErrNoSys when the provider offers no atomics (as libfabric's
+// domains without query_atomic); ErrOpNotSupp for an operation not offered
+// for the family, an op or dt outside enum fi_op/fi_datatype (libfabric
+// 1.17's answer), or one the provider does not support; ErrClosed after
+// Close; ErrInval for a nil domain.
+func (d *Domain) QueryAtomic(dt Datatype, op AtomicOp, flags Flags) (AtomicAttr, error) {
+	const name = "fi_query_atomic"
+	if d == nil {
+		return AtomicAttr{}, ErrInval
+	}
+	if d.lc.isClosed() {
+		return AtomicAttr{}, opErr(name, d.prov.Name(), ErrClosed)
+	}
+	if flags&^(FlagFetchAtomic|FlagCompareAtomic|FlagTagged) != 0 ||
+		flags&(FlagFetchAtomic|FlagCompareAtomic) == FlagFetchAtomic|FlagCompareAtomic {
+		return AtomicAttr{}, opErr(name, d.prov.Name(), ErrBadFlags)
+	}
+	k := provider.AtomicBase
+	switch {
+	case flags&FlagFetchAtomic != 0:
+		k = provider.AtomicFetch
+	case flags&FlagCompareAtomic != 0:
+		k = provider.AtomicCompare
+	}
+	a, err := d.queryAtomic(k, dt, op, flags&FlagTagged != 0)
+	if err != nil {
+		return AtomicAttr{}, opErr(name, d.prov.Name(), err)
+	}
+	return AtomicAttr{Count: clampInt(a.Count), Size: clampInt(a.Size)}, nil
+}
+
+// clampInt converts a provider's size_t to int, saturating at math.MaxInt.
+func clampInt(n uint64) int { return int(min(n, uint64(math.MaxInt))) }
+
+// atomicValid answers the endpoint valid queries and checks an operation's
+// arguments before it is posted: the endpoint has FI_ATOMIC and its
+// provider endpoint implements provider.Atomic (else ErrNoSys), the
+// operation's directions are allowed by the endpoint's capabilities (else
+// ErrOpNotSupp); then it is the domain's fi_query_atomic answer, so the
+// two never disagree. It returns the element count limit.
+func (e *Endpoint) atomicValid(k provider.AtomicKind, dt Datatype, op AtomicOp, tagged bool) (uint64, error) {
 	if e.atomic == nil || e.caps&CapAtomic == 0 {
 		return 0, ErrNoSys
 	}
-	if !dt.Valid() || !op.Valid() {
-		return 0, ErrInval
-	}
-	if !k.Allows(op) || !e.atomicDirOK(k, op) {
+	if op.Valid() && !e.atomicDirOK(k, op) {
 		return 0, ErrOpNotSupp
 	}
-	n, err := e.atomic.AtomicValid(k, dt, op)
+	a, err := e.dom.queryAtomic(k, dt, op, tagged)
 	if err != nil {
 		return 0, err
 	}
-	if n == 0 {
-		return 0, ErrOpNotSupp
-	}
-	return n, nil
+	return a.Count, nil
 }
 
 func (ep *Endpoint) validQuery(k provider.AtomicKind, dt Datatype, op AtomicOp) (int, error) {
-	const name = "fi_atomicvalid"
 	if ep == nil {
 		return 0, ErrInval
 	}
+	name := validNames[k]
 	e := ep.root()
 	if e.lc.isClosed() || ep.lc.isClosed() {
 		return 0, opErr(name, e.prov, ErrClosed)
 	}
-	n, err := e.atomicValid(k, dt, op)
+	n, err := e.atomicValid(k, dt, op, false)
 	if err != nil {
 		return 0, opErr(name, e.prov, err)
 	}
-	return int(min(n, 1<<30)), nil
+	return clampInt(n), nil
+}
+
+// validNames are the C names of the valid queries, by family.
+var validNames = [...]string{
+	provider.AtomicBase:    "fi_atomicvalid",
+	provider.AtomicFetch:   "fi_fetch_atomicvalid",
+	provider.AtomicCompare: "fi_compare_atomicvalid",
 }
 
 // AtomicValid reports whether the endpoint supports base atomic operation
-// op on dt (fi_atomicvalid) and how many elements one call may carry.
-// Errors (wrapped in *OpError): ErrNoSys without FI_ATOMIC, ErrInval for
-// values outside enum fi_op/fi_datatype, ErrOpNotSupp for an operation
-// not offered (not a base operation, or not supported by the provider).
+// op on dt (fi_atomicvalid) and how many elements one call may carry: the
+// Count of Domain.QueryAtomic(dt, op, 0) once the endpoint's capabilities
+// allow the operation. Errors (wrapped in *OpError with Op
+// "fi_atomicvalid"): ErrNoSys without FI_ATOMIC, ErrOpNotSupp for an
+// operation not offered (not a base operation, a value outside enum
+// fi_op/fi_datatype as libfabric 1.17 answers, a direction the endpoint's
+// FI_READ/FI_WRITE capabilities exclude, or not supported by the
+// provider), ErrClosed after Close. A count above math.MaxInt is reported
+// as math.MaxInt (see AtomicAttr.Count).
 func (ep *Endpoint) AtomicValid(dt Datatype, op AtomicOp) (count int, err error) {
 	return ep.validQuery(provider.AtomicBase, dt, op)
 }
 
-// FetchAtomicValid is AtomicValid for the fetch calls (fi_fetch_atomicvalid).
+// FetchAtomicValid is AtomicValid for the fetch calls
+// (fi_fetch_atomicvalid; Domain.QueryAtomic with FlagFetchAtomic); its
+// errors name fi_fetch_atomicvalid.
 func (ep *Endpoint) FetchAtomicValid(dt Datatype, op AtomicOp) (count int, err error) {
 	return ep.validQuery(provider.AtomicFetch, dt, op)
 }
 
 // CompareAtomicValid is AtomicValid for the compare calls
-// (fi_compare_atomicvalid).
+// (fi_compare_atomicvalid; Domain.QueryAtomic with FlagCompareAtomic); its
+// errors name fi_compare_atomicvalid.
 func (ep *Endpoint) CompareAtomicValid(dt Datatype, op AtomicOp) (count int, err error) {
 	return ep.validQuery(provider.AtomicCompare, dt, op)
 }
 
 // atomicOp validates an atomic operation once, for every provider, and
 // hands it to the provider: the endpoint is enabled with FI_ATOMIC (else
-// ErrOpBadState, ErrClosed, ErrNoSys); op and datatype are in range
-// (ErrInval) and offered for the family (ErrOpNotSupp); every local buffer
-// is a whole number of elements, the operand holds 1 to the valid count
-// of elements (ErrInval; ErrMsgSize above the count), the result and
-// compare operands hold as many, and the remote targets as many (ErrInval);
-// vectors are within the endpoint's iov limits and have matching
-// descriptors (ErrInval, also for missing descriptors under FI_MR_LOCAL,
-// except for AtomicInject, which takes none); then the transmit rules
-// shared with messages and RMA (flags, inject size, remote CQ data, a CQ
-// or counter for the completion).
+// ErrOpBadState, ErrClosed, ErrNoSys); op and datatype are in range and
+// offered for the family, by the endpoint's capabilities and by the
+// domain's fi_query_atomic answer, for tagged targets with FI_TAGGED
+// (ErrOpNotSupp); every local buffer is a whole number of elements, the
+// operand holds 1 to the valid count of elements (ErrInval; ErrMsgSize
+// above the count), the result and compare operands hold as many, and the
+// remote targets as many (ErrInval); vectors are within the endpoint's
+// iov_limit and the remote targets within its rma_iov_limit, and have
+// matching descriptors (ErrInval, also for missing descriptors under
+// FI_MR_LOCAL, except for AtomicInject, which takes none); then the
+// transmit rules shared with messages and RMA (flags, inject size, remote
+// CQ data, a CQ or counter for the completion).
+//
+// AtomicInject (inject) does not go through txCheck: like Inject and
+// RMAInjectWrite it reaches the provider with FlagInject alone, without
+// the endpoint's default op flags (OpsFlags), because it asks for no
+// completion and takes no other flag (fi_atomic(3): it "behaves as if the
+// FI_INJECT transfer flag were set, and FI_COMPLETION were not"; libfabric's
+// rxm passes FI_INJECT alone too). Its size is checked against the inject
+// size here, and it needs no CQ.
 func (ep *Endpoint) atomicOp(m provider.AtomicMsg, flags Flags, explicit, inject bool) error {
 	e, err := ep.ready()
 	if err != nil {
 		return err
 	}
-	limit, err := e.atomicValid(m.Kind, m.Datatype, m.Op)
+	limit, err := e.atomicValid(m.Kind, m.Datatype, m.Op, flags&FlagTagged != 0)
 	if err != nil {
 		return err
 	}

@@ -62,9 +62,9 @@ func TestAtomicValidation(t *testing.T) {
 	}{
 		{"sum", func() error { return ep.Atomic(u64(2), nil, 0, 0, 1, DatatypeUint64, AtomicSum, nil) }, nil},
 		{"write", func() error { return ep.Atomic(u64(1), nil, 0, 0, 1, DatatypeUint64, AtomicWrite, nil) }, nil},
-		{"op_out_of_range", func() error { return ep.Atomic(u64(1), nil, 0, 0, 1, DatatypeUint64, AtomicOp(19), nil) }, ErrInval},
-		{"negative_op", func() error { return ep.Atomic(u64(1), nil, 0, 0, 1, DatatypeUint64, AtomicOp(-1), nil) }, ErrInval},
-		{"datatype_out_of_range", func() error { return ep.Atomic(u64(1), nil, 0, 0, 1, Datatype(16), AtomicSum, nil) }, ErrInval},
+		{"op_out_of_range", func() error { return ep.Atomic(u64(1), nil, 0, 0, 1, DatatypeUint64, AtomicOp(19), nil) }, ErrOpNotSupp},
+		{"negative_op", func() error { return ep.Atomic(u64(1), nil, 0, 0, 1, DatatypeUint64, AtomicOp(-1), nil) }, ErrOpNotSupp},
+		{"datatype_out_of_range", func() error { return ep.Atomic(u64(1), nil, 0, 0, 1, Datatype(16), AtomicSum, nil) }, ErrOpNotSupp},
 		{"cswap_in_base_call", func() error { return ep.Atomic(u64(1), nil, 0, 0, 1, DatatypeUint64, AtomicCSwap, nil) }, ErrOpNotSupp},
 		{"read_in_base_call", func() error { return ep.Atomic(u64(1), nil, 0, 0, 1, DatatypeUint64, AtomicRead, nil) }, ErrOpNotSupp},
 		{"provider_refuses", func() error { return ep.Atomic(u64(1), nil, 0, 0, 1, DatatypeDouble, AtomicBOr, nil) }, ErrOpNotSupp},
@@ -175,8 +175,8 @@ func TestAtomicValidation(t *testing.T) {
 	if _, err := ep.CompareAtomicValid(DatatypeUint64, AtomicSum); !errors.Is(err, ErrOpNotSupp) {
 		t.Errorf("CompareAtomicValid(FI_SUM) = %v, want ErrOpNotSupp", err)
 	}
-	if _, err := ep.CompareAtomicValid(Datatype(99), AtomicCSwap); !errors.Is(err, ErrInval) {
-		t.Errorf("CompareAtomicValid(bad datatype) = %v, want ErrInval", err)
+	if _, err := ep.CompareAtomicValid(Datatype(99), AtomicCSwap); !errors.Is(err, ErrOpNotSupp) {
+		t.Errorf("CompareAtomicValid(bad datatype) = %v, want ErrOpNotSupp (libfabric 1.17's answer)", err)
 	}
 
 	if n := testing.AllocsPerRun(100, func() {
@@ -232,5 +232,168 @@ func TestAtomicCapabilities(t *testing.T) {
 	defer ep.Close()
 	if err := ep.Atomic(b, nil, 0, 0, 1, DatatypeUint64, AtomicSum, nil); !errors.Is(err, ErrOpBadState) {
 		t.Errorf("Atomic before Enable: %v, want ErrOpBadState", err)
+	}
+}
+
+// fi_query_atomic: the family flags, the flag rules of libfabric 1.17's
+// ofi_atomic_valid, the element size, and the error names.
+func TestQueryAtomic(t *testing.T) {
+	v := dataTestOpen(t, dataTestCaps, 0)
+	d := v.dom
+	cases := []struct {
+		name  string
+		dt    Datatype
+		op    AtomicOp
+		flags Flags
+		want  error
+		size  int
+	}{
+		{"base", DatatypeUint64, AtomicSum, 0, nil, 8},
+		{"base_write", DatatypeInt8, AtomicWrite, 0, nil, 1},
+		{"base_read", DatatypeUint64, AtomicRead, 0, ErrOpNotSupp, 0},
+		{"base_cswap", DatatypeUint64, AtomicCSwap, 0, ErrOpNotSupp, 0},
+		{"fetch_read", DatatypeUint32, AtomicRead, FlagFetchAtomic, nil, 4},
+		{"fetch_cswap", DatatypeUint32, AtomicCSwap, FlagFetchAtomic, ErrOpNotSupp, 0},
+		{"compare_mswap", DatatypeDoubleComplex, AtomicMSwap, FlagCompareAtomic, nil, 16},
+		{"compare_sum", DatatypeUint64, AtomicSum, FlagCompareAtomic, ErrOpNotSupp, 0},
+		{"provider_size", DatatypeLongDouble, AtomicSum, 0, nil, 10},
+		{"provider_refuses", DatatypeFloat, AtomicBOr, 0, ErrOpNotSupp, 0},
+		{"op_out_of_range", DatatypeUint64, AtomicOp(19), 0, ErrOpNotSupp, 0},
+		{"negative_op", DatatypeUint64, AtomicOp(-1), FlagFetchAtomic, ErrOpNotSupp, 0},
+		{"datatype_out_of_range", Datatype(16), AtomicSum, 0, ErrOpNotSupp, 0},
+		{"fetch_and_compare", DatatypeUint64, AtomicSum, FlagFetchAtomic | FlagCompareAtomic, ErrBadFlags, 0},
+		{"unknown_flag", DatatypeUint64, AtomicSum, FlagInject, ErrBadFlags, 0},
+		{"tagged_write", DatatypeUint64, AtomicWrite, FlagTagged, nil, 8},
+		{"tagged_fetch", DatatypeUint64, AtomicSum, FlagTagged | FlagFetchAtomic, ErrNoSys, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, err := d.QueryAtomic(c.dt, c.op, c.flags)
+			if c.want != nil {
+				var oe *OpError
+				if !errors.Is(err, c.want) || !errors.As(err, &oe) || oe.Op != "fi_query_atomic" {
+					t.Fatalf("QueryAtomic = %+v, %v; want an fi_query_atomic error matching %v", a, err, c.want)
+				}
+				if a != (AtomicAttr{}) {
+					t.Fatalf("failed query returned %+v", a)
+				}
+				return
+			}
+			if err != nil || a != (AtomicAttr{Count: dataTestAtomicMax, Size: c.size}) {
+				t.Fatalf("QueryAtomic = %+v, %v; want count %d size %d", a, err, dataTestAtomicMax, c.size)
+			}
+		})
+	}
+
+	// The atomic call with FI_TAGGED asks the tagged question.
+	m := &MsgAtomic{IOV: [][]byte{make([]byte, 8)}, RMA: []RMAIOC{{Count: 1, Key: 1}}, Datatype: DatatypeUint64}
+	m.Op = AtomicWrite
+	if err := v.ep.AtomicMsg(m, FlagTagged); err != nil {
+		t.Errorf("tagged FI_ATOMIC_WRITE: %v", err)
+	}
+	m.Op = AtomicSum
+	if err := v.ep.AtomicMsg(m, FlagTagged); !errors.Is(err, ErrNoSys) {
+		t.Errorf("tagged FI_SUM: %v, want the provider's ENOSYS", err)
+	}
+
+	// A provider whose domain has no QueryAtomic offers no atomics: ENOSYS
+	// from the query, the valid queries and the calls, as libfabric's
+	// fi_no_query_atomic.
+	w := dataTestOpen(t, dataTestCaps, 0)
+	w.dom.atomicQ = nil
+	if _, err := w.dom.QueryAtomic(DatatypeUint64, AtomicSum, 0); !errors.Is(err, ErrNoSys) {
+		t.Errorf("QueryAtomic without provider support: %v, want ErrNoSys", err)
+	}
+	if _, err := w.ep.AtomicValid(DatatypeUint64, AtomicSum); !errors.Is(err, ErrNoSys) {
+		t.Errorf("AtomicValid without provider support: %v, want ErrNoSys", err)
+	}
+	if err := w.ep.Atomic(make([]byte, 8), nil, 0, 0, 1, DatatypeUint64, AtomicSum, nil); !errors.Is(err, ErrNoSys) {
+		t.Errorf("Atomic without provider support: %v, want ErrNoSys", err)
+	}
+
+	var nilDom *Domain
+	if _, err := nilDom.QueryAtomic(DatatypeUint64, AtomicSum, 0); !errors.Is(err, ErrInval) {
+		t.Errorf("nil domain: %v, want ErrInval", err)
+	}
+	info := dataTestInfo(dataTestCaps, 0)
+	fab, err := Open(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fab.Close()
+	cd, err := fab.OpenDomain(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cd.Close()
+	if _, err := cd.QueryAtomic(DatatypeUint64, AtomicSum, 0); !errors.Is(err, ErrClosed) {
+		t.Errorf("closed domain: %v, want ErrClosed", err)
+	}
+}
+
+// The endpoint valid queries give the domain's fi_query_atomic answer for
+// every datatype and operation (in and out of the enums), under the name of
+// their own C call.
+func TestAtomicValidMatchesQueryAtomic(t *testing.T) {
+	v := dataTestOpen(t, dataTestCaps, 0)
+	queries := []struct {
+		name  string
+		flags Flags
+		valid func(Datatype, AtomicOp) (int, error)
+	}{
+		{"fi_atomicvalid", 0, v.ep.AtomicValid},
+		{"fi_fetch_atomicvalid", FlagFetchAtomic, v.ep.FetchAtomicValid},
+		{"fi_compare_atomicvalid", FlagCompareAtomic, v.ep.CompareAtomicValid},
+	}
+	supported := 0
+	for _, q := range queries {
+		for dt := Datatype(-1); dt <= DatatypeUint128+1; dt++ {
+			for op := AtomicOp(-1); op <= AtomicMSwap+1; op++ {
+				n, err := q.valid(dt, op)
+				a, qerr := v.dom.QueryAtomic(dt, op, q.flags)
+				if (err == nil) != (qerr == nil) || err != nil && !errors.Is(err, errors.Unwrap(qerr)) || n != a.Count {
+					t.Fatalf("%s(%v, %v) = %d, %v; fi_query_atomic = %+v, %v", q.name, dt, op, n, err, a, qerr)
+				}
+				var oe *OpError
+				if err != nil && (!errors.As(err, &oe) || oe.Op != q.name) {
+					t.Fatalf("%s(%v, %v) error %v does not name %s", q.name, dt, op, err, q.name)
+				}
+				if err == nil {
+					supported++
+				}
+			}
+		}
+	}
+	if supported == 0 {
+		t.Fatal("no query succeeded")
+	}
+}
+
+// AtomicInject reaches the provider with FI_INJECT alone: the endpoint's
+// default op flags (fi_control FI_SETOPSFLAG) apply to Atomic, not to the
+// inject call, as with Inject and RMAInjectWrite.
+func TestAtomicInjectIgnoresOpsFlags(t *testing.T) {
+	v := dataTestOpen(t, dataTestCaps, 0)
+	if err := v.ep.SetOpsFlags(FlagTransmit | FlagFence | FlagDeliveryComplete); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 8)
+	if err := v.ep.Atomic(b, nil, 0, 0, 1, DatatypeUint64, AtomicSum, nil); err != nil {
+		t.Fatal(err)
+	}
+	if f := v.p.atomic.Flags; f&(FlagFence|FlagDeliveryComplete) != FlagFence|FlagDeliveryComplete {
+		t.Fatalf("Atomic flags %v lack the default op flags", f)
+	}
+	if err := v.ep.AtomicInject(b, 0, 0, 1, DatatypeUint64, AtomicSum); err != nil {
+		t.Fatal(err)
+	}
+	if f := v.p.atomic.Flags; f != FlagInject {
+		t.Fatalf("AtomicInject flags %v, want FI_INJECT alone", f)
+	}
+	if err := v.ep.RMAInjectWrite(b, 0, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if f := v.p.msg.Flags; f != FlagInject {
+		t.Fatalf("RMAInjectWrite flags %v, want FI_INJECT alone", f)
 	}
 }

@@ -34,16 +34,20 @@
 //
 // Memory descriptors. A data call's desc argument is an MRDesc (from
 // MR.Desc), not an untyped value: nil means none, and a []MRDesc vector
-// has one element per buffer. An MRDesc is a pointer to the provider-side
-// view of the registration (provider.MRRegion: buffers, access, key), so
-// passing one costs nothing and providers that need registered memory
-// (shm) read it directly from provider.Msg.Desc/Descs,
-// provider.AtomicMsg and the Desc of a posted receive. Where the domain's
-// MRMode has FI_MR_LOCAL the root checks, once per call and without
-// allocating, that every non-empty buffer has the descriptor of a live
-// region of the domain that covers it and allows the call's access
-// (fi_mr(3) access bits); otherwise the call returns ErrInval. The inject
-// calls take no descriptor (the buffer is copied before they return).
+// has one element per buffer. An MRDesc is deliberately a pointer to the
+// provider-side view of the registration (provider.MRRegion: buffers,
+// access, key), not a copy or an opaque handle of the root package: passing
+// one costs nothing, and providers that need registered memory (shm) read
+// it directly from provider.Msg.Desc/Descs, provider.AtomicMsg and the Desc
+// of a posted receive, with no lookup. Applications may rely on its
+// methods Key, Access, Base, Segments and Contains (nil-safe, see
+// MRDesc) and on comparing descriptors; Registration is for the root
+// package and providers. Where the domain's MRMode has FI_MR_LOCAL the
+// root checks, once per call and without allocating, that every non-empty
+// buffer has the descriptor of a live region of the domain that covers it
+// and allows the call's access (fi_mr(3) access bits); otherwise the call
+// returns ErrInval. The inject calls take no descriptor (the buffer is
+// copied before they return).
 //
 // RMA names. The fi_rma(3) calls carry an RMA prefix, as the tagged calls
 // carry T: RMARead, RMAReadV, RMAReadMsg, RMAWrite, RMAWriteV,
@@ -57,13 +61,19 @@
 // whole number of elements (an fi_ioc), remote targets are RMAIOC
 // (fi_rma_ioc), MsgAtomic is fi_msg_atomic. The families are Atomic,
 // AtomicV, AtomicMsg, AtomicInject; FetchAtomic, FetchAtomicV,
-// FetchAtomicMsg; CompareAtomic, CompareAtomicV, CompareAtomicMsg; and the
-// queries AtomicValid, FetchAtomicValid, CompareAtomicValid. The root
-// validates every argument once (capabilities, state, operation and
-// datatype ranges and families, element counts against the valid count,
-// result and compare sizes, flags, descriptors) and hands providers one
-// provider.AtomicMsg through the optional provider.Atomic interface. No
-// provider claims FI_ATOMIC yet, so these calls return ErrNoSys.
+// FetchAtomicMsg; CompareAtomic, CompareAtomicV, CompareAtomicMsg. The
+// limits have one source, the domain's fi_query_atomic
+// (Domain.QueryAtomic, provider.AtomicDomain): the endpoint queries
+// AtomicValid, FetchAtomicValid and CompareAtomicValid are its answer for
+// the family once the endpoint's capabilities allow the operation, and
+// every atomic call is checked against it. An op or datatype outside the
+// enums answers ErrOpNotSupp, as libfabric 1.17's ofi_atomic_valid does.
+// The root validates every argument once (capabilities, state, operation
+// and datatype ranges and families, element counts against the valid
+// count, result and compare sizes, iov and rma_iov limits, flags,
+// descriptors) and hands providers one provider.AtomicMsg through the
+// optional provider.Atomic interface. No provider claims FI_ATOMIC yet, so
+// these calls return ErrNoSys.
 //
 // Typed parameters. Where the set of legal values is known the parameter
 // is typed: Endpoint.Bind takes a Bindable (implemented only by *CQ,
@@ -165,6 +175,7 @@
 //	                            Endpoint.CompareAtomic / CompareAtomicV / CompareAtomicMsg
 //	fi_atomicvalid / fetch_atomicvalid / compare_atomicvalid
 //	                            Endpoint.AtomicValid / FetchAtomicValid / CompareAtomicValid
+//	fi_query_atomic             Domain.QueryAtomic (FlagFetchAtomic, FlagCompareAtomic, FlagTagged)
 //	fi_cq_read / readfrom / readerr       CQ.Read / ReadFrom / ReadErr
 //	fi_cq_sread / sreadfrom     CQ.SRead / SReadFrom (SReadContext / SReadFromContext)
 //	fi_cq_signal / fi_cq_strerror         CQ.Signal / CQ.StrError

@@ -77,6 +77,9 @@ type Domain struct {
 	ext    domainExt // state owned by the shared machinery (MR keys ...)
 	// mrLocal is FI_MR_LOCAL: data calls check their descriptors.
 	mrLocal bool
+	// atomicQ answers fi_query_atomic and the endpoint valid queries; nil
+	// when the provider's domain does not implement it (ENOSYS).
+	atomicQ provider.AtomicDomain
 	// peerOwner is the owner domain imported with OpenPeerDomain.
 	peerOwner *Domain
 	eqMu      sync.Mutex
@@ -107,6 +110,7 @@ func (f *Fabric) OpenDomain(info *Info) (*Domain, error) {
 	d := &Domain{fabric: f, d: pd, info: ci, prov: f.prov}
 	d.initExt()
 	d.mrLocal = d.localMR()
+	d.atomicQ, _ = pd.(provider.AtomicDomain)
 	return d, nil
 }
 

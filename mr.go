@@ -172,9 +172,24 @@ func (m *MR) Context() any {
 // receives, FI_READ for RMA read and fetched results, FI_WRITE for RMA
 // write and atomic operands), else the call returns ErrInval. The inject
 // calls (Inject, TInject, RMAInjectWrite, AtomicInject ...) take no
-// descriptor: their buffer is copied before they return. An MRDesc is
-// a pointer: passing it, or a []MRDesc, never allocates. Providers read
-// the region (buffers, access, key) through it.
+// descriptor: their buffer is copied before they return.
+//
+// An MRDesc is a pointer to the provider-side view of the registration (see
+// "API decisions" in the package documentation): passing it, storing it in
+// a []MRDesc or comparing it with == (same registration) or nil never
+// allocates. Its methods, which accept a nil descriptor and then return
+// zero values, are:
+//
+//	Key() uint64             the region's remote key (as MR.Key)
+//	Access() Flags           the access bits it was registered with
+//	Base() uint64            the remote address of its first byte (as MR.Address)
+//	Segments() [][]byte      the registered buffers (do not modify)
+//	Contains(b []byte) bool  whether b lies within one registered buffer
+//
+// Those are the ones an application may rely on. Registration is for the
+// root package and providers (which registration made the region) and may
+// change. A descriptor stays valid, and keeps naming the same buffers,
+// until its MR is closed.
 type MRDesc = provider.MRDesc
 
 // Desc returns the local memory descriptor (fi_mr_desc) to pass as the

@@ -12,7 +12,8 @@ var atomicCases = []testCase{
 }
 
 // atomicCallsWithoutFIATOMICENOSYS: on an endpoint without FI_ATOMIC every
-// atomic call and valid query returns FI_ENOSYS.
+// atomic call and valid query returns FI_ENOSYS, and so does the domain's
+// fi_query_atomic.
 func atomicCallsWithoutFIATOMICENOSYS(t *testing.T, tg Target) {
 	if tg.claims(fabric.CapAtomic) {
 		t.Skip("the provider claims FI_ATOMIC")
@@ -24,6 +25,7 @@ func atomicCallsWithoutFIATOMICENOSYS(t *testing.T, tg Target) {
 	_, validErr := a.ep.AtomicValid(dt, sum)
 	_, fetchValidErr := a.ep.FetchAtomicValid(dt, sum)
 	_, compareValidErr := a.ep.CompareAtomicValid(dt, cswap)
+	_, queryErr := a.dom.QueryAtomic(dt, sum, 0)
 	for name, err := range map[string]error{
 		"fi_atomic":        a.ep.Atomic(u64, nil, ab, 0, 0, dt, sum, nil),
 		"fi_atomicv":       a.ep.AtomicV([][]byte{u64}, nil, ab, 0, 0, dt, sum, nil),
@@ -42,6 +44,7 @@ func atomicCallsWithoutFIATOMICENOSYS(t *testing.T, tg Target) {
 		"fi_atomicvalid":         validErr,
 		"fi_fetch_atomicvalid":   fetchValidErr,
 		"fi_compare_atomicvalid": compareValidErr,
+		"fi_query_atomic":        queryErr,
 	} {
 		isErr(t, name+" without FI_ATOMIC", err, fabric.ErrNoSys)
 	}

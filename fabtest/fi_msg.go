@@ -699,17 +699,17 @@ func msgEverySendAndRecvVariant(t *testing.T, tg Target) {
 	half1, half2 := payload[:3], payload[3:]
 	cqd := a.info.DomainAttr.CQDataSize > 0
 	variants := []variant{
-		{"fi_send", func() error { return a.ep.Send(payload, nil, ab, "s") }, false, false},
-		{"fi_sendv", func() error { return a.ep.SendV([][]byte{half1, half2}, nil, ab, "s") }, false, false},
-		{"fi_sendmsg", func() error {
+		{"fi_msg/send_delivers_the_buffer", func() error { return a.ep.Send(payload, nil, ab, "s") }, false, false},
+		{"fi_msg/sendv_gathers_the_iov", func() error { return a.ep.SendV([][]byte{half1, half2}, nil, ab, "s") }, false, false},
+		{"fi_msg/sendmsg_gathers_the_msg_iov", func() error {
 			return a.ep.SendMsg(&fabric.Msg{IOV: [][]byte{half1, half2}, Addr: ab, Context: "s"}, 0)
 		}, false, false},
-		{"fi_inject", func() error { return a.ep.Inject(payload, ab) }, false, true},
+		{"fi_msg/inject_writes_no_send_completion", func() error { return a.ep.Inject(payload, ab) }, false, true},
 	}
 	if cqd {
 		variants = append(variants,
-			variant{"fi_senddata", func() error { return a.ep.SendData(payload, nil, 0x5a, ab, "s") }, true, false},
-			variant{"fi_injectdata", func() error { return a.ep.InjectData(payload, 0x5a, ab) }, true, true})
+			variant{"fi_msg/senddata_carries_remote_cq_data", func() error { return a.ep.SendData(payload, nil, 0x5a, ab, "s") }, true, false},
+			variant{"fi_msg/injectdata_carries_data_without_send_completion", func() error { return a.ep.InjectData(payload, 0x5a, ab) }, true, true})
 	} else {
 		isErr(t, "fi_senddata without cq_data_size", a.ep.SendData(payload, nil, 1, ab, nil), fabric.ErrNoSys)
 		isErr(t, "fi_injectdata without cq_data_size", a.ep.InjectData(payload, 1, ab), fabric.ErrNoSys)

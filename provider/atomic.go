@@ -181,7 +181,8 @@ func (b *AtomicBufs) Len() uint64 {
 //     the number of elements of the operand (of the result for
 //     FI_ATOMIC_READ), the result and compare operands hold exactly Count
 //     elements where Kind uses them, the remote targets add up to Count,
-//     and Count does not exceed what AtomicValid reported;
+//     and Count does not exceed the count the domain's QueryAtomic
+//     reported;
 //   - vector lengths are within the endpoint's limits, Flags holds the
 //     effective flags (FlagCompletion when a completion is due,
 //     FlagInject for inject calls), and with FI_MR_LOCAL every buffer
@@ -204,15 +205,33 @@ type AtomicMsg struct {
 	Flags    Flags
 }
 
+// AtomicAttr is struct fi_atomic_attr: what one atomic call of a family may
+// carry for a datatype and operation.
+type AtomicAttr struct {
+	Count uint64 // elements one call may operate on (> 0 when supported)
+	Size  uint64 // bytes per element; 0 means Datatype.Size
+}
+
+// AtomicDomain is implemented by domains of providers that claim FI_ATOMIC
+// (fi_query_atomic). It is the one source of the atomic limits: the root
+// package answers Domain.QueryAtomic and the endpoint valid queries
+// (fi_atomicvalid, fi_fetch_atomicvalid, fi_compare_atomicvalid) from it,
+// and checks every atomic operation against it, so it must be cheap (a
+// table lookup) and must not allocate. Domains without it answer ENOSYS,
+// as libfabric's fi_no_query_atomic does.
+type AtomicDomain interface {
+	// QueryAtomic reports the attributes of op on datatype d for family
+	// k, with tagged set for atomics targeting tagged receive buffers
+	// (FI_TAGGED), or EOPNOTSUPP (or ENOSYS for tagged atomics the
+	// provider does not implement). d and op are valid and op is allowed
+	// for k.
+	QueryAtomic(k AtomicKind, d Datatype, op AtomicOp, tagged bool) (AtomicAttr, error)
+}
+
 // Atomic is implemented by endpoints of providers that claim FI_ATOMIC
-// (fi_atomic(3)). Endpoints without it answer ENOSYS.
+// (fi_atomic(3)); their domain implements AtomicDomain. Endpoints without
+// it answer ENOSYS.
 type Atomic interface {
-	// AtomicValid returns how many elements of datatype d one call of
-	// family k may operate on with op (fi_atomicvalid,
-	// fi_fetch_atomicvalid, fi_compare_atomicvalid), or EOPNOTSUPP. The
-	// root package calls it before every atomic operation, so it must be
-	// cheap (a table lookup). d and op are valid and op is allowed for k.
-	AtomicValid(k AtomicKind, d Datatype, op AtomicOp) (uint64, error)
 	// Atomic starts the operation m.
 	Atomic(m AtomicMsg) error
 }

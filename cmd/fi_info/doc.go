@@ -18,5 +18,9 @@
 // Exit status: 0 on success, the libfabric error number when GetInfo
 // fails (61 for FI_ENODATA, after printing "fi_getinfo: -61" on standard
 // error), 22 for an unrecognized capability, mode, endpoint type or
-// address format, 1 for a usage error or -h.
+// address format, 1 for a usage error or -h. When nothing matches, standard
+// error holds C's line alone, byte for byte, so that scripts written for
+// the C tool keep working; with FI_LOG_LEVEL=info (or debug) a log record
+// follows it with the reason GetInfo returned (per provider, the hint field
+// that failed, or the FI_PROVIDER exclusion).
 package main

@@ -199,3 +199,18 @@ func TestInteropUDPListings(t *testing.T) {
 		}
 	}
 }
+
+// A query FI_PROVIDER excludes: the C tool's stderr line and exit status
+// (61), byte for byte.
+func TestInteropNoMatchUnderFIProvider(t *testing.T) {
+	c := cTool(t)
+	env := append(interopEnv(t), "FI_PROVIDER=tcp", "FI_TCP_IFACE=lo")
+	for _, args := range [][]string{{"-p", "udp"}, {"-p", "udp", "-t", "FI_EP_DGRAM"}} {
+		cout, cerr, ccode := exe(t, c, env, args...)
+		gout, gerr, gcode := exe(t, fiInfoBin, env, args...)
+		if cout != gout || cerr != gerr || ccode != gcode || ccode != 61 {
+			t.Errorf("FI_PROVIDER=tcp fi_info %q:\nC:  code %d stderr %q stdout %q\nGo: code %d stderr %q stdout %q",
+				args, ccode, cerr, cout, gcode, gerr, gout)
+		}
+	}
+}

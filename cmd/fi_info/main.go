@@ -5,13 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/gofabric/fabric"
 	_ "github.com/gofabric/fabric/prov/all"
+	"github.com/gofabric/fabric/provider"
 )
+
+// coreLog logs on the library's behalf (prov=core), as libfabric's core
+// does.
+var coreLog = provider.NewLogger("core")
 
 func main() {
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
@@ -287,7 +293,15 @@ func (c *config) query(out *bufio.Writer, stderr io.Writer) int {
 	infos, err := fabric.GetInfo(fabric.APIVersion, c.node, c.port, c.flags, h)
 	if err != nil {
 		code := errnoOf(err)
+		// Standard error and the exit status are the C tool's, byte for
+		// byte: scripts compare them. Why nothing matched (the hint field
+		// that failed, per provider) follows C's line only where
+		// libfabric's own tool prints its reasons too: at FI_LOG_LEVEL=info
+		// (or debug), as a log record.
 		fmt.Fprintf(stderr, "fi_getinfo: %d\n", -code)
+		if coreLog.Enabled(provider.LevelInfo, provider.SubsysCore) {
+			coreLog.Info(provider.SubsysCore, "fi_info: nothing matched", slog.String("reason", err.Error()))
+		}
 		if code <= 0 || code > 255 {
 			return 1
 		}

@@ -326,3 +326,31 @@ func TestBinary(t *testing.T) {
 		t.Fatalf("-p udp: %d\n%s", code, stdout)
 	}
 }
+
+// When nothing matches, standard error is the C tool's line alone (exit
+// 61); at FI_LOG_LEVEL=info the reason the library computed (which hint
+// field failed, or the FI_PROVIDER exclusion) follows that line.
+func TestNoMatchReason(t *testing.T) {
+	cases := []struct {
+		env    []string
+		args   []string
+		reason string
+	}{
+		{[]string{"FI_UDP_IFACE=lo"}, []string{"-p", "udp", "-t", "FI_EP_MSG"}, "udp: ep_attr.type: FI_EP_MSG not supported"},
+		{[]string{"FI_PROVIDER=tcp"}, []string{"-p", "udp"}, "udp: excluded by FI_PROVIDER"},
+		{nil, []string{"-p", "nosuchprov"}, `no provider named \"nosuchprov\"`},
+	}
+	interopEnv(t) // no FI_PROVIDER from the caller's environment
+	for _, c := range cases {
+		_, stderr, code := exe(t, fiInfoBin, append(c.env, "FI_LOG_LEVEL=warn"), c.args...)
+		if code != 61 || stderr != "fi_getinfo: -61\n" {
+			t.Errorf("%v %q: code %d stderr %q, want 61 and C's line alone", c.env, c.args, code, stderr)
+		}
+		_, stderr, code = exe(t, fiInfoBin, append(c.env, "FI_LOG_LEVEL=info"), c.args...)
+		_, after, ok := strings.Cut(stderr, "fi_getinfo: -61\n")
+		if code != 61 || !ok || !strings.Contains(after, c.reason) {
+			t.Errorf("%v %q at FI_LOG_LEVEL=info: code %d stderr %q; want C's line followed by %q",
+				c.env, c.args, code, stderr, c.reason)
+		}
+	}
+}

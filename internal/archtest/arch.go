@@ -14,7 +14,11 @@
 //   - internal/testutil is imported by test files only (and then by any);
 //   - unsafe and golang.org/x/sys/... are imported only by internal/sys and
 //     internal/shmring, and there only in files named *_unsafe.go or
-//     *_linux.go (or their _test.go forms).
+//     *_linux.go (or their _test.go forms);
+//   - the system-call entry points of package syscall (Syscall, RawSyscall,
+//     Select ...: RawSyscalls) are used only by internal/sys and
+//     internal/shmring, in those same files. The rest of package syscall
+//     (Errno and its constants, types) stays usable everywhere.
 //
 // Paths are compared element by element: prov/tcp may import
 // prov/tcp/internal/x but not prov/tcpx.
@@ -28,6 +32,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io"
@@ -55,6 +60,18 @@ type File struct {
 	Name    string   // base name, e.g. "socket_linux.go"
 	Kind    Kind     // Lib, Test or XTest
 	Imports []string // import paths as written
+	// Syscalls are the RawSyscalls names the file refers to (syscall.X).
+	Syscalls []string
+}
+
+// RawSyscalls are the functions of package syscall that enter the kernel
+// directly or multiplex descriptors; outside internal/sys they would
+// bypass its errno translation, its 32/64-bit care and its stubs for
+// other systems.
+var RawSyscalls = map[string]bool{
+	"Syscall": true, "Syscall6": true, "Syscall9": true, "RawSyscall": true, "RawSyscall6": true,
+	"RawSyscallNoError": true, "Select": true, "EpollCreate": true, "EpollCreate1": true, "EpollCtl": true,
+	"EpollWait": true, "Mmap": true, "Munmap": true,
 }
 
 // Package is one package of the module.
@@ -76,6 +93,7 @@ const (
 	RuleTestutilInTestsOnly = "internal/testutil imported outside tests"
 	RuleUnsafePackage       = "unsafe or x/sys imported outside internal/sys and internal/shmring"
 	RuleUnsafeFileName      = "unsafe or x/sys imported in a file not named *_unsafe.go or *_linux.go"
+	RuleRawSyscall          = "a raw system call of package syscall used outside internal/sys and internal/shmring"
 )
 
 // Violation is one import that breaks a rule.
@@ -99,6 +117,15 @@ func Check(pkgs []Package) []Violation {
 			for _, imp := range f.Imports {
 				if rule := checkImport(p.Path, f, imp); rule != "" {
 					out = append(out, Violation{Package: p.Path, File: f.Name, Import: imp, Rule: rule})
+				}
+			}
+			for _, name := range f.Syscalls {
+				if !RawSyscalls[name] {
+					continue
+				}
+				if p.Path != "internal/sys" && p.Path != "internal/shmring" || !unsafeFileName(f.Name) {
+					out = append(out, Violation{Package: p.Path, File: f.Name, Import: "syscall." + name,
+						Rule: RuleRawSyscall})
 				}
 			}
 		}
@@ -219,6 +246,21 @@ func checkImport(pkg string, f File, imp string) string {
 	return ""
 }
 
+// syscallUses returns the RawSyscalls names that af refers to as local.X,
+// local being the name it imports package syscall under.
+func syscallUses(af *ast.File, local string) []string {
+	var out []string
+	ast.Inspect(af, func(n ast.Node) bool {
+		if se, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := se.X.(*ast.Ident); ok && id.Name == local && RawSyscalls[se.Sel.Name] {
+				out = append(out, se.Sel.Name)
+			}
+		}
+		return true
+	})
+	return out
+}
+
 type listed struct {
 	ImportPath, Dir                                              string
 	GoFiles, CgoFiles, IgnoredGoFiles, TestGoFiles, XTestGoFiles []string
@@ -272,7 +314,7 @@ func parsePackage(l listed) (Package, error) {
 	fset := token.NewFileSet()
 	for _, names := range [][]string{l.GoFiles, l.CgoFiles, l.IgnoredGoFiles, l.TestGoFiles, l.XTestGoFiles} {
 		for _, name := range names {
-			af, err := parser.ParseFile(fset, filepath.Join(l.Dir, name), nil, parser.ImportsOnly)
+			af, err := parser.ParseFile(fset, filepath.Join(l.Dir, name), nil, parser.SkipObjectResolution)
 			if err != nil {
 				return Package{}, err
 			}
@@ -291,6 +333,13 @@ func parsePackage(l listed) (Package, error) {
 					return Package{}, err
 				}
 				f.Imports = append(f.Imports, path)
+				if path == "syscall" {
+					local := "syscall"
+					if is.Name != nil {
+						local = is.Name.Name
+					}
+					f.Syscalls = append(f.Syscalls, syscallUses(af, local)...)
+				}
 			}
 			p.Files = append(p.Files, f)
 		}

@@ -1,6 +1,8 @@
 package archtest
 
 import (
+	"go/parser"
+	"go/token"
 	"strings"
 	"testing"
 )
@@ -164,4 +166,77 @@ func TestModuleWithForbiddenImport(t *testing.T) {
 		return
 	}
 	t.Fatal("prov/tcp not found")
+}
+
+// The system-call entry points of package syscall stay in internal/sys
+// (and internal/shmring), in *_linux.go or *_unsafe.go files; the rest of
+// package syscall is usable anywhere.
+func TestRawSyscallRule(t *testing.T) {
+	sc := func(name, call string) File {
+		return File{Name: name, Kind: Lib, Imports: []string{"syscall"}, Syscalls: []string{call}}
+	}
+	for _, c := range []struct {
+		pkg  string
+		file File
+		bad  bool
+	}{
+		{"fabtest", sc("fdreadable_linux.go", "Select"), true},
+		{"prov/udp", sc("sock_linux.go", "RawSyscall"), true},
+		{"", sc("cq.go", "Syscall6"), true},
+		{"internal/sys", sc("wait.go", "Syscall"), true},
+		{"internal/sys", sc("wait_linux.go", "Select"), false},
+		{"internal/shmring", sc("ring_unsafe.go", "Mmap"), false},
+		{"provider", sc("errno.go", "Errno"), false},
+	} {
+		vs := Check([]Package{{c.pkg, []File{c.file}}})
+		if !c.bad {
+			if len(vs) != 0 {
+				t.Errorf("%s/%s: %v", c.pkg, c.file.Name, vs)
+			}
+			continue
+		}
+		if len(vs) != 1 || vs[0].Rule != RuleRawSyscall || vs[0].Import != "syscall."+c.file.Syscalls[0] {
+			t.Errorf("%s/%s using syscall.%s: Check = %v, want one %q violation", c.pkg, c.file.Name,
+				c.file.Syscalls[0], vs, RuleRawSyscall)
+		}
+	}
+}
+
+// syscallUses finds the entry points under the import's local name only.
+func TestSyscallUses(t *testing.T) {
+	src := `package p
+import sc "syscall"
+var syscall struct{ Select int }
+func f() { sc.Select(0, nil, nil, nil, nil); _ = sc.Errno(1); _ = syscall.Select; sc.RawSyscall(0, 0, 0, 0) }
+`
+	af, err := parser.ParseFile(token.NewFileSet(), "p.go", src, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := syscallUses(af, "sc"); strings.Join(got, ",") != "Select,RawSyscall" {
+		t.Fatalf("syscallUses = %v, want [Select RawSyscall]", got)
+	}
+}
+
+// Load records a raw system call in a real file: Check reports fabtest's
+// old select(2) probe if it comes back.
+func TestModuleWithRawSyscall(t *testing.T) {
+	pkgs, err := Load(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pkgs {
+		if pkgs[i].Path != "fabtest" {
+			continue
+		}
+		f := &pkgs[i].Files[0]
+		f.Imports = append(f.Imports, "syscall")
+		f.Syscalls = append(f.Syscalls, "Select")
+		vs := Check(pkgs)
+		if len(vs) != 1 || vs[0].Rule != RuleRawSyscall || vs[0].File != f.Name {
+			t.Fatalf("Check = %v, want one %q violation in fabtest/%s", vs, RuleRawSyscall, f.Name)
+		}
+		return
+	}
+	t.Fatal("fabtest not found")
 }
