@@ -127,7 +127,9 @@ func (w *waitable) unbindEndpoint(p provider.Progresser) {
 
 // closedErr maps the internal queues' closed error to ErrClosed.
 func closedErr(err error) error {
-	if err == provider.EBADF {
+	// A type assertion, not err == provider.EBADF: comparing two
+	// interfaces calls into the runtime, on every empty CQ read.
+	if e, ok := err.(provider.Errno); ok && e == provider.EBADF {
 		return ErrClosed
 	}
 	return err
