@@ -966,14 +966,19 @@ func Complete(cq provider.CQOwner, cntr provider.CntrOwner, e *provider.RxEntry,
 		data = e.CQData
 	}
 	var buf []byte
-	if oe, ok := e.OwnerContext.(*entry); ok && oe.parent != nil && len(e.IOV) == 1 {
-		b := e.IOV[0]
-		if n < len(b) {
-			b = b[:n]
+	var res provider.CQReserver
+	if oe, ok := e.OwnerContext.(*entry); ok {
+		if oe.parent != nil && len(e.IOV) == 1 {
+			b := e.IOV[0]
+			if n < len(b) {
+				b = b[:n]
+			}
+			buf = b
 		}
-		buf = b
+		if oe.res != nil {
+			res = takeRes(e, cq)
+		}
 	}
-	res := takeRes(e, cq)
 	if olen > 0 {
 		if cq != nil {
 			ee := provider.CQErrEntry{OpContext: e.Context, Flags: flags, Len: uint64(n), Buf: buf,
