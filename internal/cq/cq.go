@@ -230,7 +230,22 @@ func (q *CQ) grow() {
 // provider.ReportedCompFlags are dropped. It returns EOVERRUN when the CQ is
 // full (the completion is lost and the CQ is overrun).
 func (q *CQ) Write(ctx any, flags provider.Flags, length uint64, buf []byte, data, tag uint64, src provider.Addr) error {
-	return q.write(false, ctx, flags, length, buf, data, tag, src)
+	// The body of write, repeated: this is every receive's and send's
+	// completion, and a call with eleven arguments (more than the
+	// registers that carry them) costs a fifth of the write.
+	q.mu.Lock()
+	s, err := q.push(false)
+	if err != nil {
+		q.mu.Unlock()
+		return err
+	}
+	s.e = provider.CQEntry{OpContext: ctx, Flags: flags & provider.ReportedCompFlags, Len: length, Buf: buf,
+		Data: data, Tag: tag}
+	s.src = src
+	s.err = false
+	q.mu.Unlock()
+	q.Wake()
+	return nil
 }
 
 // WriteReserved is Write into a slot taken with Reserve.
