@@ -35,14 +35,13 @@
 // Memory descriptors. A data call's desc argument is an MRDesc (from
 // MR.Desc), not an untyped value: nil means none, and a []MRDesc vector
 // has one element per buffer. An MRDesc is deliberately a pointer to the
-// provider-side view of the registration (provider.MRRegion: buffers,
-// access, key), not a copy or an opaque handle of the root package: passing
-// one costs nothing, and providers that need registered memory (shm) read
-// it directly from provider.Msg.Desc/Descs, provider.AtomicMsg and the Desc
-// of a posted receive, with no lookup. Applications may rely on its
-// methods Key, Access, Base, Segments and Contains (nil-safe, see
-// MRDesc) and on comparing descriptors; Registration is for the root
-// package and providers. Where the domain's MRMode has FI_MR_LOCAL the
+// registration itself (its buffers, access and key), not a copy or an
+// opaque handle: passing one costs nothing and allocates nothing, and the
+// provider reads the registered memory through it with no lookup.
+// Applications may rely on its methods Key, Access, Base, Segments and
+// Contains (nil-safe, see MRDesc) and on comparing descriptors;
+// Registration is for the root package and providers. Where the domain's
+// MRMode has FI_MR_LOCAL the
 // root checks, once per call and without allocating, that every non-empty
 // buffer has the descriptor of a live region of the domain that covers it
 // and allows the call's access (fi_mr(3) access bits); otherwise the call
@@ -63,17 +62,17 @@
 // AtomicV, AtomicMsg, AtomicInject; FetchAtomic, FetchAtomicV,
 // FetchAtomicMsg; CompareAtomic, CompareAtomicV, CompareAtomicMsg. The
 // limits have one source, the domain's fi_query_atomic
-// (Domain.QueryAtomic, provider.AtomicDomain): the endpoint queries
-// AtomicValid, FetchAtomicValid and CompareAtomicValid are its answer for
-// the family once the endpoint's capabilities allow the operation, and
-// every atomic call is checked against it. An op or datatype outside the
-// enums answers ErrOpNotSupp, as libfabric 1.17's ofi_atomic_valid does.
-// The root validates every argument once (capabilities, state, operation
-// and datatype ranges and families, element counts against the valid
-// count, result and compare sizes, iov and rma_iov limits, flags,
-// descriptors) and hands providers one provider.AtomicMsg through the
-// optional provider.Atomic interface. No provider claims FI_ATOMIC yet, so
-// these calls return ErrNoSys.
+// (Domain.QueryAtomic): the endpoint queries AtomicValid,
+// FetchAtomicValid and CompareAtomicValid are its answer for the family
+// once the endpoint's capabilities allow the operation, and every atomic
+// call is checked against it. An op or datatype outside the enums answers
+// ErrOpNotSupp, as libfabric 1.17's ofi_atomic_valid does. This package
+// validates every argument once, before the provider sees the call
+// (capabilities, state, operation and datatype ranges and families,
+// element counts against the valid count, result and compare sizes, iov
+// and rma_iov limits, flags, descriptors), so every provider answers bad
+// arguments alike. No provider claims FI_ATOMIC yet, so these calls return
+// ErrNoSys.
 //
 // Typed parameters. Where the set of legal values is known the parameter
 // is typed: Endpoint.Bind takes a Bindable (implemented only by *CQ,
