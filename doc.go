@@ -85,6 +85,15 @@
 // cookie, returned unchanged in completions, and a pointer stored in an
 // interface does not allocate. PassiveEndpoint.Reject's handle stays any as well:
 // it is the provider's opaque token from an EventConnReq's Info.Handle.
+// GetOpt and SetOpt (and their Bytes forms) keep fi_getopt's int level
+// and name: besides OptEndpoint and the Opt* names it defines, a provider
+// may define levels and options of its own, which a closed Go type could
+// not name.
+//
+// Valid objects. An object is nil or comes from its constructor
+// (Fabric.OpenDomain, Domain.OpenEndpoint ...). A nil object is handled
+// (see Nil objects); a zero-value struct such as &fabric.Endpoint{} is
+// neither, and its methods' behaviour is undefined.
 //
 // Versions. APIVersion is a constant (FI_VERSION(1, 17)); Version builds
 // other values.
