@@ -139,6 +139,10 @@
 //
 //	fi_getinfo                  GetInfo
 //	fi_dupinfo / fi_allocinfo   Info.Dup / AllocInfo
+//	fi_freeinfo                 none: garbage collected
+//	fi_tostr / fi_tostr_r       InfoToString (FI_TYPE_INFO); String of Caps, Flags, EPType ... for the other types
+//	fi_getparams / fi_freeparams  EnvVars (freeing: none, garbage collected)
+//	fi_version / FI_VERSION     Version; APIVersion is FI_VERSION(1, 17)
 //	fi_fabric                   Open, OpenFabric
 //	fi_domain                   Fabric.OpenDomain
 //	fi_domain2 (FI_PEER)        Fabric.OpenPeerDomain
@@ -192,8 +196,8 @@
 //	                            Cntr.Read / ReadErr / Add / Set / AddErr / SetErr / Wait (WaitContext)
 //	fi_eq_read / readerr / sread / write / strerror
 //	                            EQ.Read / ReadErr / SRead (SReadContext) / Write / StrError
-//	fi_av_insert / insertsvc / remove / lookup / straddr
-//	                            AV.Insert (InsertWithErrors) / InsertSvc / Remove / Lookup / StrAddr
+//	fi_av_insert / insertsvc / insertsym / remove / lookup / straddr
+//	                            AV.Insert (InsertWithErrors) / InsertSvc / InsertSym / Remove / Lookup / StrAddr
 //	fi_rx_addr                  RxAddr
 //	fi_mr_key / fi_mr_desc / fi_mr_bind / fi_mr_enable  MR.Key / Desc (an MRDesc) / Bind / Enable
 //	fi_strerror                 StrError (and Errno.Error)
@@ -201,4 +205,10 @@
 //	FI_PEER imports (fi_peer(3))  CQAttr.Peer, CntrAttr.Peer, Domain.OpenSRX with PeerSRX;
 //	                            owner ops of our objects: CQ.Owner, Cntr.Owner, SRX.Owner,
 //	                            AV.Query / AV.EPAddr; the interfaces are in package peer
+//
+// Not offered: fi_av_bind (deprecated); fi_av_set and the collective
+// calls (fi_join, fi_barrier, fi_broadcast, fi_allreduce ...,
+// fi_query_collective); fi_poll_open, fi_wait_open and their sets
+// (WaitSet and WaitPollFD answer ErrNoSys); triggered operations
+// (fi_trigger); fi_open_ops and fi_open; fi_nic.
 package fabric
