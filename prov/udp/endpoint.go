@@ -1,7 +1,6 @@
 package udp
 
 import (
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,26 +101,6 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 	}
 	ep.rm = info.DomainAttr == nil || info.DomainAttr.ResourceMgmt != provider.RMDisabled
 	return ep, nil
-}
-
-// defaultSource is the address an endpoint opened without src_addr binds:
-// the source the kernel would use towards dest_addr, or else the first
-// interface address GetInfo lists (honouring FI_UDP_IFACE and the address
-// format), with an ephemeral port.
-func defaultSource(info *provider.Info) []byte {
-	if info.DestAddr != nil {
-		if s := sourceFor(info.DestAddr); s != nil {
-			return s
-		}
-	}
-	addrs, _ := sys.ListAddrs(os.Getenv(envIface))
-	for _, a := range addrs {
-		sa := appendSockaddr(nil, ifaceSockaddr(a))
-		if _, f, _ := decodeSockaddr(sa); formatOK(info.AddrFormat, f) {
-			return sa
-		}
-	}
-	return nil
 }
 
 // Name returns the socket's address (getsockname) in libfabric's layout.
