@@ -211,25 +211,7 @@ func TCPConnectDone(c *Conn) (bool, provider.Errno) {
 }
 
 // TCPPeerName returns the connected peer's address (getpeername).
-func TCPPeerName(c *Conn) ([]byte, error) {
-	if !c.acquire() {
-		return nil, ErrClosed
-	}
-	defer c.release()
-	var buf [SizeofSockaddrMax]byte
-	l := uint32(len(buf))
-	_, _, e := unix.RawSyscall(unix.SYS_GETPEERNAME, uintptr(c.fd), uintptr(unsafe.Pointer(&buf[0])),
-		uintptr(unsafe.Pointer(&l)))
-	if e != 0 {
-		return nil, TranslateErrno(e)
-	}
-	if int(l) > len(buf) {
-		l = uint32(len(buf))
-	}
-	out := append([]byte(nil), buf[:l]...)
-	fromKernel(out)
-	return out, nil
-}
+func TCPPeerName(c *Conn) ([]byte, error) { return c.sockName(unix.SYS_GETPEERNAME) }
 
 // TCPReadable reports, without blocking, whether a read on c would not
 // block (data, end of stream or an error is pending). Unlike a read that
