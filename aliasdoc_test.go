@@ -11,8 +11,8 @@ import (
 	"testing"
 )
 
-// packageDoc parses the non-test files of dir with their comments.
-func packageDoc(t *testing.T, dir, path string) *doc.Package {
+// parseDir parses the non-test Go files of dir.
+func parseDir(t *testing.T, dir string, mode parser.Mode) (*token.FileSet, []*ast.File) {
 	t.Helper()
 	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
@@ -24,12 +24,19 @@ func packageDoc(t *testing.T, dir, path string) *doc.Package {
 		if strings.HasSuffix(n, "_test.go") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, n, nil, parser.ParseComments)
+		f, err := parser.ParseFile(fset, n, nil, mode)
 		if err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, f)
 	}
+	return fset, files
+}
+
+// packageDoc parses the non-test files of dir with their comments.
+func packageDoc(t *testing.T, dir, path string) *doc.Package {
+	t.Helper()
+	fset, files := parseDir(t, dir, parser.ParseComments)
 	p, err := doc.NewFromFiles(fset, files, path, doc.AllDecls)
 	if err != nil {
 		t.Fatal(err)

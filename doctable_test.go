@@ -3,11 +3,8 @@ package fabric
 import (
 	"go/ast"
 	"go/importer"
-	"go/parser"
-	"go/token"
 	"go/types"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,22 +13,7 @@ import (
 // typeCheckRoot type-checks the non-test files of the root package.
 func typeCheckRoot(t *testing.T) *types.Package {
 	t.Helper()
-	names, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
-	var files []*ast.File
-	for _, n := range names {
-		if strings.HasSuffix(n, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, n, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
-	}
+	fset, files := parseDir(t, ".", 0)
 	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
 	pkg, err := conf.Check("github.com/gofabric/fabric", fset, files, nil)
 	if err != nil {

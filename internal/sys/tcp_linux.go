@@ -39,20 +39,31 @@ func TCPSocket(addr []byte, reuseAddr bool) (*Conn, error) {
 // TCPBind binds c to addr (port 0: an ephemeral port). EADDRINUSE is
 // returned as provider.EADDRINUSE.
 func TCPBind(c *Conn, addr []byte) error {
-	if _, ok := sockaddrFamily(addr); !ok {
-		return provider.EINVAL
+	e, bad := c.addrSyscall(unix.SYS_BIND, addr)
+	if bad != 0 {
+		return bad
 	}
-	var tmp [SizeofSockaddrMax]byte
-	ka := toKernel(addr, &tmp)
-	if !c.acquire() {
-		return ErrClosed
-	}
-	_, _, e := unix.Syscall(unix.SYS_BIND, uintptr(c.fd), uintptr(unsafe.Pointer(bytePtr(ka))), uintptr(len(ka)))
-	c.release()
 	if e != 0 {
 		return TranslateErrno(e)
 	}
 	return nil
+}
+
+// addrSyscall runs bind or connect (trap) on c with addr, in the kernel's
+// layout. bad is EINVAL for an address that is not a socket address and
+// ErrClosed on a closed c; otherwise e is the system call's errno.
+func (c *Conn) addrSyscall(trap uintptr, addr []byte) (e unix.Errno, bad provider.Errno) {
+	if _, ok := sockaddrFamily(addr); !ok {
+		return 0, provider.EINVAL
+	}
+	var tmp [SizeofSockaddrMax]byte
+	ka := toKernel(addr, &tmp)
+	if !c.acquire() {
+		return 0, ErrClosed
+	}
+	_, _, e = unix.Syscall(trap, uintptr(c.fd), uintptr(unsafe.Pointer(bytePtr(ka))), uintptr(len(ka)))
+	c.release()
+	return e, 0
 }
 
 // TCPRebind replaces the socket of c by a new TCP socket (with
@@ -168,16 +179,10 @@ func TCPAccept(c *Conn) (*Conn, []byte, provider.Errno) {
 // when the connection is established at once, EINPROGRESS when it is in
 // progress (TCPConnectDone reports the outcome), or the error.
 func TCPConnect(c *Conn, addr []byte) provider.Errno {
-	if _, ok := sockaddrFamily(addr); !ok {
-		return provider.EINVAL
+	e, bad := c.addrSyscall(unix.SYS_CONNECT, addr)
+	if bad != 0 {
+		return bad
 	}
-	var tmp [SizeofSockaddrMax]byte
-	ka := toKernel(addr, &tmp)
-	if !c.acquire() {
-		return ErrClosed
-	}
-	_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(c.fd), uintptr(unsafe.Pointer(bytePtr(ka))), uintptr(len(ka)))
-	c.release()
 	switch e {
 	case 0:
 		return 0
