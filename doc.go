@@ -163,7 +163,7 @@
 //	fi_scalable_ep_bind         ScalableEndpoint.Bind
 //	fi_tx_context / fi_rx_context  ScalableEndpoint.TxContext / RxContext
 //	fi_enable                   Endpoint.Enable
-//	fi_ep_alias                 Endpoint.Alias
+//	fi_ep_alias (fi_alias)      Endpoint.Alias
 //	fi_control (GETOPSFLAG, SETOPSFLAG, ENABLE)  Endpoint.OpsFlags, SetOpsFlags, Enable
 //	fi_getopt / fi_setopt       Endpoint.GetOpt / SetOpt (GetOptBytes / SetOptBytes)
 //	fi_cancel                   Endpoint.Cancel
@@ -206,9 +206,16 @@
 //	                            owner ops of our objects: CQ.Owner, Cntr.Owner, SRX.Owner,
 //	                            AV.Query / AV.EPAddr; the interfaces are in package peer
 //
-// Not offered: fi_av_bind (deprecated); fi_av_set and the collective
-// calls (fi_join, fi_barrier, fi_broadcast, fi_allreduce ...,
-// fi_query_collective); fi_poll_open, fi_wait_open and their sets
+// Not offered: fi_av_bind (deprecated); fi_av_set, fi_av_set_* and the
+// collective calls (fi_join, fi_join_collective, fi_mc_addr, fi_barrier,
+// fi_broadcast, fi_allreduce, fi_allgather, fi_alltoall, fi_gather,
+// fi_scatter, fi_reduce, fi_reduce_scatter, fi_query_collective);
+// fi_poll_open, fi_poll, fi_poll_add, fi_poll_del and fi_wait_open
 // (WaitSet and WaitPollFD answer ErrNoSys); triggered operations
-// (fi_trigger); fi_open_ops and fi_open; fi_nic.
+// (fi_trigger); fi_endpoint2; fi_mr_refresh, fi_mr_raw_attr,
+// fi_mr_map_raw and fi_mr_unmap_key; fi_open_ops, fi_set_ops, fi_open,
+// fi_get_val and fi_set_val; fi_nic. The provider-side calls of
+// fi_provider(7) (fi_prov_ini, fi_param_define, fi_param_get_*, fi_log_*,
+// fi_import, fi_export_fid) belong to writing a provider, not to this
+// package.
 package fabric
