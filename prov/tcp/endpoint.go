@@ -87,8 +87,8 @@ type endpoint struct {
 	rxKick   chan struct{}
 	txKick   chan struct{}
 	roomKick chan struct{} // armed with provider.RoomNotifier while the stream waits for room
-	wg      sync.WaitGroup
-	goAuto  bool // auto-progress goroutines started
+	wg       sync.WaitGroup
+	goAuto   bool // auto-progress goroutines started
 }
 
 var (
