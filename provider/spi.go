@@ -156,6 +156,12 @@ type Resources struct {
 	// in the error data (FI_SOURCE_ERR). Providers write such entries
 	// through the optional UnknownSrcWriter of the RxCQ.
 	SourceErr bool
+	// OwnSRX reports that SRX is the endpoint's own receive queue: no
+	// shared receive context is bound, so no other endpoint or provider
+	// matches messages against it, and the provider may use the owner's
+	// fast paths (the udp provider receives datagrams straight into the
+	// posted buffers through srx.Queue.ReceiveDirect).
+	OwnSRX bool
 }
 
 // CQReserver is an optional CQOwner extension through which providers keep

@@ -93,6 +93,10 @@ type CQ struct {
 	rmu       sync.Mutex // guards roomKicks (a leaf lock)
 	roomKicks []chan<- struct{}
 
+	// state mirrors n, held, overrun and closed (see publishLocked), so
+	// that an empty Read and Full take no lock.
+	state atomic.Uint64
+
 	mu      sync.Mutex
 	ring    []slot // power-of-two capacity
 	head, n int
@@ -132,6 +136,31 @@ func New(cfg Config) (*CQ, error) {
 // Config returns the effective configuration (defaults applied).
 func (q *CQ) Config() Config { return q.cfg }
 
+// Layout of CQ.state: n in the low 31 bits, held in the next 31, then the
+// overrun and closed bits.
+const (
+	stateCount   = 1<<31 - 1
+	stateHeldSh  = 31
+	stateOverrun = 1 << 62
+	stateClosed  = 1 << 63
+)
+
+// publishLocked stores the lock-guarded counts into q.state; q.mu is held
+// by every caller that changed n, held, overrun or closed. Readers of
+// state see a value at least as old as the last critical section, which
+// is all the empty-read and Full checks need: they race with writers
+// anyway.
+func (q *CQ) publishLocked() {
+	s := uint64(min(q.n, stateCount)) | uint64(min(q.held, stateCount))<<stateHeldSh
+	if q.overrun {
+		s |= stateOverrun
+	}
+	if q.closed {
+		s |= stateClosed
+	}
+	q.state.Store(s)
+}
+
 // ---- owner side (provider.CQOwner) ----
 
 // push reserves the tail slot; q.mu is held. It reports EOVERRUN (and
@@ -147,6 +176,7 @@ func (q *CQ) push(reserved bool) (*slot, error) {
 	} else if !q.cfg.ResourceMgmt && (q.overrun || q.n+q.held >= q.cfg.Size) {
 		q.overrun = true
 		q.dropped++
+		q.publishLocked()
 		return nil, provider.EOVERRUN
 	}
 	if q.n == len(q.ring) {
@@ -154,6 +184,7 @@ func (q *CQ) push(reserved bool) (*slot, error) {
 	}
 	s := &q.ring[(q.head+q.n)&(len(q.ring)-1)]
 	q.n++
+	q.publishLocked()
 	return s, nil
 }
 
@@ -169,6 +200,7 @@ func (q *CQ) Reserve() bool {
 	ok := !q.closed && !q.overrun && q.n+q.held < q.cfg.Size
 	if ok {
 		q.held++
+		q.publishLocked()
 	}
 	q.mu.Unlock()
 	return ok
@@ -179,6 +211,7 @@ func (q *CQ) Unreserve() {
 	q.mu.Lock()
 	if q.held > 0 {
 		q.held--
+		q.publishLocked()
 	}
 	q.mu.Unlock()
 	q.roomFreed()
@@ -226,12 +259,11 @@ func (q *CQ) roomFreed() {
 
 // Full reports whether Reserve would fail now: queued entries and
 // reservations fill the CQ's size, or it is overrun or closed (without
-// resource management, an unreserved write would then overrun it).
+// resource management, an unreserved write would then overrun it). It
+// takes no lock: providers ask it before every receive poll.
 func (q *CQ) Full() bool {
-	q.mu.Lock()
-	full := q.closed || q.overrun || q.n+q.held >= q.cfg.Size
-	q.mu.Unlock()
-	return full
+	s := q.state.Load()
+	return s&(stateOverrun|stateClosed) != 0 || int(s&stateCount)+int(s>>stateHeldSh&stateCount) >= q.cfg.Size
 }
 
 func (q *CQ) grow() {
@@ -401,6 +433,7 @@ func (q *CQ) readLocked(entries []provider.CQEntry, src []provider.Addr) (int, e
 		q.n--
 		k++
 	}
+	q.publishLocked()
 	return k, nil
 }
 
@@ -424,8 +457,20 @@ func (q *CQ) ReadFrom(entries []provider.CQEntry, src []provider.Addr) (int, err
 		q.mu.Unlock()
 		return 0, err
 	}
+	// Empty and neither overrun nor closed: drive progress, and if that
+	// produced nothing either, answer EAGAIN without taking the lock (the
+	// busy-polling reader's common case).
+	ran := false
+	if q.state.Load()&(stateCount|stateClosed) == 0 {
+		q.Progress()
+		ran = true
+		if q.state.Load()&(stateCount|stateOverrun|stateClosed) == 0 {
+			return 0, provider.EAGAIN
+		}
+	}
 	q.mu.Lock()
-	if q.n == 0 && !q.closed {
+	if !ran && q.n == 0 && !q.closed {
+		// Another reader took the entries seen above.
 		q.mu.Unlock()
 		q.Progress()
 		q.mu.Lock()
@@ -484,6 +529,7 @@ func (q *CQ) readErrLocked(e *provider.CQErrEntry) error {
 	q.ring[q.head] = slot{}
 	q.head = (q.head + 1) & (len(q.ring) - 1)
 	q.n--
+	q.publishLocked()
 	return nil
 }
 
@@ -623,6 +669,7 @@ func (q *CQ) Close() error {
 	clear(q.ring)
 	clear(q.errs)
 	q.n, q.en, q.held = 0, 0, 0
+	q.publishLocked()
 	q.mu.Unlock()
 	q.roomFreed()
 	return q.Hub.Close()

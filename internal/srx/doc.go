@@ -42,6 +42,14 @@
 // with the queue's lock held, so peers may call back into the queue
 // (FreeEntry ...) from them.
 //
+// # Direct receive
+//
+// A peer that owns its queue and polls a message source (the udp
+// provider's socket) may skip GetMsg, the bounce buffer and the copy with
+// ReceiveDirect: while the first posted untagged receive takes any source
+// and is not a multi-receive buffer, the message is received into its
+// buffers and completed under the queue's lock (see Receiver).
+//
 // # Unexpected queue bound and FI_RM
 //
 // Config.MaxUnexpected bounds the number of unexpected messages (queued or
