@@ -3,6 +3,7 @@
 package tcp
 
 import (
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -66,7 +67,7 @@ func readOne(t *testing.T, q *cq.CQ) (provider.CQEntry, time.Duration) {
 		if time.Since(t0) > waitLimit {
 			t.Fatal("no completion")
 		}
-		time.Sleep(50 * time.Microsecond)
+		runtime.Gosched()
 	}
 }
 
