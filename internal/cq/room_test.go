@@ -22,8 +22,10 @@ func TestNotifyRoom(t *testing.T) {
 	q := mustNew(t, Config{Size: 2, ResourceMgmt: true})
 	k := make(chan struct{}, 1)
 	var ents [2]provider.CQEntry
-	if !q.NotifyRoom(k) || !q.NotifyRoom(k) {
-		t.Fatal("NotifyRoom refused a kick")
+	for i := 0; i < 2; i++ { // arming twice is one kick
+		if !q.NotifyRoom(k) {
+			t.Fatal("NotifyRoom refused a kick")
+		}
 	}
 	if q.NotifyRoom(nil) {
 		t.Fatal("NotifyRoom(nil) reports armed")
