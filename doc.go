@@ -98,6 +98,23 @@
 // Versions. APIVersion is a constant (FI_VERSION(1, 17)); Version builds
 // other values.
 //
+// Resource management. Under FI_RM_ENABLED (the default of the tcp and
+// udp providers, DomainAttr.ResourceMgmt) a CQ never overruns and no
+// completion is lost, and a CQ's Size is what caps the operations in
+// flight: a post whose completion the CQ has no room for returns ErrAgain
+// (fi_domain(3) "Tx CQ" / "Rx CQ") and starts nothing, until the
+// application reads the CQ; a received message whose completion has no
+// room waits in the stream (tcp) or the socket buffer (udp). Entries that
+// cannot be refused at post time (errors of operations posted without
+// FI_COMPLETION, cancellations, FI_MULTI_RECV releases) are kept beyond
+// Size, like the overflow list of libfabric's util CQ, and further posts
+// wait until they are read. libfabric 1.17's tcp;ofi_rxm takes five sends
+// on a size-2 CQ and reports five completions from its overflow list; we
+// refuse the third post with ErrAgain until the CQ is read, so that a
+// small CQ throttles the sender instead of growing without bound and the
+// overflow list stays for the entries nobody can refuse. Size CQs for the
+// operations you keep in flight.
+//
 // Nil objects. Every method of every object type accepts a nil receiver,
 // as *os.File does: methods with an error result return ErrInval, the
 // others zero values (AddrNotAvail for addresses). Nothing panics.

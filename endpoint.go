@@ -478,6 +478,7 @@ func (e *Endpoint) enableLocked() error {
 		e.peerRX = e.rq == nil
 	} else {
 		res.SRX = e.rq
+		res.OwnSRX = e.ownRQ
 	}
 	if e.ownRQ {
 		var cq provider.CQOwner

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"testing"
 
@@ -105,5 +106,22 @@ func BenchmarkLoop(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func TestIsAgain(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{fabric.ErrAgain, true},
+		{nil, false},
+		{fabric.ErrAvail, false},
+		{fabric.ErrClosed, false},
+		{fmt.Errorf("wrapped: %w", fabric.ErrAgain), false}, // the CQ returns bare values
+	} {
+		if got := isAgain(c.err); got != c.want {
+			t.Errorf("isAgain(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }

@@ -534,10 +534,18 @@ func (p *pingpong) pollTx() error {
 		p.txDone += uint64(n)
 		return nil
 	}
-	if err != nil && err != fabric.ErrAgain {
+	if err != nil && !isAgain(err) {
 		return p.cqErr(p.txcq, "transmit", err)
 	}
 	return nil
+}
+
+// isAgain reports whether err is fabric.ErrAgain. It is the busy-poll
+// loop's test: a type assertion compares the dynamic type and the value
+// inline, where err != fabric.ErrAgain calls into the runtime.
+func isAgain(err error) bool {
+	e, ok := err.(fabric.Errno)
+	return ok && e == fabric.ErrAgain
 }
 
 // cqErr turns a CQ read error into a failure, reading the error entry.
@@ -562,7 +570,7 @@ func (p *pingpong) waitCQ(cq *fabric.CQ, what string) error {
 		if n > 0 {
 			return nil
 		}
-		if err != nil && err != fabric.ErrAgain {
+		if err != nil && !isAgain(err) {
 			return p.cqErr(cq, what, err)
 		}
 		if spins&1023 == 0 && p.o.timeout > 0 {

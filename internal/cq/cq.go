@@ -87,6 +87,16 @@ type CQ struct {
 
 	signaled atomic.Bool // fi_cq_signal, consumed by the next blocking read
 
+	// roomArmed is set while kicks armed with NotifyRoom wait for room;
+	// readers check it after freeing entries (no lock when unset).
+	roomArmed atomic.Bool
+	rmu       sync.Mutex // guards roomKicks (a leaf lock)
+	roomKicks []chan<- struct{}
+
+	// state mirrors n, held, overrun and closed (see publishLocked), so
+	// that an empty Read and Full take no lock.
+	state atomic.Uint64
+
 	mu      sync.Mutex
 	ring    []slot // power-of-two capacity
 	head, n int
@@ -100,8 +110,9 @@ type CQ struct {
 }
 
 var (
-	_ provider.CQOwner    = (*CQ)(nil)
-	_ provider.CQReserver = (*CQ)(nil)
+	_ provider.CQOwner      = (*CQ)(nil)
+	_ provider.CQReserver   = (*CQ)(nil)
+	_ provider.RoomNotifier = (*CQ)(nil)
 )
 
 // New opens a CQ.
@@ -125,6 +136,31 @@ func New(cfg Config) (*CQ, error) {
 // Config returns the effective configuration (defaults applied).
 func (q *CQ) Config() Config { return q.cfg }
 
+// Layout of CQ.state: n in the low 31 bits, held in the next 31, then the
+// overrun and closed bits.
+const (
+	stateCount   = 1<<31 - 1
+	stateHeldSh  = 31
+	stateOverrun = 1 << 62
+	stateClosed  = 1 << 63
+)
+
+// publishLocked stores the lock-guarded counts into q.state; q.mu is held
+// by every caller that changed n, held, overrun or closed. Readers of
+// state see a value at least as old as the last critical section, which
+// is all the empty-read and Full checks need: they race with writers
+// anyway.
+func (q *CQ) publishLocked() {
+	s := uint64(min(q.n, stateCount)) | uint64(min(q.held, stateCount))<<stateHeldSh
+	if q.overrun {
+		s |= stateOverrun
+	}
+	if q.closed {
+		s |= stateClosed
+	}
+	q.state.Store(s)
+}
+
 // ---- owner side (provider.CQOwner) ----
 
 // push reserves the tail slot; q.mu is held. It reports EOVERRUN (and
@@ -140,6 +176,7 @@ func (q *CQ) push(reserved bool) (*slot, error) {
 	} else if !q.cfg.ResourceMgmt && (q.overrun || q.n+q.held >= q.cfg.Size) {
 		q.overrun = true
 		q.dropped++
+		q.publishLocked()
 		return nil, provider.EOVERRUN
 	}
 	if q.n == len(q.ring) {
@@ -147,6 +184,7 @@ func (q *CQ) push(reserved bool) (*slot, error) {
 	}
 	s := &q.ring[(q.head+q.n)&(len(q.ring)-1)]
 	q.n++
+	q.publishLocked()
 	return s, nil
 }
 
@@ -162,6 +200,7 @@ func (q *CQ) Reserve() bool {
 	ok := !q.closed && !q.overrun && q.n+q.held < q.cfg.Size
 	if ok {
 		q.held++
+		q.publishLocked()
 	}
 	q.mu.Unlock()
 	return ok
@@ -172,18 +211,59 @@ func (q *CQ) Unreserve() {
 	q.mu.Lock()
 	if q.held > 0 {
 		q.held--
+		q.publishLocked()
 	}
 	q.mu.Unlock()
+	q.roomFreed()
+}
+
+// NotifyRoom implements provider.RoomNotifier: kick gets a non-blocking
+// send the next time room may have been freed (entries read, a
+// reservation given back, the CQ closed). One-shot; see
+// provider.RoomNotifier for the arm-retry-wait order. It reports true
+// (false only for a nil kick).
+func (q *CQ) NotifyRoom(kick chan<- struct{}) bool {
+	if kick == nil {
+		return false
+	}
+	q.rmu.Lock()
+	defer q.rmu.Unlock()
+	for _, k := range q.roomKicks {
+		if k == kick {
+			return true
+		}
+	}
+	q.roomKicks = append(q.roomKicks, kick)
+	q.roomArmed.Store(true)
+	return true
+}
+
+// roomFreed fires the kicks armed with NotifyRoom; q.mu is not held. It
+// costs one atomic load when nothing is armed.
+func (q *CQ) roomFreed() {
+	if !q.roomArmed.Load() {
+		return
+	}
+	q.rmu.Lock()
+	q.roomArmed.Store(false)
+	for i, k := range q.roomKicks {
+		select {
+		case k <- struct{}{}:
+		default:
+		}
+		q.roomKicks[i] = nil
+	}
+	q.roomKicks = q.roomKicks[:0]
+	q.rmu.Unlock()
 }
 
 // Full reports whether Reserve would fail now: queued entries and
 // reservations fill the CQ's size, or it is overrun or closed (without
-// resource management, an unreserved write would then overrun it).
+// resource management, an unreserved write would then overrun it). It
+// takes no lock: providers ask it before every receive poll.
 func (q *CQ) Full() bool {
-	q.mu.Lock()
-	full := q.closed || q.overrun || q.n+q.held >= q.cfg.Size
-	q.mu.Unlock()
-	return full
+	s := q.state.Load()
+	return s&(stateOverrun|stateClosed) != 0 || int(s&stateCount)+int(s>>stateHeldSh&stateCount) >= q.cfg.Size
 }
 
 func (q *CQ) grow() {
@@ -353,6 +433,7 @@ func (q *CQ) readLocked(entries []provider.CQEntry, src []provider.Addr) (int, e
 		q.n--
 		k++
 	}
+	q.publishLocked()
 	return k, nil
 }
 
@@ -376,14 +457,29 @@ func (q *CQ) ReadFrom(entries []provider.CQEntry, src []provider.Addr) (int, err
 		q.mu.Unlock()
 		return 0, err
 	}
+	// Empty and neither overrun nor closed: drive progress, and if that
+	// produced nothing either, answer EAGAIN without taking the lock (the
+	// busy-polling reader's common case).
+	ran := false
+	if q.state.Load()&(stateCount|stateClosed) == 0 {
+		q.Progress()
+		ran = true
+		if q.state.Load()&(stateCount|stateOverrun|stateClosed) == 0 {
+			return 0, provider.EAGAIN
+		}
+	}
 	q.mu.Lock()
-	if q.n == 0 && !q.closed {
+	if !ran && q.n == 0 && !q.closed {
+		// Another reader took the entries seen above.
 		q.mu.Unlock()
 		q.Progress()
 		q.mu.Lock()
 	}
 	k, err := q.readLocked(entries, src)
 	q.mu.Unlock()
+	if k > 0 {
+		q.roomFreed()
+	}
 	return k, err
 }
 
@@ -398,7 +494,15 @@ func (q *CQ) ReadErr(e *provider.CQErrEntry) error {
 		return provider.EINVAL
 	}
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	err := q.readErrLocked(e)
+	q.mu.Unlock()
+	if err == nil {
+		q.roomFreed()
+	}
+	return err
+}
+
+func (q *CQ) readErrLocked(e *provider.CQErrEntry) error {
 	if q.closed {
 		return provider.EBADF
 	}
@@ -425,6 +529,7 @@ func (q *CQ) ReadErr(e *provider.CQErrEntry) error {
 	q.ring[q.head] = slot{}
 	q.head = (q.head + 1) & (len(q.ring) - 1)
 	q.n--
+	q.publishLocked()
 	return nil
 }
 
@@ -477,6 +582,9 @@ func (q *CQ) SRead(entries []provider.CQEntry, src []provider.Addr, threshold in
 	}
 	berr := q.Hub.Block(deadline, done, ready)
 	if berr == nil {
+		if k > 0 {
+			q.roomFreed()
+		}
 		return k, err
 	}
 	if berr == progress.ErrClosed {
@@ -487,6 +595,9 @@ func (q *CQ) SRead(entries []provider.CQEntry, src []provider.Addr, threshold in
 	if q.n > 0 && !q.closed {
 		k, err = q.readLocked(entries, src)
 		q.mu.Unlock()
+		if k > 0 {
+			q.roomFreed()
+		}
 		return k, err
 	}
 	q.mu.Unlock()
@@ -558,6 +669,8 @@ func (q *CQ) Close() error {
 	clear(q.ring)
 	clear(q.errs)
 	q.n, q.en, q.held = 0, 0, 0
+	q.publishLocked()
 	q.mu.Unlock()
+	q.roomFreed()
 	return q.Hub.Close()
 }

@@ -3,6 +3,7 @@ package cq
 import (
 	"bytes"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -846,6 +847,112 @@ func TestReserveAllocs(t *testing.T) {
 	})
 	if n != 0 {
 		t.Fatalf("reserve+write+read allocates %v times", n)
+	}
+}
+
+// The lock-free checks (an empty Read, Full) agree with the locked state
+// through every kind of change: writes, reads, reservations, overrun,
+// error entries and Close.
+func TestLockFreeChecks(t *testing.T) {
+	q := mustNew(t, Config{Size: 2})
+	src := &progSrc{q: q}
+	q.AddSource(src)
+	ent := make([]provider.CQEntry, 2)
+	read := func() (int, error) { return q.Read(ent) }
+	if n, err := read(); n != 0 || err != provider.EAGAIN || q.Full() {
+		t.Fatalf("empty: %d %v full=%v", n, err, q.Full())
+	}
+	// Reservations alone leave the CQ empty: reads still drive progress.
+	if !q.Reserve() {
+		t.Fatal("reserve")
+	}
+	calls := src.calls.Load()
+	src.emit.Store(1)
+	if n, err := read(); n != 1 || err != nil || src.calls.Load() != calls+1 {
+		t.Fatalf("read with a reservation held: %d %v, progress calls %d -> %d", n, err, calls, src.calls.Load())
+	}
+	q.Write(1, 0, 0, nil, 0, 0, 0)
+	if !q.Full() {
+		t.Fatal("an entry plus a reservation fill a size-2 CQ")
+	}
+	q.Unreserve()
+	if q.Full() {
+		t.Fatal("full after Unreserve")
+	}
+	if n, _ := read(); n != 1 {
+		t.Fatalf("read %d", n)
+	}
+	q.WriteErr(&provider.CQErrEntry{Err: provider.EIO})
+	if n, err := read(); n != 0 || err != provider.EAVAIL {
+		t.Fatalf("error at the head: %d %v", n, err)
+	}
+	var ee provider.CQErrEntry
+	if q.ReadErr(&ee) != nil {
+		t.Fatal("ReadErr")
+	}
+	if n, err := read(); n != 0 || err != provider.EAGAIN || q.Full() {
+		t.Fatalf("after ReadErr: %d %v full=%v", n, err, q.Full())
+	}
+	// Overrun: drained entries first, then EOVERRUN, and Full.
+	for i := 0; i < 3; i++ {
+		q.Write(i, 0, 0, nil, 0, 0, 0)
+	}
+	if !q.Full() {
+		t.Fatal("overrun CQ not full")
+	}
+	if n, err := read(); n != 2 || err != nil {
+		t.Fatalf("before the overrun: %d %v", n, err)
+	}
+	if n, err := read(); n != 0 || err != provider.EOVERRUN || !q.Full() {
+		t.Fatalf("overrun: %d %v full=%v", n, err, q.Full())
+	}
+	q2 := mustNew(t, Config{})
+	q2.Close()
+	if n, err := q2.Read(ent); n != 0 || err != provider.EBADF || !q2.Full() {
+		t.Fatalf("closed: %d %v full=%v", n, err, q2.Full())
+	}
+}
+
+// Writers and a busy-polling reader (the lock-free empty path): every
+// entry is read once, and Full never reports room that is not there.
+func TestLockFreeReadConcurrent(t *testing.T) {
+	const writers, per, size = 2, 3000, 64
+	q := mustNew(t, Config{Size: size})
+	var wg sync.WaitGroup
+	var lost atomic.Int64
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < per; i++ {
+				for !q.Reserve() {
+					runtime.Gosched()
+				}
+				if q.WriteReserved(i, 0, 0, nil, 0, 0, 0) != nil {
+					lost.Add(1)
+				}
+			}
+		}()
+	}
+	ent := make([]provider.CQEntry, 8)
+	got := 0
+	deadline := time.Now().Add(20 * time.Second)
+	for got < writers*per && time.Now().Before(deadline) {
+		n, err := q.Read(ent)
+		if err != nil && err != provider.EAGAIN {
+			t.Fatal(err)
+		}
+		got += n
+		if q.Len() > size {
+			t.Fatalf("%d entries in a size-%d CQ", q.Len(), size)
+		}
+	}
+	wg.Wait()
+	if got != writers*per || lost.Load() != 0 {
+		t.Fatalf("read %d of %d, %d reserved writes failed", got, writers*per, lost.Load())
+	}
+	if ov, _ := q.Overrun(); ov {
+		t.Fatal("overrun")
 	}
 }
 

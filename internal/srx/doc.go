@@ -42,6 +42,14 @@
 // with the queue's lock held, so peers may call back into the queue
 // (FreeEntry ...) from them.
 //
+// # Direct receive
+//
+// A peer that owns its queue and polls a message source (the udp
+// provider's socket) may skip GetMsg, the bounce buffer and the copy with
+// ReceiveDirect: while the first posted untagged receive takes any source
+// and is not a multi-receive buffer, the message is received into its
+// buffers and completed under the queue's lock (see Receiver).
+//
 // # Unexpected queue bound and FI_RM
 //
 // Config.MaxUnexpected bounds the number of unexpected messages (queued or
@@ -49,7 +57,10 @@
 // GetMsg/GetTag return EAGAIN and a nil entry: the peer must keep the
 // message and retry later (FI_RM_ENABLED: never drop; apply back-pressure
 // to the sender), or may drop it when resource management is disabled
-// (FI_RM_DISABLED, e.g. DGRAM). The default (0) is unbounded.
+// (FI_RM_DISABLED, e.g. DGRAM). The default (0) is unbounded. A peer that
+// keeps the message arms Queue.NotifyRoom (provider.RoomNotifier) to learn
+// when to retry: it fires when an unexpected message leaves the queue or,
+// with resource management, when the CQ frees room.
 //
 // # Reserved completions (Config.ResourceMgmt)
 //

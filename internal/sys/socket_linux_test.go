@@ -135,6 +135,20 @@ func TestSendRecv(t *testing.T) {
 	if _, _, e := b.RecvFrom(buf, from); e != provider.EAGAIN {
 		t.Fatalf("empty socket: %v, want EAGAIN", e)
 	}
+	if _, _, e := b.RecvFromOwned(buf, from); e != provider.EAGAIN {
+		t.Fatalf("empty socket, owned: %v, want EAGAIN", e)
+	}
+	// RecvFromOwned receives as RecvFrom does.
+	if _, e := a.SendTo([]byte("owned"), bname); e != 0 {
+		t.Fatal(e)
+	}
+	if err := b.WaitReadable(time.Now().Add(5 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	clear(from)
+	if n, fl, e := b.RecvFromOwned(buf, from); e != 0 || string(buf[:n]) != "owned" || !bytes.Equal(from[:fl], aname) {
+		t.Fatalf("RecvFromOwned = %q from % x, %v", buf[:n], from[:fl], e)
+	}
 	// Zero-length datagram.
 	if n, e := a.SendTo(nil, bname); e != 0 || n != 0 {
 		t.Fatalf("empty SendTo = %d, %v", n, e)
@@ -347,6 +361,9 @@ func TestCloseWakesWaiterAndFailsCalls(t *testing.T) {
 	if _, _, e := c.RecvFrom(make([]byte, 4), nil); e != ErrClosed {
 		t.Fatalf("RecvFrom after close: %v", e)
 	}
+	if _, _, e := c.RecvFromOwned(make([]byte, 4), nil); e != ErrClosed {
+		t.Fatalf("RecvFromOwned after close: %v", e)
+	}
 	if err := c.WaitReadable(time.Time{}); err != ErrClosed {
 		t.Fatalf("WaitReadable after close: %v", err)
 	}
@@ -494,7 +511,8 @@ func TestDataPathAllocs(t *testing.T) {
 		a.SendMsg(iov, bname)
 		b.WaitReadable(deadline)
 		b.RecvMsg(riov, from)
-		b.RecvFrom(buf, from) // EAGAIN
+		b.RecvFrom(buf, from)      // EAGAIN
+		b.RecvFromOwned(buf, from) // EAGAIN
 	})
 	if n != 0 {
 		t.Fatalf("data path allocates %v times per run", n)

@@ -60,6 +60,11 @@ func (c *Conn) RecvFrom(b, from []byte) (n, fromLen int, errno provider.Errno) {
 	return 0, 0, provider.ENOSYS
 }
 
+// RecvFromOwned returns ENOSYS.
+func (c *Conn) RecvFromOwned(b, from []byte) (n, fromLen int, errno provider.Errno) {
+	return 0, 0, provider.ENOSYS
+}
+
 // RecvMsg returns ENOSYS.
 func (c *Conn) RecvMsg(iov [][]byte, from []byte) (n, fromLen int, errno provider.Errno) {
 	return 0, 0, provider.ENOSYS

@@ -39,6 +39,18 @@
 //     receive is kept (up to MaxUnexpected per endpoint) until one is
 //     posted, beyond that it is dropped. libfabric leaves it in the
 //     socket buffer.
+//
+// # Receive path
+//
+// When the endpoint owns its receive queue (no shared receive context)
+// and the first posted receive takes a datagram from any source and is
+// not a multi-receive buffer, as fi_pingpong's and most applications'
+// are, a progress poll receives the datagram straight into that
+// receive's buffers (recvfrom or recvmsg) under the queue's lock and
+// completes it there: no bounce buffer, no copy, one lock (as libfabric's
+// udp provider, which only has this path). Otherwise datagrams are read
+// into a bounce buffer and matched with GetMsg, then copied into the
+// matched receive or kept as unexpected.
 //   - No FI_MULTICAST (fi_join is not implemented).
 //   - Bound counters are incremented, although none are advertised.
 package udp

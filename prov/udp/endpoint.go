@@ -31,6 +31,8 @@ type endpoint struct {
 	mu       sync.Mutex // control path: SetName, Enable, Close
 	sock     *sys.Conn  // replaced only before Enable (SetName)
 	autoDone chan struct{}
+	closeCh  chan struct{} // closed by Close (auto progress)
+	roomKick chan struct{} // armed with provider.RoomNotifier while the receive CQ is full
 
 	// Set by Enable, read-only afterwards.
 	txCQ, rxCQ     provider.CQOwner
@@ -39,14 +41,21 @@ type endpoint struct {
 	txCntr, rxCntr provider.CntrOwner
 	av             provider.AVView
 	rq             provider.SRXOwner
-	needSrc        bool // look up the source fi_addr of every datagram
-	reportSrc      bool // FI_SOURCE: completions carry the source
-	sourceErr      bool // FI_SOURCE_ERR: unknown sources complete with FI_EADDRNOTAVAIL
+	direct         *srx.Queue // rq, when the endpoint owns it: receive into posted buffers
+	needSrc        bool       // look up the source fi_addr of every datagram
+	reportSrc      bool       // FI_SOURCE: completions carry the source
+	sourceErr      bool       // FI_SOURCE_ERR: unknown sources complete with FI_EADDRNOTAVAIL
 
 	// Receive side, guarded by rxMu.
 	rxMu   sync.Mutex
 	bounce []byte
 	from   [sys.SizeofSockaddrMax]byte
+
+	// Direct receive side, guarded by the lock of the direct queue
+	// (ReceiveInto and ReceivedDirect run under it).
+	dfrom    [sys.SizeofSockaddrMax]byte
+	dfromLen int
+	drxErr   provider.Errno // why ReceiveInto received nothing
 
 	// Unexpected-message buffers, guarded by poolMu (never held across a
 	// call into the SRX).
@@ -81,6 +90,9 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 	if info.EPAttr != nil && info.EPAttr.Type != provider.EPUnspec && info.EPAttr.Type != provider.EPDgram {
 		return nil, provider.EINVAL
 	}
+	if err := checkLimits(info); err != nil {
+		return nil, err
+	}
 	src := info.SrcAddr
 	if src == nil {
 		src = defaultSource(info)
@@ -101,6 +113,26 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 	}
 	ep.rm = info.DomainAttr == nil || info.DomainAttr.ResourceMgmt != provider.RMDisabled
 	return ep, nil
+}
+
+// checkLimits refuses an Info whose limits exceed the provider's (an
+// application may raise them after GetInfo): the root package enforces the
+// Info's limits on every data call, and Send and the receive path rely on
+// them.
+func checkLimits(info *provider.Info) error {
+	if a := info.EPAttr; a != nil && a.MaxMsgSize > MaxMsgSize {
+		return provider.EINVAL
+	}
+	if a := info.TxAttr; a != nil && (a.IOVLimit > IOVLimit || a.InjectSize > InjectSize) {
+		return provider.EINVAL
+	}
+	if a := info.RxAttr; a != nil && a.IOVLimit > IOVLimit {
+		return provider.EINVAL
+	}
+	if a := info.DomainAttr; a != nil && a.CQDataSize > 0 {
+		return provider.EINVAL
+	}
+	return nil
 }
 
 // Name returns the socket's address (getsockname) in libfabric's layout.
@@ -166,12 +198,17 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	}
 	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
 	ep.av, ep.rq = r.AV, r.SRX
+	if q, ok := r.SRX.(*srx.Queue); ok && r.OwnSRX {
+		ep.direct = q
+	}
 	ep.reportSrc = r.Source
 	ep.sourceErr = r.SourceErr && r.Source
 	ep.needSrc = r.Source || ep.caps&(provider.CapSource|provider.CapDirectedRecv) != 0
 	ep.state.Store(stateEnabled)
 	if ep.auto {
 		ep.autoDone = make(chan struct{})
+		ep.closeCh = make(chan struct{})
+		ep.roomKick = make(chan struct{}, 1)
 		go ep.autoProgress(ep.sock, ep.autoDone)
 	}
 	return nil
@@ -185,21 +222,23 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 // nothing was sent. A kernel error is reported as an error completion
 // (whatever FlagCompletion says), or returned by an inject that asked for
 // no completion.
+//
+// The root package has validated m against the endpoint's Info (provider
+// package documentation): the endpoint is enabled, m has at most
+// tx_attr.iov_limit buffers and at most max_msg_size bytes (inject_size
+// with FlagInject), and no FlagRemoteCQData (cq_data_size is 0);
+// checkLimits holds those attributes to the provider's own. Send checks
+// only what depends on its state: the destination's AV entry and room in
+// the CQ. The state test is an assertion (one atomic load): it keeps a
+// provider endpoint driven without the root package, as the tests here do,
+// from reaching the unset AV, and answers EBADF to a send racing with
+// Close.
 func (ep *endpoint) Send(m provider.Msg) error {
 	if st := ep.state.Load(); st != stateEnabled {
 		if st == stateClosed {
 			return provider.EBADF
 		}
 		return provider.EOPBADSTATE
-	}
-	if m.Flags&provider.FlagRemoteCQData != 0 {
-		return provider.ENOSYS // cq_data_size is 0
-	}
-	if m.IOV != nil && len(m.IOV) > sys.MaxIOV {
-		return provider.EINVAL
-	}
-	if m.Len() > MaxMsgSize {
-		return provider.EMSGSIZE
 	}
 	dest := ep.av.Lookup(m.Addr)
 	if dest == nil {
@@ -277,12 +316,32 @@ func (ep *endpoint) Cancel(ctx any) error { return provider.ENOENT }
 // Progress receives up to ProgressBudget datagrams without blocking and
 // delivers them through the receive queue. If another goroutine is already
 // progressing the endpoint it returns at once.
+//
+// When the endpoint owns its receive queue and the first posted receive
+// takes any datagram (the common case), one datagram is received straight
+// into that receive's buffers under the queue's lock (receiveDirect);
+// otherwise datagrams go through the bounce buffer and GetMsg, under rxMu.
 func (ep *endpoint) Progress() {
-	if ep.state.Load() != stateEnabled || !ep.rxMu.TryLock() {
+	if ep.state.Load() != stateEnabled {
+		return
+	}
+	if ep.direct != nil && ep.receiveDirect() {
+		return
+	}
+	if !ep.rxMu.TryLock() {
 		return
 	}
 	ep.progressLocked()
 	ep.rxMu.Unlock()
+}
+
+// receiveDirect is one poll of the direct path. It reports false when the
+// queue does not allow it now, and the bounce path is to run instead.
+func (ep *endpoint) receiveDirect() bool {
+	if ep.rxFull != nil && ep.rxFull.Full() {
+		return true // see progressLocked
+	}
+	return ep.direct.ReceiveDirect(ep) != srx.DirectUnavailable
 }
 
 func (ep *endpoint) progressLocked() {
@@ -312,6 +371,46 @@ func (ep *endpoint) progressLocked() {
 			return
 		}
 	}
+}
+
+// ReceiveInto implements srx.Receiver: one datagram from the socket,
+// straight into the posted receive's buffers, under the queue's lock.
+// Close sets the state before it waits for that lock, and closes the
+// socket only then, so no receive starts once Close has begun and none is
+// in flight when the socket closes.
+func (ep *endpoint) ReceiveInto(iov [][]byte) (size int, ok bool) {
+	if ep.state.Load() != stateEnabled {
+		ep.drxErr = sys.ErrClosed
+		return 0, false
+	}
+	var fl int
+	var e provider.Errno
+	if len(iov) == 1 {
+		// No in-flight reference: Close waits for the queue's lock,
+		// which the caller holds, before it closes the socket.
+		size, fl, e = ep.sock.RecvFromOwned(iov[0], ep.dfrom[:])
+	} else {
+		size, fl, e = ep.sock.RecvMsg(iov, ep.dfrom[:])
+	}
+	if e != 0 {
+		// EAGAIN, or a pending socket error the call consumed: the next
+		// poll tries again.
+		ep.drxErr = e
+		return 0, false
+	}
+	ep.dfromLen = fl
+	return size, true
+}
+
+// ReceivedDirect implements srx.Receiver: the completion of the receive
+// ReceiveInto filled, under the queue's lock.
+func (ep *endpoint) ReceivedDirect(e *provider.RxEntry, n int, olen uint64) {
+	from := ep.dfrom[:ep.dfromLen]
+	src := provider.AddrNotAvail
+	if ep.reportSrc {
+		src = ep.av.Reverse(from)
+	}
+	srx.CompleteFrom(ep.rxCQ, ep.rxCntr, e, n, olen, src, from, ep.sourceErr)
 }
 
 // deliver matches one datagram against the receive queue: into the posted
@@ -447,19 +546,60 @@ func (ep *endpoint) putUbuf(u *ubuf) {
 
 // autoProgress is the FI_PROGRESS_AUTO goroutine: it parks in the network
 // poller until the socket is readable, then progresses; it ends when the
-// socket is closed.
+// socket is closed. While the receive CQ has no room (FI_RM_ENABLED) the
+// socket stays readable, so it parks until the CQ frees room instead.
 func (ep *endpoint) autoProgress(sock *sys.Conn, done chan struct{}) {
 	defer close(done)
+	var t *time.Timer
 	for {
+		if ep.rxFull != nil && ep.rxFull.Full() {
+			if !ep.waitRoom(&t) {
+				return
+			}
+			continue
+		}
 		if err := sock.WaitReadable(time.Time{}); err != nil && err != sys.ErrTimeout {
 			return
 		}
 		if ep.state.Load() != stateEnabled {
 			return
 		}
+		if ep.direct != nil && ep.receiveDirect() {
+			continue
+		}
 		ep.rxMu.Lock()
 		ep.progressLocked()
 		ep.rxMu.Unlock()
+	}
+}
+
+// waitRoom parks the auto-progress goroutine while the receive CQ is full:
+// it arms the CQ's room notification, checks once more (room freed before
+// the arm is seen), and sleeps until the CQ is read. A CQ that cannot
+// notify (an imported one) is polled every millisecond. It reports false
+// once the endpoint is closed.
+func (ep *endpoint) waitRoom(t **time.Timer) bool {
+	if n, ok := ep.rxFull.(provider.RoomNotifier); ok && n.NotifyRoom(ep.roomKick) {
+		if !ep.rxFull.Full() {
+			return true
+		}
+		select {
+		case <-ep.roomKick:
+			return true
+		case <-ep.closeCh:
+			return false
+		}
+	}
+	if *t == nil {
+		*t = time.NewTimer(time.Millisecond)
+	} else {
+		(*t).Reset(time.Millisecond)
+	}
+	select {
+	case <-(*t).C:
+		return true
+	case <-ep.closeCh:
+		return false
 	}
 }
 
@@ -492,8 +632,16 @@ func (ep *endpoint) Close() error {
 		return provider.EBADF
 	}
 	ep.state.Store(stateClosed)
+	if ep.direct != nil {
+		// A barrier: a direct receive in flight holds the queue's lock,
+		// and none starts after it (ReceiveInto checks the state under
+		// that lock), so the socket is not in a RecvFromOwned when it
+		// closes.
+		ep.direct.Counts()
+	}
 	err := ep.sock.Close()
 	if ep.autoDone != nil {
+		close(ep.closeCh)
 		<-ep.autoDone
 	}
 	// Wait for a Progress call in flight to finish before returning: the

@@ -127,6 +127,25 @@ type epOpts struct {
 	directed bool
 	maxUnexp int
 	ipv6     bool
+	// sharedRQ hands the receive queue over as a shared one
+	// (Resources.OwnSRX false): no direct receive into posted buffers.
+	sharedRQ bool
+}
+
+// bothQueues runs f with the endpoint owning its receive queue (datagrams
+// land straight in posted buffers) and with a shared queue (a bounce
+// buffer and GetMsg).
+func bothQueues(t *testing.T, o epOpts, f func(t *testing.T, o epOpts)) {
+	for _, shared := range []bool{false, true} {
+		name := "rq=own"
+		if shared {
+			name = "rq=shared"
+		}
+		t.Run(name, func(t *testing.T) {
+			o.sharedRQ = shared
+			f(t, o)
+		})
+	}
 }
 
 func loInfo(t testing.TB, o epOpts) *provider.Info {
@@ -172,7 +191,7 @@ func openEP(t testing.TB, o epOpts) *tep {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &provider.Resources{TxCQ: x.txCQ, RxCQ: x.rxCQ, AV: x.av, SRX: x.rq, Source: o.source}
+	r := &provider.Resources{TxCQ: x.txCQ, RxCQ: x.rxCQ, AV: x.av, SRX: x.rq, Source: o.source, OwnSRX: !o.sharedRQ}
 	r.Cntrs[provider.CntrSend] = x.tx
 	r.Cntrs[provider.CntrRecv] = x.rx
 	if err := ep.Enable(r); err != nil {

@@ -1,0 +1,82 @@
+package srx
+
+import "github.com/gofabric/fabric/provider"
+
+// Receiver receives messages straight into the buffers of posted receives
+// (see Queue.ReceiveDirect). Both methods run with the queue's lock held
+// and must not call back into the queue.
+type Receiver interface {
+	// ReceiveInto places the next waiting message in iov, in order, and
+	// returns its full length (which may exceed the buffers: the rest is
+	// lost). ok is false when no message is waiting; nothing is then
+	// consumed and iov is untouched.
+	ReceiveInto(iov [][]byte) (size int, ok bool)
+	// ReceivedDirect completes e, into which ReceiveInto placed n bytes
+	// of a message, olen more not fitting (FI_ETRUNC when non-zero): it
+	// writes the completion (Complete or CompleteFrom). e is the queue's
+	// and valid only during the call; the peer does not call FreeEntry.
+	ReceivedDirect(e *provider.RxEntry, n int, olen uint64)
+}
+
+// DirectStatus is the outcome of Queue.ReceiveDirect.
+type DirectStatus uint8
+
+const (
+	// DirectEmpty: the receiver had no message waiting.
+	DirectEmpty DirectStatus = iota
+	// DirectDone: a message was received into the first posted receive
+	// and completed.
+	DirectDone
+	// DirectUnavailable: the queue does not allow a direct receive now
+	// (no posted receive, or the first one is a directed receive or a
+	// multi-receive buffer, or the queue is closed); the peer receives
+	// the message itself and matches it with GetMsg.
+	DirectUnavailable
+)
+
+// ReceiveDirect is the owner's fast path for a peer that owns this queue
+// (no other peer matches against it) and receives untagged messages one at
+// a time from a source it polls, such as a datagram socket: when the first
+// posted untagged receive accepts any source and is not a multi-receive
+// buffer, r receives the next message straight into that receive's
+// buffers and completes it, with no bounce buffer, no copy and no second
+// matching step.
+//
+// The first posted receive matches any message in posting order, so the
+// outcome is the one GetMsg would give. The queue's lock is held while r
+// runs, so the receive and its completion are one step for Post, Cancel
+// and Close: a receive is either completed by r or cancelled, and nothing
+// is written into it after its cancellation. r's completion writes
+// therefore take the CQ's lock inside the queue's, an order no other path
+// reverses (the queue writes its own completions after unlocking).
+//
+// With Config.ResourceMgmt no room is reserved in the CQ (GetMsg reserves
+// before it matches): a reservation per poll would cost two CQ locks on
+// every empty poll. The peer checks the CQ's room (CQReserver.Full) before
+// it polls, and a CQ with resource management keeps the rare completion
+// that a concurrent writer pushed beyond its size rather than lose it.
+func (q *Queue) ReceiveDirect(r Receiver) DirectStatus {
+	q.mu.Lock()
+	p := q.postedMsg.head
+	if q.closed || p == nil || p.multi || p.rx.Addr != provider.AddrUnspec {
+		q.mu.Unlock()
+		return DirectUnavailable
+	}
+	size, ok := r.ReceiveInto(p.rx.IOV)
+	if !ok {
+		q.mu.Unlock()
+		return DirectEmpty
+	}
+	n, olen := size, uint64(0)
+	if room := p.rx.IOVLen(); uint64(size) > room {
+		n, olen = int(room), uint64(size)-room
+	}
+	q.postedMsg.remove(p)
+	q.nposted--
+	p.st = stHanded
+	p.rx.MsgSize = uint64(size)
+	r.ReceivedDirect(&p.rx, n, olen)
+	q.free(p)
+	q.mu.Unlock()
+	return DirectDone
+}
