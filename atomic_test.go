@@ -163,13 +163,13 @@ func TestAtomicValidation(t *testing.T) {
 	}
 
 	// Valid queries.
-	if n, err := ep.AtomicValid(DatatypeUint64, AtomicSum); err != nil || n != dataTestAtomicMax {
+	if n, err := ep.AtomicValid(DatatypeUint64, AtomicSum); err != nil || n != fakeAtomicMax {
 		t.Errorf("AtomicValid = %d, %v", n, err)
 	}
 	if _, err := ep.AtomicValid(DatatypeUint64, AtomicRead); !errors.Is(err, ErrOpNotSupp) {
 		t.Errorf("AtomicValid(FI_ATOMIC_READ) = %v, want ErrOpNotSupp", err)
 	}
-	if n, err := ep.FetchAtomicValid(DatatypeUint64, AtomicRead); err != nil || n != dataTestAtomicMax {
+	if n, err := ep.FetchAtomicValid(DatatypeUint64, AtomicRead); err != nil || n != fakeAtomicMax {
 		t.Errorf("FetchAtomicValid(FI_ATOMIC_READ) = %d, %v", n, err)
 	}
 	if _, err := ep.CompareAtomicValid(DatatypeUint64, AtomicSum); !errors.Is(err, ErrOpNotSupp) {
@@ -279,8 +279,8 @@ func TestQueryAtomic(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || a != (AtomicAttr{Count: dataTestAtomicMax, Size: c.size}) {
-				t.Fatalf("QueryAtomic = %+v, %v; want count %d size %d", a, err, dataTestAtomicMax, c.size)
+			if err != nil || a != (AtomicAttr{Count: fakeAtomicMax, Size: c.size}) {
+				t.Fatalf("QueryAtomic = %+v, %v; want count %d size %d", a, err, fakeAtomicMax, c.size)
 			}
 		})
 	}

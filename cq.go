@@ -17,6 +17,12 @@ type CQAttr struct {
 	// Size is the minimum number of completions the CQ holds, successes and
 	// errors together. 0 means the provider default, 1024 entries (the
 	// value of libfabric's util CQ). Memory grows with use, not with Size.
+	// Under FI_RM_ENABLED (DomainAttr.ResourceMgmt; the default of the tcp
+	// and udp providers) Size also caps the operations in flight that
+	// complete into the CQ: once queued entries and operations awaiting
+	// completion fill it, posts return ErrAgain and incoming messages wait
+	// until the CQ is read, so a small CQ throttles (see "Resource
+	// management" in the package documentation).
 	Size uint64
 	// Flags: FlagAffinity (SignalingVector is valid; accepted and ignored)
 	// and FlagPeer (import an owner's CQ, see Peer). Other bits give

@@ -35,14 +35,13 @@
 // Memory descriptors. A data call's desc argument is an MRDesc (from
 // MR.Desc), not an untyped value: nil means none, and a []MRDesc vector
 // has one element per buffer. An MRDesc is deliberately a pointer to the
-// provider-side view of the registration (provider.MRRegion: buffers,
-// access, key), not a copy or an opaque handle of the root package: passing
-// one costs nothing, and providers that need registered memory (shm) read
-// it directly from provider.Msg.Desc/Descs, provider.AtomicMsg and the Desc
-// of a posted receive, with no lookup. Applications may rely on its
-// methods Key, Access, Base, Segments and Contains (nil-safe, see
-// MRDesc) and on comparing descriptors; Registration is for the root
-// package and providers. Where the domain's MRMode has FI_MR_LOCAL the
+// registration itself (its buffers, access and key), not a copy or an
+// opaque handle: passing one costs nothing and allocates nothing, and the
+// provider reads the registered memory through it with no lookup.
+// Applications may rely on its methods Key, Access, Base, Segments and
+// Contains (nil-safe, see MRDesc) and on comparing descriptors;
+// Registration is for the root package and providers. Where the domain's
+// MRMode has FI_MR_LOCAL the
 // root checks, once per call and without allocating, that every non-empty
 // buffer has the descriptor of a live region of the domain that covers it
 // and allows the call's access (fi_mr(3) access bits); otherwise the call
@@ -63,17 +62,17 @@
 // AtomicV, AtomicMsg, AtomicInject; FetchAtomic, FetchAtomicV,
 // FetchAtomicMsg; CompareAtomic, CompareAtomicV, CompareAtomicMsg. The
 // limits have one source, the domain's fi_query_atomic
-// (Domain.QueryAtomic, provider.AtomicDomain): the endpoint queries
-// AtomicValid, FetchAtomicValid and CompareAtomicValid are its answer for
-// the family once the endpoint's capabilities allow the operation, and
-// every atomic call is checked against it. An op or datatype outside the
-// enums answers ErrOpNotSupp, as libfabric 1.17's ofi_atomic_valid does.
-// The root validates every argument once (capabilities, state, operation
-// and datatype ranges and families, element counts against the valid
-// count, result and compare sizes, iov and rma_iov limits, flags,
-// descriptors) and hands providers one provider.AtomicMsg through the
-// optional provider.Atomic interface. No provider claims FI_ATOMIC yet, so
-// these calls return ErrNoSys.
+// (Domain.QueryAtomic): the endpoint queries AtomicValid,
+// FetchAtomicValid and CompareAtomicValid are its answer for the family
+// once the endpoint's capabilities allow the operation, and every atomic
+// call is checked against it. An op or datatype outside the enums answers
+// ErrOpNotSupp, as libfabric 1.17's ofi_atomic_valid does. This package
+// validates every argument once, before the provider sees the call
+// (capabilities, state, operation and datatype ranges and families,
+// element counts against the valid count, result and compare sizes, iov
+// and rma_iov limits, flags, descriptors), so every provider answers bad
+// arguments alike. No provider claims FI_ATOMIC yet, so these calls return
+// ErrNoSys.
 //
 // Typed parameters. Where the set of legal values is known the parameter
 // is typed: Endpoint.Bind takes a Bindable (implemented only by *CQ,
@@ -86,9 +85,35 @@
 // cookie, returned unchanged in completions, and a pointer stored in an
 // interface does not allocate. PassiveEndpoint.Reject's handle stays any as well:
 // it is the provider's opaque token from an EventConnReq's Info.Handle.
+// GetOpt and SetOpt (and their Bytes forms) keep fi_getopt's int level
+// and name: besides OptEndpoint and the Opt* names it defines, a provider
+// may define levels and options of its own, which a closed Go type could
+// not name.
+//
+// Valid objects. An object is nil or comes from its constructor
+// (Fabric.OpenDomain, Domain.OpenEndpoint ...). A nil object is handled
+// (see Nil objects); a zero-value struct such as &fabric.Endpoint{} is
+// neither, and its methods' behaviour is undefined.
 //
 // Versions. APIVersion is a constant (FI_VERSION(1, 17)); Version builds
 // other values.
+//
+// Resource management. Under FI_RM_ENABLED (the default of the tcp and
+// udp providers, DomainAttr.ResourceMgmt) a CQ never overruns and no
+// completion is lost, and a CQ's Size is what caps the operations in
+// flight: a post whose completion the CQ has no room for returns ErrAgain
+// (fi_domain(3) "Tx CQ" / "Rx CQ") and starts nothing, until the
+// application reads the CQ; a received message whose completion has no
+// room waits in the stream (tcp) or the socket buffer (udp). Entries that
+// cannot be refused at post time (errors of operations posted without
+// FI_COMPLETION, cancellations, FI_MULTI_RECV releases) are kept beyond
+// Size, like the overflow list of libfabric's util CQ, and further posts
+// wait until they are read. libfabric 1.17's tcp;ofi_rxm takes five sends
+// on a size-2 CQ and reports five completions from its overflow list; we
+// refuse the third post with ErrAgain until the CQ is read, so that a
+// small CQ throttles the sender instead of growing without bound and the
+// overflow list stays for the entries nobody can refuse. Size CQs for the
+// operations you keep in flight.
 //
 // Nil objects. Every method of every object type accepts a nil receiver,
 // as *os.File does: methods with an error result return ErrInval, the
@@ -131,6 +156,10 @@
 //
 //	fi_getinfo                  GetInfo
 //	fi_dupinfo / fi_allocinfo   Info.Dup / AllocInfo
+//	fi_freeinfo                 none: garbage collected
+//	fi_tostr / fi_tostr_r       InfoToString (FI_TYPE_INFO); String of Caps, Flags, EPType ... for the other types
+//	fi_getparams / fi_freeparams  EnvVars (freeing: none, garbage collected)
+//	fi_version / FI_VERSION     Version; APIVersion is FI_VERSION(1, 17)
 //	fi_fabric                   Open, OpenFabric
 //	fi_domain                   Fabric.OpenDomain
 //	fi_domain2 (FI_PEER)        Fabric.OpenPeerDomain
@@ -151,7 +180,7 @@
 //	fi_scalable_ep_bind         ScalableEndpoint.Bind
 //	fi_tx_context / fi_rx_context  ScalableEndpoint.TxContext / RxContext
 //	fi_enable                   Endpoint.Enable
-//	fi_ep_alias                 Endpoint.Alias
+//	fi_ep_alias (fi_alias)      Endpoint.Alias
 //	fi_control (GETOPSFLAG, SETOPSFLAG, ENABLE)  Endpoint.OpsFlags, SetOpsFlags, Enable
 //	fi_getopt / fi_setopt       Endpoint.GetOpt / SetOpt (GetOptBytes / SetOptBytes)
 //	fi_cancel                   Endpoint.Cancel
@@ -184,8 +213,8 @@
 //	                            Cntr.Read / ReadErr / Add / Set / AddErr / SetErr / Wait (WaitContext)
 //	fi_eq_read / readerr / sread / write / strerror
 //	                            EQ.Read / ReadErr / SRead (SReadContext) / Write / StrError
-//	fi_av_insert / insertsvc / remove / lookup / straddr
-//	                            AV.Insert (InsertWithErrors) / InsertSvc / Remove / Lookup / StrAddr
+//	fi_av_insert / insertsvc / insertsym / remove / lookup / straddr
+//	                            AV.Insert (InsertWithErrors) / InsertSvc / InsertSym / Remove / Lookup / StrAddr
 //	fi_rx_addr                  RxAddr
 //	fi_mr_key / fi_mr_desc / fi_mr_bind / fi_mr_enable  MR.Key / Desc (an MRDesc) / Bind / Enable
 //	fi_strerror                 StrError (and Errno.Error)
@@ -193,4 +222,17 @@
 //	FI_PEER imports (fi_peer(3))  CQAttr.Peer, CntrAttr.Peer, Domain.OpenSRX with PeerSRX;
 //	                            owner ops of our objects: CQ.Owner, Cntr.Owner, SRX.Owner,
 //	                            AV.Query / AV.EPAddr; the interfaces are in package peer
+//
+// Not offered: fi_av_bind (deprecated); fi_av_set, fi_av_set_* and the
+// collective calls (fi_join, fi_join_collective, fi_mc_addr, fi_barrier,
+// fi_broadcast, fi_allreduce, fi_allgather, fi_alltoall, fi_gather,
+// fi_scatter, fi_reduce, fi_reduce_scatter, fi_query_collective);
+// fi_poll_open, fi_poll, fi_poll_add, fi_poll_del and fi_wait_open
+// (WaitSet and WaitPollFD answer ErrNoSys); triggered operations
+// (fi_trigger); fi_endpoint2; fi_mr_refresh, fi_mr_raw_attr,
+// fi_mr_map_raw and fi_mr_unmap_key; fi_open_ops, fi_set_ops, fi_open,
+// fi_get_val and fi_set_val; fi_nic. The provider-side calls of
+// fi_provider(7) (fi_prov_ini, fi_param_define, fi_param_get_*, fi_log_*,
+// fi_import, fi_export_fid) belong to writing a provider, not to this
+// package.
 package fabric

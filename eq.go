@@ -156,16 +156,20 @@ func (e *EQ) sread(flags Flags, deadline time.Time, done <-chan struct{}) (EQEnt
 	return ev, blockErr("fi_eq_sread", e.prov, err)
 }
 
-// Write inserts an event (fi_eq_write). The EQ must have been opened with
-// FlagWrite (else ErrInval). The entry is copied (CMData included). It
-// returns ErrOverrun when the EQ is full or overrun, ErrClosed after
-// Close.
+// Write inserts an event (fi_eq_write). The entry is copied (CMData
+// included). Write is a control-path call: its errors are *OpError naming
+// "fi_eq_write", matching ErrInval when the EQ was opened without
+// FlagWrite or entry is nil, ErrOverrun when the EQ is full or overrun,
+// and ErrClosed after Close.
 func (e *EQ) Write(entry *EQEntry) error {
-	if e == nil || entry == nil {
+	if e == nil {
 		return ErrInval
 	}
+	if entry == nil {
+		return opErr("fi_eq_write", e.prov, ErrInval)
+	}
 	_, err := e.q.WriteUser(entry)
-	return closedErr(err)
+	return opErr("fi_eq_write", e.prov, closedErr(err))
 }
 
 // StrError converts a provider error number and error data of an error

@@ -73,8 +73,23 @@ func TestEQWriteReadPeek(t *testing.T) {
 		t.Fatalf("bad flags: %v", err)
 	}
 	nw := eqOpen(t, f, nil)
-	if err := nw.Write(&EQEntry{}); err != ErrInval {
-		t.Fatalf("fi_eq_write without FI_WRITE: %v", err)
+	for _, entry := range []*EQEntry{{}, nil} {
+		if err := nw.Write(entry); !isOpErr(err, "fi_eq_write", ErrInval) {
+			t.Fatalf("fi_eq_write(%v) without FI_WRITE: %v, want an *OpError naming fi_eq_write matching ErrInval", entry, err)
+		}
+	}
+	if err := e.Write(nil); !isOpErr(err, "fi_eq_write", ErrInval) {
+		t.Fatalf("fi_eq_write(nil): %v", err)
+	}
+	closed, err := f.OpenEQ(&EQAttr{Flags: FlagWrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := closed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := closed.Write(&EQEntry{}); !isOpErr(err, "fi_eq_write", ErrClosed) {
+		t.Fatalf("fi_eq_write after close: %v", err)
 	}
 }
 

@@ -15,12 +15,18 @@ import (
 // fakeProv is the one fake provider of the root package's tests. It is
 // registered under three names:
 //
-//   - "fake" (fakeProvName): opens fabrics and domains, has no endpoints
-//     (tests play the endpoint themselves through the bind hooks, see
-//     fakeEP), handles 6-byte IPv4 addresses (4 address bytes, 2 port
-//     bytes, big endian; all zero is invalid) as its provider.AddrHandler,
-//     and its GetInfo matches nothing, so tests of GetInfo never see it.
-//     The CQ, counter, EQ, AV, MR and SRX tests use it.
+//   - "fake" (fakeProvName): opens fabrics and domains (fakeDomainImpl)
+//     whose endpoints (fakeEP) record the last operation the root hands
+//     them (message, RMA, atomic); its domains claim FI_ATOMIC with a
+//     valid count of fakeAtomicMax elements (see QueryAtomic). It handles
+//     6-byte IPv4 addresses (4 address bytes, 2 port bytes, big endian;
+//     all zero is invalid) as its provider.AddrHandler, and its GetInfo
+//     matches nothing, so tests of GetInfo never see it: tests build the
+//     Info themselves (dataTestInfo, avTestOpenDomain). The CQ, counter,
+//     EQ, AV, MR and SRX tests use its fabrics and domains, and play the
+//     endpoint through the bind hooks with a bare fakeEP; the data-path
+//     tests (atomics, descriptors, RMA rules) open real endpoints
+//     (dataTestOpen).
 //   - infotest-a and infotest-b: GetInfo answers (see infoFakeAGet and
 //     infoFakeBGet) only while a test has switched them on (infoFakeOn), so
 //     that other tests of this package that call GetInfo never see them.
@@ -106,8 +112,30 @@ func (fakeFabricImpl) Close() error                          { return nil }
 
 type fakeDomainImpl struct{}
 
-func (fakeDomainImpl) Endpoint(*Info) (provider.Endpoint, error) { return nil, provider.ENOSYS }
+func (fakeDomainImpl) Endpoint(*Info) (provider.Endpoint, error) { return &fakeEP{}, nil }
 func (fakeDomainImpl) Close() error                              { return nil }
+
+// fakeAtomicMax is the element count the fake domain's QueryAtomic allows.
+const fakeAtomicMax = 4
+
+// QueryAtomic (fi_query_atomic) answers for the domain's endpoints:
+// tagged atomics are ENOSYS except base FI_ATOMIC_WRITE (as libfabric's
+// util answers), FI_BOR on floating-point types is EOPNOTSUPP,
+// FI_LONG_DOUBLE elements are reported with size 10 (a provider-specific
+// layout), and everything else allows fakeAtomicMax elements.
+func (fakeDomainImpl) QueryAtomic(k provider.AtomicKind, d Datatype, op AtomicOp, tagged bool) (provider.AtomicAttr, error) {
+	if tagged && (k != provider.AtomicBase || op != AtomicWrite) {
+		return provider.AtomicAttr{}, provider.ENOSYS
+	}
+	if op == AtomicBOr && (d == DatatypeFloat || d == DatatypeDouble) {
+		return provider.AtomicAttr{}, provider.EOPNOTSUPP
+	}
+	a := provider.AtomicAttr{Count: fakeAtomicMax}
+	if d == DatatypeLongDouble {
+		a.Size = 10
+	}
+	return a, nil
+}
 
 // fakeFabric opens a fake fabric for API version api (0: the current
 // one), closed at the end of the test.
@@ -173,14 +201,29 @@ func avTestOpenDomain(t *testing.T, mutate func(*Info)) *Domain {
 // 0x24nn).
 func avTestAddr(i int) []byte { return []byte{127, 0, 0, byte(i), 0x24, byte(i)} }
 
-// fakeEP plays a provider endpoint: each Progress call writes the
-// completions queued with pending to the CQ/counter owner it was given.
+// fakeEP is the fake provider's endpoint. Opened through the root, it
+// records what the root hands it (res, msg, atomic, calls). Tests of CQs,
+// counters and EQs also use a bare one to play an endpoint bound through
+// the bind hooks: each Progress call writes the completions queued with
+// pending to the CQ/counter owner it was given.
 type fakeEP struct {
+	res    *provider.Resources
+	msg    provider.Msg
+	atomic provider.AtomicMsg
+	calls  int
+
 	cq       provider.CQOwner
 	cntr     provider.CntrOwner
 	pending  atomic.Int64
 	progress atomic.Int64
 }
+
+var (
+	_ provider.Endpoint = (*fakeEP)(nil)
+	_ provider.Tagged   = (*fakeEP)(nil)
+	_ provider.RMA      = (*fakeEP)(nil)
+	_ provider.Atomic   = (*fakeEP)(nil)
+)
 
 func (e *fakeEP) Progress() {
 	e.progress.Add(1)
@@ -193,6 +236,90 @@ func (e *fakeEP) Progress() {
 			e.cntr.Inc()
 		}
 	}
+}
+
+func (e *fakeEP) Enable(r *provider.Resources) error { e.res = r; return nil }
+func (e *fakeEP) Close() error                       { return nil }
+func (e *fakeEP) Name() ([]byte, error)              { return []byte{1, 2, 3, 4}, nil }
+func (e *fakeEP) Send(m provider.Msg) error          { e.msg = m; e.calls++; return nil }
+func (e *fakeEP) TSend(m provider.Msg) error         { e.msg = m; e.calls++; return nil }
+func (e *fakeEP) Read(m provider.Msg) error          { e.msg = m; e.calls++; return nil }
+func (e *fakeEP) Write(m provider.Msg) error         { e.msg = m; e.calls++; return nil }
+func (e *fakeEP) Cancel(any) error                   { return provider.ENOENT }
+func (e *fakeEP) Atomic(m provider.AtomicMsg) error  { e.atomic = m; e.calls++; return nil }
+
+// dataTestInfo is an RDM configuration of the fake provider with caps and
+// mr_mode.
+func dataTestInfo(caps Caps, mrMode MRMode) *Info {
+	return &Info{
+		Caps:       caps,
+		AddrFormat: SockAddrIn,
+		TxAttr:     &TxAttr{InjectSize: 16, Size: 64, IOVLimit: 4, RMAIOVLimit: 4},
+		RxAttr:     &RxAttr{Size: 64, IOVLimit: 4},
+		EPAttr:     &EPAttr{Type: EPRDM, MaxMsgSize: 1 << 20, TxCtxCnt: 1, RxCtxCnt: 1},
+		DomainAttr: &DomainAttr{MRMode: mrMode | MRProvKey, MRIOVLimit: 4, CQDataSize: 8, MRKeySize: 8},
+		FabricAttr: &FabricAttr{Name: "fake", ProvName: fakeProvName, APIVersion: APIVersion},
+	}
+}
+
+// dataTestEnv is an enabled fake endpoint and its objects, closed at the
+// end of the test.
+type dataTestEnv struct {
+	dom *Domain
+	ep  *Endpoint
+	p   *fakeEP
+	cq  *CQ
+}
+
+func dataTestOpen(t testing.TB, caps Caps, mrMode MRMode) *dataTestEnv {
+	t.Helper()
+	info := dataTestInfo(caps, mrMode)
+	fab, err := Open(info)
+	if err != nil {
+		t.Fatalf("open fabric: %v", err)
+	}
+	t.Cleanup(func() { fab.Close() })
+	dom, err := fab.OpenDomain(info)
+	if err != nil {
+		t.Fatalf("open domain: %v", err)
+	}
+	t.Cleanup(func() { dom.Close() })
+	cq, err := dom.OpenCQ(&CQAttr{Format: CQFormatMsg})
+	if err != nil {
+		t.Fatalf("open cq: %v", err)
+	}
+	t.Cleanup(func() { cq.Close() })
+	av, err := dom.OpenAV(nil)
+	if err != nil {
+		t.Fatalf("open av: %v", err)
+	}
+	t.Cleanup(func() { av.Close() })
+	ep, err := dom.OpenEndpoint(info)
+	if err != nil {
+		t.Fatalf("open endpoint: %v", err)
+	}
+	t.Cleanup(func() { ep.Close() })
+	if err := ep.BindCQ(cq, FlagTransmit|FlagRecv); err != nil {
+		t.Fatalf("bind cq: %v", err)
+	}
+	if err := ep.BindAV(av); err != nil {
+		t.Fatalf("bind av: %v", err)
+	}
+	if err := ep.Enable(); err != nil {
+		t.Fatalf("enable: %v", err)
+	}
+	return &dataTestEnv{dom: dom, ep: ep, p: ep.p.(*fakeEP), cq: cq}
+}
+
+// reg registers b with access, closed at the end of the test.
+func (v *dataTestEnv) reg(t testing.TB, b []byte, access Flags) *MR {
+	t.Helper()
+	mr, err := v.dom.RegMR(b, access, 0, 0, 0)
+	if err != nil {
+		t.Fatalf("reg mr: %v", err)
+	}
+	t.Cleanup(func() { mr.Close() })
+	return mr
 }
 
 // isOpErr reports whether err is an *OpError for op, made by the fake

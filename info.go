@@ -316,10 +316,10 @@ type ParamType = provider.ParamType
 
 // Configuration variable types.
 const (
-	ParamString = provider.ParamString
-	ParamInt    = provider.ParamInt
-	ParamBool   = provider.ParamBool
-	ParamSize   = provider.ParamSize
+	ParamString = provider.ParamString // FI_PARAM_STRING: a string
+	ParamInt    = provider.ParamInt    // FI_PARAM_INT: an integer
+	ParamBool   = provider.ParamBool   // FI_PARAM_BOOL: a boolean (0/1, yes/no, true/false, on/off)
+	ParamSize   = provider.ParamSize   // FI_PARAM_SIZE_T: a size
 )
 
 // EnvVar describes an environment variable the library reads (struct

@@ -10,6 +10,8 @@ import (
 // MR access bits (fi_mr(3) access): the operations a registered region may
 // be used for.
 const (
+	// MRAccessFlags is every access bit a registration may ask for
+	// (MRAttr.Access, RegMR's access).
 	MRAccessFlags = FlagSend | FlagRecv | FlagRead | FlagWrite | FlagRemoteRead | FlagRemoteWrite |
 		provider.FlagCollective
 )

@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"errors"
+	"go/ast"
 	"reflect"
 	"testing"
 )
@@ -9,15 +10,55 @@ import (
 // Every exported method of every object type, called on a nil receiver
 // with zero arguments, returns an error matching ErrInval (or zero values
 // when it has no error result); none panics. This is the *os.File
-// behaviour.
+// behaviour. (A zero-value struct such as &Endpoint{} is not a valid
+// object; only nil and constructed objects are handled.)
+
+// nilObjects holds a nil pointer of every object type. Reflection cannot
+// list a package's types, so TestNilReceivers checks this registry against
+// the source: every exported struct type with a Close method must be here.
+var nilObjects = []any{
+	(*Fabric)(nil), (*Domain)(nil), (*Endpoint)(nil), (*PassiveEndpoint)(nil), (*ScalableEndpoint)(nil),
+	(*STX)(nil), (*SRX)(nil), (*AV)(nil), (*MR)(nil), (*CQ)(nil), (*Cntr)(nil), (*EQ)(nil),
+}
+
+// objectTypes returns the names of the exported struct types of the root
+// package (declared here, not aliased) that have a Close method.
+func objectTypes(t *testing.T) []string {
+	var names []string
+	for _, ty := range packageDoc(t, ".", "github.com/gofabric/fabric").Types {
+		ts, ok := ty.Decl.Specs[0].(*ast.TypeSpec)
+		if !ok || ts.Assign.IsValid() || !ast.IsExported(ty.Name) {
+			continue
+		}
+		if _, ok := ts.Type.(*ast.StructType); !ok {
+			continue
+		}
+		for _, m := range ty.Methods {
+			if m.Name == "Close" {
+				names = append(names, ty.Name)
+				break
+			}
+		}
+	}
+	return names
+}
 
 func TestNilReceivers(t *testing.T) {
-	types := []any{
-		(*Fabric)(nil), (*Domain)(nil), (*Endpoint)(nil), (*PassiveEndpoint)(nil), (*ScalableEndpoint)(nil),
-		(*STX)(nil), (*SRX)(nil), (*AV)(nil), (*MR)(nil), (*CQ)(nil), (*Cntr)(nil), (*EQ)(nil),
+	have := map[string]bool{}
+	for _, obj := range nilObjects {
+		have[reflect.TypeOf(obj).Elem().Name()] = true
+	}
+	found := objectTypes(t)
+	if len(found) < len(nilObjects) {
+		t.Fatalf("the source scan found only %v", found)
+	}
+	for _, name := range found {
+		if !have[name] {
+			t.Errorf("object type %s (exported, with Close) is missing from nilObjects", name)
+		}
 	}
 	errType := reflect.TypeFor[error]()
-	for _, obj := range types {
+	for _, obj := range nilObjects {
 		v := reflect.ValueOf(obj)
 		typ := v.Type()
 		for i := 0; i < typ.NumMethod(); i++ {

@@ -67,13 +67,13 @@ func TestRMAIOVLimit(t *testing.T) {
 		out := make([]RMAIOC, n)
 		for i := range out {
 			out[i] = RMAIOC{Addr: uint64(i), Key: 1}
-			if i < dataTestAtomicMax {
+			if i < fakeAtomicMax {
 				out[i].Count = 1
 			}
 		}
 		return out
 	}
-	elems := min(lim, dataTestAtomicMax)
+	elems := min(lim, fakeAtomicMax)
 	am := func(n int, op AtomicOp) *MsgAtomic {
 		return &MsgAtomic{IOV: [][]byte{make([]byte, elems)}, RMA: ioc(n), Datatype: DatatypeUint8, Op: op}
 	}

@@ -50,8 +50,8 @@ type RxAttr = provider.RxAttr
 // EPAttr is fi_ep_attr: endpoint attributes. Fields: Type (EPMsg, EPDgram,
 // EPRDM; EPUnspec in hints means any), Protocol (ProtoSockTCP, ProtoUDP
 // ...) and ProtocolVersion, MaxMsgSize (largest message), MsgPrefixSize
-// (with ModeMsgPrefix), MaxOrderRAWSize/WARSize/WAWSize (bytes for which
-// the RMA ordering bits hold), MemTagFormat (tag layout), TxCtxCnt and
+// (with ModeMsgPrefix), MaxOrderRAWSize, MaxOrderWARSize and
+// MaxOrderWAWSize (bytes for which the RMA ordering bits hold), MemTagFormat (tag layout), TxCtxCnt and
 // RxCtxCnt (transmit/receive contexts of a scalable endpoint, or
 // SharedContext for a shared one), AuthKey.
 type EPAttr = provider.EPAttr
@@ -90,23 +90,27 @@ type Flags = provider.Flags
 
 // Mode is a set of mode bits (fi_info.mode): the Mode* constants, such as
 // ModeContext (the application gives each operation a context that the
-// provider may use). String prints libfabric's names joined by '|'.
+// provider may use). String prints libfabric's names joined by '|'; Names
+// returns them as a slice.
 type Mode = provider.Mode
 
 // Order is a set of message ordering bits (tx/rx msg_order): the Order*
 // constants (OrderSAS: sends after sends are ordered ...). OrderNone is
-// 0. String prints "FI_ORDER_NONE" or the names joined by '|'.
+// 0. String prints "FI_ORDER_NONE" or the names joined by '|'; Names
+// returns them as a slice.
 type Order = provider.Order
 
 // CompOrder is a completion ordering (tx/rx comp_order): CompOrderNone,
 // CompOrderStrict (completions in the order the operations were posted)
-// or CompOrderData.
+// or CompOrderData. String prints libfabric's names joined by '|'
+// ("FI_ORDER_NONE" for none); Names returns them as a slice.
 type CompOrder = provider.CompOrder
 
 // MRMode is a set of memory registration mode bits (domain_attr.mr_mode):
 // the MR* constants, such as MRLocal (local buffers must be registered)
 // or MRProvKey (the provider picks the keys). String prints libfabric's
-// names ("FI_MR_UNSPEC" for none).
+// names joined by '|' ("FI_MR_UNSPEC" for none); Names returns them as a
+// slice.
 type MRMode = provider.MRMode
 
 // EPType is an endpoint type: EPUnspec (any, in hints), EPMsg (connected,
@@ -128,22 +132,24 @@ type Protocol = provider.Protocol
 // Progress is a progress model (domain_attr control_progress and
 // data_progress): ProgressUnspec, ProgressAuto (the provider progresses
 // on its own), ProgressManual (operations progress while the application
-// reads the bound CQs, counters and EQs).
+// reads the bound CQs, counters and EQs). String prints
+// "FI_PROGRESS_AUTO" etc.
 type Progress = provider.Progress
 
 // Threading is a threading model (domain_attr.threading): ThreadUnspec,
 // ThreadSafe, ThreadFID, ThreadDomain, ThreadCompletion, ThreadEndpoint.
 // Every object of this package is safe for concurrent use whatever the
-// model.
+// model. String prints "FI_THREAD_SAFE" etc.
 type Threading = provider.Threading
 
 // ResourceMgmt is domain_attr.resource_mgmt: RMUnspec, RMDisabled,
 // RMEnabled (queues are protected from overrun: a post that could not
-// complete returns ErrAgain).
+// complete returns ErrAgain). String prints "FI_RM_ENABLED" etc.
 type ResourceMgmt = provider.ResourceMgmt
 
 // AVType is an address vector type: AVUnspec (the domain's choice), AVMap,
 // AVTable. In this implementation both return indices starting at 0.
+// String prints "FI_AV_TABLE" etc.
 type AVType = provider.AVType
 
 // WaitObj is the wait object of a CQ, counter or EQ (wait_obj of their
@@ -166,12 +172,12 @@ type WaitObj = provider.WaitObj
 // CQFormat selects the fields a CQ fills in each CQEntry: CQFormatContext
 // (OpContext), CQFormatMsg (adds Flags and Len), CQFormatData (adds Buf and
 // Data), CQFormatTagged (adds Tag). CQFormatUnspec, the zero value, means
-// CQFormatContext.
+// CQFormatContext. String prints "FI_CQ_FORMAT_TAGGED" etc.
 type CQFormat = provider.CQFormat
 
 // CQWaitCond is CQAttr.WaitCond: CQCondNone (any completion ends a
 // blocking read; the zero value) or CQCondThreshold (a blocking read
-// waits for its threshold argument).
+// waits for its threshold argument). String prints "FI_CQ_COND_NONE" etc.
 type CQWaitCond = provider.CQWaitCond
 
 // EventType is the kind of an EQ event (EQEntry.Event): EventConnReq (a
@@ -240,159 +246,159 @@ type RMAIOV = provider.RMAIOV
 
 // Capability bits.
 const (
-	CapMsg          = provider.CapMsg
-	CapRMA          = provider.CapRMA
-	CapTagged       = provider.CapTagged
-	CapAtomic       = provider.CapAtomic
-	CapMulticast    = provider.CapMulticast
-	CapCollective   = provider.CapCollective
-	CapRead         = provider.CapRead
-	CapWrite        = provider.CapWrite
-	CapRecv         = provider.CapRecv
-	CapSend         = provider.CapSend
-	CapRemoteRead   = provider.CapRemoteRead
-	CapRemoteWrite  = provider.CapRemoteWrite
-	CapMultiRecv    = provider.CapMultiRecv
-	CapRemoteCQData = provider.CapRemoteCQData
-	CapTrigger      = provider.CapTrigger
-	CapFence        = provider.CapFence
-	CapAVUserID     = provider.CapAVUserID
-	CapPeer         = provider.CapPeer
-	CapHMEM         = provider.CapHMEM
-	CapVariableMsg  = provider.CapVariableMsg
-	CapRMAPmem      = provider.CapRMAPmem
-	CapSourceErr    = provider.CapSourceErr
-	CapLocalComm    = provider.CapLocalComm
-	CapRemoteComm   = provider.CapRemoteComm
-	CapSharedAV     = provider.CapSharedAV
-	CapRMAEvent     = provider.CapRMAEvent
-	CapSource       = provider.CapSource
-	CapNamedRxCtx   = provider.CapNamedRxCtx
-	CapDirectedRecv = provider.CapDirectedRecv
+	CapMsg          = provider.CapMsg          // FI_MSG: send and receive messages (Send, Recv ...)
+	CapRMA          = provider.CapRMA          // FI_RMA: one-sided reads and writes (RMARead, RMAWrite ...)
+	CapTagged       = provider.CapTagged       // FI_TAGGED: tagged messages (TSend, TRecv ...)
+	CapAtomic       = provider.CapAtomic       // FI_ATOMIC: atomic operations (Atomic, FetchAtomic, CompareAtomic ...)
+	CapMulticast    = provider.CapMulticast    // FI_MULTICAST: multicast transfers (not offered)
+	CapCollective   = provider.CapCollective   // FI_COLLECTIVE: collective operations (not offered)
+	CapRead         = provider.CapRead         // FI_READ: initiate RMA and atomic reads
+	CapWrite        = provider.CapWrite        // FI_WRITE: initiate RMA and atomic writes
+	CapRecv         = provider.CapRecv         // FI_RECV: receive messages
+	CapSend         = provider.CapSend         // FI_SEND: send messages
+	CapRemoteRead   = provider.CapRemoteRead   // FI_REMOTE_READ: be the target of RMA and atomic reads
+	CapRemoteWrite  = provider.CapRemoteWrite  // FI_REMOTE_WRITE: be the target of RMA and atomic writes
+	CapMultiRecv    = provider.CapMultiRecv    // FI_MULTI_RECV: one receive buffer takes several messages (FlagMultiRecv)
+	CapRemoteCQData = provider.CapRemoteCQData // FI_REMOTE_CQ_DATA: carry remote CQ data (SendData, CQEntry.Data)
+	CapTrigger      = provider.CapTrigger      // FI_TRIGGER: triggered operations (not offered)
+	CapFence        = provider.CapFence        // FI_FENCE: FlagFence orders an operation after all earlier ones
+	CapAVUserID     = provider.CapAVUserID     // FI_AV_USER_ID: AV inserts take an application id, reported as the source
+	CapPeer         = provider.CapPeer         // FI_PEER: import another provider's CQ, counter or SRX (fi_peer(3))
+	CapHMEM         = provider.CapHMEM         // FI_HMEM: device (heterogeneous) memory buffers
+	CapVariableMsg  = provider.CapVariableMsg  // FI_VARIABLE_MSG: variable-length messages without a posted size
+	CapRMAPmem      = provider.CapRMAPmem      // FI_RMA_PMEM: RMA into persistent memory
+	CapSourceErr    = provider.CapSourceErr    // FI_SOURCE_ERR: an unknown source is reported as an error with its address
+	CapLocalComm    = provider.CapLocalComm    // FI_LOCAL_COMM: communicate with endpoints on the same node
+	CapRemoteComm   = provider.CapRemoteComm   // FI_REMOTE_COMM: communicate with endpoints on other nodes
+	CapSharedAV     = provider.CapSharedAV     // FI_SHARED_AV: an AV shared between processes
+	CapRMAEvent     = provider.CapRMAEvent     // FI_RMA_EVENT: RMA targets may generate completions or counter events
+	CapSource       = provider.CapSource       // FI_SOURCE: receive completions report the source address (CQ.ReadFrom)
+	CapNamedRxCtx   = provider.CapNamedRxCtx   // FI_NAMED_RX_CTX: address a scalable endpoint's receive contexts (RxAddr)
+	CapDirectedRecv = provider.CapDirectedRecv // FI_DIRECTED_RECV: receives may name the source they accept
 )
 
 // Capability groups (fi_getinfo(3)).
 const (
-	PrimaryCaps   = provider.PrimaryCaps
-	SecondaryCaps = provider.SecondaryCaps
+	PrimaryCaps   = provider.PrimaryCaps   // the primary capabilities, which hints request and results grant
+	SecondaryCaps = provider.SecondaryCaps // the secondary capabilities, which a provider may grant unrequested
 )
 
 // Operation, completion and bind flags.
 const (
-	FlagMsg                 = provider.FlagMsg
-	FlagRMA                 = provider.FlagRMA
-	FlagTagged              = provider.FlagTagged
-	FlagAtomic              = provider.FlagAtomic
-	FlagMulticast           = provider.FlagMulticast
-	FlagCollective          = provider.FlagCollective
-	FlagRead                = provider.FlagRead
-	FlagWrite               = provider.FlagWrite
-	FlagRecv                = provider.FlagRecv
-	FlagSend                = provider.FlagSend
-	FlagTransmit            = provider.FlagTransmit
-	FlagRemoteRead          = provider.FlagRemoteRead
-	FlagRemoteWrite         = provider.FlagRemoteWrite
-	FlagMultiRecv           = provider.FlagMultiRecv
-	FlagRemoteCQData        = provider.FlagRemoteCQData
-	FlagMore                = provider.FlagMore
-	FlagPeek                = provider.FlagPeek
-	FlagTrigger             = provider.FlagTrigger
-	FlagFence               = provider.FlagFence
-	FlagPriority            = provider.FlagPriority
-	FlagPeerTransfer        = provider.FlagPeerTransfer
-	FlagCompletion          = provider.FlagCompletion
-	FlagInject              = provider.FlagInject
-	FlagInjectComplete      = provider.FlagInjectComplete
-	FlagTransmitComplete    = provider.FlagTransmitComplete
-	FlagDeliveryComplete    = provider.FlagDeliveryComplete
-	FlagCommitComplete      = provider.FlagCommitComplete
-	FlagMatchComplete       = provider.FlagMatchComplete
-	FlagAVUserID            = provider.FlagAVUserID
-	FlagPeer                = provider.FlagPeer
-	FlagSource              = provider.FlagSource
-	FlagSourceErr           = provider.FlagSourceErr
-	FlagNumericHost         = provider.FlagNumericHost
-	FlagRMAEvent            = provider.FlagRMAEvent
-	FlagClaim               = provider.FlagClaim
-	FlagDiscard             = provider.FlagDiscard
-	FlagSelectiveCompletion = provider.FlagSelectiveCompletion
-	FlagSyncErr             = provider.FlagSyncErr
-	FlagProvAttrOnly        = provider.FlagProvAttrOnly
-	FlagAffinity            = provider.FlagAffinity
+	FlagMsg                 = provider.FlagMsg                 // FI_MSG: a message operation or completion
+	FlagRMA                 = provider.FlagRMA                 // FI_RMA: an RMA operation or completion
+	FlagTagged              = provider.FlagTagged              // FI_TAGGED: a tagged operation or completion
+	FlagAtomic              = provider.FlagAtomic              // FI_ATOMIC: an atomic operation or completion
+	FlagMulticast           = provider.FlagMulticast           // FI_MULTICAST: a multicast operation
+	FlagCollective          = provider.FlagCollective          // FI_COLLECTIVE: a collective operation
+	FlagRead                = provider.FlagRead                // FI_READ: an RMA or atomic read; binds a counter to reads
+	FlagWrite               = provider.FlagWrite               // FI_WRITE: an RMA or atomic write; binds a counter to writes; EQAttr: allow EQ.Write
+	FlagRecv                = provider.FlagRecv                // FI_RECV: a receive; binds a CQ or counter to receives
+	FlagSend                = provider.FlagSend                // FI_SEND: a send; binds a CQ or counter to sends
+	FlagTransmit            = provider.FlagTransmit            // FI_TRANSMIT: binds a CQ or counter to all transmit operations (same bit as FI_SEND)
+	FlagRemoteRead          = provider.FlagRemoteRead          // FI_REMOTE_READ: binds a counter to reads of local memory by peers
+	FlagRemoteWrite         = provider.FlagRemoteWrite         // FI_REMOTE_WRITE: binds a counter to writes into local memory by peers
+	FlagMultiRecv           = provider.FlagMultiRecv           // FI_MULTI_RECV: a receive buffer that takes several messages; on a completion, the buffer is released
+	FlagRemoteCQData        = provider.FlagRemoteCQData        // FI_REMOTE_CQ_DATA: the operation carries remote CQ data; the completion's Data is valid
+	FlagMore                = provider.FlagMore                // FI_MORE: more operations follow at once (a hint to batch)
+	FlagPeek                = provider.FlagPeek                // FI_PEEK: look for a matching message without receiving it
+	FlagTrigger             = provider.FlagTrigger             // FI_TRIGGER: a triggered operation (not offered)
+	FlagFence               = provider.FlagFence               // FI_FENCE: start the operation only after all earlier ones completed
+	FlagPriority            = provider.FlagPriority            // FI_PRIORITY: a priority operation
+	FlagPeerTransfer        = provider.FlagPeerTransfer        // FI_PEER_TRANSFER: a transfer a peer provider initiated
+	FlagCompletion          = provider.FlagCompletion          // FI_COMPLETION: write a completion even on a selective-completion binding
+	FlagInject              = provider.FlagInject              // FI_INJECT: the buffer may be reused when the call returns
+	FlagInjectComplete      = provider.FlagInjectComplete      // FI_INJECT_COMPLETE: complete once the buffer may be reused
+	FlagTransmitComplete    = provider.FlagTransmitComplete    // FI_TRANSMIT_COMPLETE: complete once the data left the initiator
+	FlagDeliveryComplete    = provider.FlagDeliveryComplete    // FI_DELIVERY_COMPLETE: complete once the data reached the target buffer
+	FlagCommitComplete      = provider.FlagCommitComplete      // FI_COMMIT_COMPLETE: complete once the data is persistent at the target
+	FlagMatchComplete       = provider.FlagMatchComplete       // FI_MATCH_COMPLETE: complete once the message matched a receive
+	FlagAVUserID            = provider.FlagAVUserID            // FI_AV_USER_ID: AV.Insert takes application ids in fiAddrs
+	FlagPeer                = provider.FlagPeer                // FI_PEER: CQAttr, CntrAttr: import the owner object given in Peer
+	FlagSource              = provider.FlagSource              // FI_SOURCE: GetInfo: node and service are the source address
+	FlagSourceErr           = provider.FlagSourceErr           // FI_SOURCE_ERR: report an unknown source as an error with its address
+	FlagNumericHost         = provider.FlagNumericHost         // FI_NUMERICHOST: GetInfo: node is a numeric address, not resolved
+	FlagRMAEvent            = provider.FlagRMAEvent            // FI_RMA_EVENT: MR: RMA into the region bumps its bound counter
+	FlagClaim               = provider.FlagClaim               // FI_CLAIM: receive a message found with FlagPeek|FlagClaim
+	FlagDiscard             = provider.FlagDiscard             // FI_DISCARD: drop a message found with FlagPeek, or a claimed one
+	FlagSelectiveCompletion = provider.FlagSelectiveCompletion // FI_SELECTIVE_COMPLETION: bind a CQ so that only FlagCompletion operations complete
+	FlagSyncErr             = provider.FlagSyncErr             // FI_SYNC_ERR: AV.InsertWithErrors: report an error per address
+	FlagProvAttrOnly        = provider.FlagProvAttrOnly        // FI_PROV_ATTR_ONLY: GetInfo: return only provider attributes
+	FlagAffinity            = provider.FlagAffinity            // FI_AFFINITY: CQAttr, EQAttr: SignalingVector is an interrupt affinity hint (accepted, ignored)
 )
 
 // Enumerations.
 const (
-	EPUnspec = provider.EPUnspec
-	EPMsg    = provider.EPMsg
-	EPDgram  = provider.EPDgram
-	EPRDM    = provider.EPRDM
+	EPUnspec = provider.EPUnspec // FI_EP_UNSPEC: any endpoint type (hints)
+	EPMsg    = provider.EPMsg    // FI_EP_MSG: connected and reliable (tcp)
+	EPDgram  = provider.EPDgram  // FI_EP_DGRAM: connectionless and unreliable (udp)
+	EPRDM    = provider.EPRDM    // FI_EP_RDM: connectionless and reliable
 
-	FormatUnspec = provider.FormatUnspec
-	SockAddr     = provider.SockAddr
-	SockAddrIn   = provider.SockAddrIn
-	SockAddrIn6  = provider.SockAddrIn6
-	AddrStr      = provider.AddrStr
+	FormatUnspec = provider.FormatUnspec // FI_FORMAT_UNSPEC: any address format (hints)
+	SockAddr     = provider.SockAddr     // FI_SOCKADDR: a struct sockaddr of any family
+	SockAddrIn   = provider.SockAddrIn   // FI_SOCKADDR_IN: an IPv4 struct sockaddr_in
+	SockAddrIn6  = provider.SockAddrIn6  // FI_SOCKADDR_IN6: an IPv6 struct sockaddr_in6
+	AddrStr      = provider.AddrStr      // FI_ADDR_STR: a string, "fi_sockaddr_in://127.0.0.1:9228"
 
-	ProtoUnspec  = provider.ProtoUnspec
-	ProtoUDP     = provider.ProtoUDP
-	ProtoSockTCP = provider.ProtoSockTCP
-	ProtoRXM     = provider.ProtoRXM
-	ProtoRXD     = provider.ProtoRXD
-	ProtoSHM     = provider.ProtoSHM
-	ProtoRXMTCP  = provider.ProtoRXMTCP
-	ProtoXNet    = provider.ProtoXNet
+	ProtoUnspec  = provider.ProtoUnspec  // FI_PROTO_UNSPEC: any protocol (hints)
+	ProtoUDP     = provider.ProtoUDP     // FI_PROTO_UDP: datagrams over UDP (udp)
+	ProtoSockTCP = provider.ProtoSockTCP // FI_PROTO_SOCK_TCP: a TCP stream (tcp MSG)
+	ProtoRXM     = provider.ProtoRXM     // FI_PROTO_RXM: RDM over MSG endpoints
+	ProtoRXD     = provider.ProtoRXD     // FI_PROTO_RXD: RDM over DGRAM endpoints
+	ProtoSHM     = provider.ProtoSHM     // FI_PROTO_SHM: shared memory
+	ProtoRXMTCP  = provider.ProtoRXMTCP  // FI_PROTO_RXM_TCP: RDM over TCP
+	ProtoXNet    = provider.ProtoXNet    // FI_PROTO_XNET: the net provider's protocol
 
-	CompOrderNone   = provider.CompOrderNone
-	CompOrderStrict = provider.CompOrderStrict
-	CompOrderData   = provider.CompOrderData
+	CompOrderNone   = provider.CompOrderNone   // FI_ORDER_NONE: completions in any order
+	CompOrderStrict = provider.CompOrderStrict // FI_ORDER_STRICT: completions in the order operations were posted
+	CompOrderData   = provider.CompOrderData   // FI_ORDER_DATA: data is placed in the order operations were posted
 
-	ProgressUnspec = provider.ProgressUnspec
-	ProgressAuto   = provider.ProgressAuto
-	ProgressManual = provider.ProgressManual
+	ProgressUnspec = provider.ProgressUnspec // FI_PROGRESS_UNSPEC: any progress model (hints)
+	ProgressAuto   = provider.ProgressAuto   // FI_PROGRESS_AUTO: the provider progresses on its own
+	ProgressManual = provider.ProgressManual // FI_PROGRESS_MANUAL: progress happens in CQ, counter and EQ reads
 
-	ThreadUnspec     = provider.ThreadUnspec
-	ThreadSafe       = provider.ThreadSafe
-	ThreadFID        = provider.ThreadFID
-	ThreadDomain     = provider.ThreadDomain
-	ThreadCompletion = provider.ThreadCompletion
-	ThreadEndpoint   = provider.ThreadEndpoint
+	ThreadUnspec     = provider.ThreadUnspec     // FI_THREAD_UNSPEC: any threading model (hints)
+	ThreadSafe       = provider.ThreadSafe       // FI_THREAD_SAFE: every object may be used from any goroutine
+	ThreadFID        = provider.ThreadFID        // FI_THREAD_FID: each object used by one thread at a time
+	ThreadDomain     = provider.ThreadDomain     // FI_THREAD_DOMAIN: the whole domain used by one thread at a time
+	ThreadCompletion = provider.ThreadCompletion // FI_THREAD_COMPLETION: each completion queue and its endpoints used by one thread at a time
+	ThreadEndpoint   = provider.ThreadEndpoint   // FI_THREAD_ENDPOINT: each endpoint used by one thread at a time
 
-	RMUnspec   = provider.RMUnspec
-	RMDisabled = provider.RMDisabled
-	RMEnabled  = provider.RMEnabled
+	RMUnspec   = provider.RMUnspec   // FI_RM_UNSPEC: the provider's default (hints)
+	RMDisabled = provider.RMDisabled // FI_RM_DISABLED: the application keeps queues from overrunning
+	RMEnabled  = provider.RMEnabled  // FI_RM_ENABLED: no completion is lost; a post that could overrun returns ErrAgain
 
-	AVUnspec = provider.AVUnspec
-	AVMap    = provider.AVMap
-	AVTable  = provider.AVTable
+	AVUnspec = provider.AVUnspec // FI_AV_UNSPEC: the domain's AV type
+	AVMap    = provider.AVMap    // FI_AV_MAP: addresses are provider values
+	AVTable  = provider.AVTable  // FI_AV_TABLE: addresses are indices 0, 1, 2 ...
 
-	WaitNone      = provider.WaitNone
-	WaitUnspec    = provider.WaitUnspec
-	WaitSet       = provider.WaitSet
-	WaitFD        = provider.WaitFD
-	WaitMutexCond = provider.WaitMutexCond
-	WaitYield     = provider.WaitYield
-	WaitPollFD    = provider.WaitPollFD
+	WaitNone      = provider.WaitNone      // FI_WAIT_NONE: no wait object; blocking reads return ErrNoSys
+	WaitUnspec    = provider.WaitUnspec    // FI_WAIT_UNSPEC: the default wait object; blocking reads work (the zero value)
+	WaitSet       = provider.WaitSet       // FI_WAIT_SET: a shared wait set (not offered: ErrNoSys)
+	WaitFD        = provider.WaitFD        // FI_WAIT_FD: a file descriptor for poll/epoll (WaitFD, TryWait)
+	WaitMutexCond = provider.WaitMutexCond // FI_WAIT_MUTEX_COND: as WaitUnspec
+	WaitYield     = provider.WaitYield     // FI_WAIT_YIELD: blocking reads poll, yielding the processor
+	WaitPollFD    = provider.WaitPollFD    // FI_WAIT_POLLFD: a set of descriptors (not offered: ErrNoSys)
 
-	CQFormatUnspec  = provider.CQFormatUnspec
-	CQFormatContext = provider.CQFormatContext
-	CQFormatMsg     = provider.CQFormatMsg
-	CQFormatData    = provider.CQFormatData
-	CQFormatTagged  = provider.CQFormatTagged
+	CQFormatUnspec  = provider.CQFormatUnspec  // FI_CQ_FORMAT_UNSPEC: CQFormatContext
+	CQFormatContext = provider.CQFormatContext // FI_CQ_FORMAT_CONTEXT: CQEntry.OpContext only
+	CQFormatMsg     = provider.CQFormatMsg     // FI_CQ_FORMAT_MSG: adds Flags and Len
+	CQFormatData    = provider.CQFormatData    // FI_CQ_FORMAT_DATA: adds Buf and Data
+	CQFormatTagged  = provider.CQFormatTagged  // FI_CQ_FORMAT_TAGGED: adds Tag
 
-	CQCondNone      = provider.CQCondNone
-	CQCondThreshold = provider.CQCondThreshold
+	CQCondNone      = provider.CQCondNone      // FI_CQ_COND_NONE: any completion ends a blocking read
+	CQCondThreshold = provider.CQCondThreshold // FI_CQ_COND_THRESHOLD: a blocking read waits for its threshold of completions
 
-	EventNotify       = provider.EventNotify
-	EventConnReq      = provider.EventConnReq
-	EventConnected    = provider.EventConnected
-	EventShutdown     = provider.EventShutdown
-	EventMRComplete   = provider.EventMRComplete
-	EventAVComplete   = provider.EventAVComplete
-	EventJoinComplete = provider.EventJoinComplete
+	EventNotify       = provider.EventNotify       // FI_NOTIFY: an application event (EQ.Write)
+	EventConnReq      = provider.EventConnReq      // FI_CONNREQ: a passive endpoint received a connection request (EQEntry.Info)
+	EventConnected    = provider.EventConnected    // FI_CONNECTED: a connection is established
+	EventShutdown     = provider.EventShutdown     // FI_SHUTDOWN: a connection ended
+	EventMRComplete   = provider.EventMRComplete   // FI_MR_COMPLETE: an asynchronous memory registration completed
+	EventAVComplete   = provider.EventAVComplete   // FI_AV_COMPLETE: an asynchronous AV insert completed
+	EventJoinComplete = provider.EventJoinComplete // FI_JOIN_COMPLETE: a multicast join completed
 
-	AddrUnspec   = provider.AddrUnspec
-	AddrNotAvail = provider.AddrNotAvail
+	AddrUnspec   = provider.AddrUnspec   // FI_ADDR_UNSPEC: any source (receives), no address (connected endpoints)
+	AddrNotAvail = provider.AddrNotAvail // FI_ADDR_NOTAVAIL: the source is not in the AV
 
 	// SharedContext is FI_SHARED_CONTEXT for EPAttr.TxCtxCnt/RxCtxCnt.
 	SharedContext = provider.SharedContext
@@ -400,70 +406,70 @@ const (
 
 // Mode bits.
 const (
-	ModeContext         = provider.ModeContext
-	ModeMsgPrefix       = provider.ModeMsgPrefix
-	ModeAsyncIOV        = provider.ModeAsyncIOV
-	ModeRxCQData        = provider.ModeRxCQData
-	ModeLocalMR         = provider.ModeLocalMR
-	ModeContext2        = provider.ModeContext2
-	ModeBufferedRecv    = provider.ModeBufferedRecv
-	ModeNotifyFlagsOnly = provider.ModeNotifyFlagsOnly
-	ModeRestrictedComp  = provider.ModeRestrictedComp
-	ModePeerTransfer    = provider.ModePeerTransfer
+	ModeContext         = provider.ModeContext         // FI_CONTEXT: each operation's context points to application memory the provider may use
+	ModeMsgPrefix       = provider.ModeMsgPrefix       // FI_MSG_PREFIX: buffers start with EPAttr.MsgPrefixSize bytes for the provider
+	ModeAsyncIOV        = provider.ModeAsyncIOV        // FI_ASYNC_IOV: iovec arrays stay valid until completion
+	ModeRxCQData        = provider.ModeRxCQData        // FI_RX_CQ_DATA: receiving remote CQ data consumes a posted receive
+	ModeLocalMR         = provider.ModeLocalMR         // FI_LOCAL_MR: local buffers must be registered (old form of MRLocal)
+	ModeContext2        = provider.ModeContext2        // FI_CONTEXT2: as ModeContext, with twice the space
+	ModeBufferedRecv    = provider.ModeBufferedRecv    // FI_BUFFERED_RECV: the provider buffers received data until the application claims it
+	ModeNotifyFlagsOnly = provider.ModeNotifyFlagsOnly // FI_NOTIFY_FLAGS_ONLY: completions may omit the flags that only name the operation type
+	ModeRestrictedComp  = provider.ModeRestrictedComp  // FI_RESTRICTED_COMP: CQs and counters are shared only by endpoints with the same capabilities
+	ModePeerTransfer    = provider.ModePeerTransfer    // FI_PEER_TRANSFER: the provider accepts transfers from a peer provider
 )
 
 // Message ordering bits.
 const (
-	OrderNone      = provider.OrderNone
-	OrderRAR       = provider.OrderRAR
-	OrderRAW       = provider.OrderRAW
-	OrderRAS       = provider.OrderRAS
-	OrderWAR       = provider.OrderWAR
-	OrderWAW       = provider.OrderWAW
-	OrderWAS       = provider.OrderWAS
-	OrderSAR       = provider.OrderSAR
-	OrderSAW       = provider.OrderSAW
-	OrderSAS       = provider.OrderSAS
-	OrderStrict    = provider.OrderStrict
-	OrderRMARAR    = provider.OrderRMARAR
-	OrderRMARAW    = provider.OrderRMARAW
-	OrderRMAWAR    = provider.OrderRMAWAR
-	OrderRMAWAW    = provider.OrderRMAWAW
-	OrderAtomicRAR = provider.OrderAtomicRAR
-	OrderAtomicRAW = provider.OrderAtomicRAW
-	OrderAtomicWAR = provider.OrderAtomicWAR
-	OrderAtomicWAW = provider.OrderAtomicWAW
-	OrderData      = provider.OrderData
+	OrderNone      = provider.OrderNone      // FI_ORDER_NONE: no ordering
+	OrderRAR       = provider.OrderRAR       // FI_ORDER_RAR: reads after reads
+	OrderRAW       = provider.OrderRAW       // FI_ORDER_RAW: reads after writes
+	OrderRAS       = provider.OrderRAS       // FI_ORDER_RAS: reads after sends
+	OrderWAR       = provider.OrderWAR       // FI_ORDER_WAR: writes after reads
+	OrderWAW       = provider.OrderWAW       // FI_ORDER_WAW: writes after writes
+	OrderWAS       = provider.OrderWAS       // FI_ORDER_WAS: writes after sends
+	OrderSAR       = provider.OrderSAR       // FI_ORDER_SAR: sends after reads
+	OrderSAW       = provider.OrderSAW       // FI_ORDER_SAW: sends after writes
+	OrderSAS       = provider.OrderSAS       // FI_ORDER_SAS: sends after sends
+	OrderStrict    = provider.OrderStrict    // FI_ORDER_STRICT: every ordering above
+	OrderRMARAR    = provider.OrderRMARAR    // FI_ORDER_RMA_RAR: RMA reads after RMA reads
+	OrderRMARAW    = provider.OrderRMARAW    // FI_ORDER_RMA_RAW: RMA reads after RMA writes
+	OrderRMAWAR    = provider.OrderRMAWAR    // FI_ORDER_RMA_WAR: RMA writes after RMA reads
+	OrderRMAWAW    = provider.OrderRMAWAW    // FI_ORDER_RMA_WAW: RMA writes after RMA writes
+	OrderAtomicRAR = provider.OrderAtomicRAR // FI_ORDER_ATOMIC_RAR: atomic reads after atomic reads
+	OrderAtomicRAW = provider.OrderAtomicRAW // FI_ORDER_ATOMIC_RAW: atomic reads after atomic writes
+	OrderAtomicWAR = provider.OrderAtomicWAR // FI_ORDER_ATOMIC_WAR: atomic writes after atomic reads
+	OrderAtomicWAW = provider.OrderAtomicWAW // FI_ORDER_ATOMIC_WAW: atomic writes after atomic writes
+	OrderData      = provider.OrderData      // FI_ORDER_DATA: data is placed in order
 )
 
 // Memory registration modes.
 const (
-	MRUnspec     = provider.MRUnspec
-	MRBasic      = provider.MRBasic
-	MRScalable   = provider.MRScalable
-	MRLocal      = provider.MRLocal
-	MRRaw        = provider.MRRaw
-	MRVirtAddr   = provider.MRVirtAddr
-	MRAllocated  = provider.MRAllocated
-	MRProvKey    = provider.MRProvKey
-	MRMMUNotify  = provider.MRMMUNotify
-	MRRMAEvent   = provider.MRRMAEvent
-	MREndpoint   = provider.MREndpoint
-	MRHMEM       = provider.MRHMEM
-	MRCollective = provider.MRCollective
+	MRUnspec     = provider.MRUnspec     // FI_MR_UNSPEC: no requirement stated (0)
+	MRBasic      = provider.MRBasic      // FI_MR_BASIC: the old basic mode (MRVirtAddr|MRAllocated|MRProvKey)
+	MRScalable   = provider.MRScalable   // FI_MR_SCALABLE: the old scalable mode (offsets, application keys)
+	MRLocal      = provider.MRLocal      // FI_MR_LOCAL: local buffers must be registered and passed with their MRDesc
+	MRRaw        = provider.MRRaw        // FI_MR_RAW: keys are raw bytes (fi_mr_raw_attr)
+	MRVirtAddr   = provider.MRVirtAddr   // FI_MR_VIRT_ADDR: remote addresses are virtual addresses, not offsets
+	MRAllocated  = provider.MRAllocated  // FI_MR_ALLOCATED: only allocated memory may be registered
+	MRProvKey    = provider.MRProvKey    // FI_MR_PROV_KEY: the provider chooses the keys
+	MRMMUNotify  = provider.MRMMUNotify  // FI_MR_MMU_NOTIFY: the application reports changes of page mappings
+	MRRMAEvent   = provider.MRRMAEvent   // FI_MR_RMA_EVENT: regions with FlagRMAEvent must be bound and enabled
+	MREndpoint   = provider.MREndpoint   // FI_MR_ENDPOINT: regions are bound to endpoints (MR.Bind, MR.Enable)
+	MRHMEM       = provider.MRHMEM       // FI_MR_HMEM: device memory must be registered
+	MRCollective = provider.MRCollective // FI_MR_COLLECTIVE: collective operations need registered memory
 )
 
 // Endpoint options for GetOpt/SetOpt (level OptEndpoint).
 const (
-	OptEndpoint      = provider.OptEndpoint
-	OptMinMultiRecv  = provider.OptMinMultiRecv
-	OptCMDataSize    = provider.OptCMDataSize
-	OptBufferedMin   = provider.OptBufferedMin
-	OptBufferedLimit = provider.OptBufferedLimit
-	OptSendBufSize   = provider.OptSendBufSize
-	OptRecvBufSize   = provider.OptRecvBufSize
-	OptTxSize        = provider.OptTxSize
-	OptRxSize        = provider.OptRxSize
+	OptEndpoint      = provider.OptEndpoint      // FI_OPT_ENDPOINT: the level of the options below
+	OptMinMultiRecv  = provider.OptMinMultiRecv  // FI_OPT_MIN_MULTI_RECV: free space under which a multi-receive buffer is released
+	OptCMDataSize    = provider.OptCMDataSize    // FI_OPT_CM_DATA_SIZE: largest connection data (Connect, Accept, Reject)
+	OptBufferedMin   = provider.OptBufferedMin   // FI_OPT_BUFFERED_MIN: bytes of a message buffered before ModeBufferedRecv reports it
+	OptBufferedLimit = provider.OptBufferedLimit // FI_OPT_BUFFERED_LIMIT: largest message buffered whole with ModeBufferedRecv
+	OptSendBufSize   = provider.OptSendBufSize   // FI_OPT_SEND_BUF_SIZE: the socket send buffer size
+	OptRecvBufSize   = provider.OptRecvBufSize   // FI_OPT_RECV_BUF_SIZE: the socket receive buffer size
+	OptTxSize        = provider.OptTxSize        // FI_OPT_TX_SIZE: the transmit queue size
+	OptRxSize        = provider.OptRxSize        // FI_OPT_RX_SIZE: the receive queue size
 )
 
 // Version builds an API version number (FI_VERSION).

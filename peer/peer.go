@@ -91,10 +91,13 @@ type SRXPeer = provider.SRXPeer
 // the incoming message), Tag, Ignore, CQData (remote CQ data of an
 // unexpected message), Flags (FI_MSG|FI_RECV or FI_TAGGED|FI_RECV, plus
 // FI_MULTI_RECV, FI_REMOTE_CQ_DATA ...), Context (the application's
-// context of the posted receive), IOV (where to place the data),
+// context of the posted receive), IOV (where to place the data), Desc
+// (the MRDesc of each IOV element, or nil; an element may be nil),
 // PeerContext and OwnerContext (each side's state), Peer (the peer's
 // SRXPeer, set before QueueMsg/QueueTag) and Complete (false when no
 // successful completion is to be written, FI_SELECTIVE_COMPLETION).
+// Methods: IOVLen() uint64 (the total size of IOV) and SetBuf(b []byte)
+// (point IOV at the single buffer b without allocating).
 type RxEntry = provider.RxEntry
 
 // EQOwner is the owner side of a peer EQ: the peer writes events into it
@@ -104,12 +107,17 @@ type EQOwner = provider.EQWriter
 // Vocabulary of the interfaces above, the same types as package fabric's
 // (fabric.Addr, fabric.Flags ...).
 type (
-	// Addr is fi_addr_t, an index into an address vector.
+	// Addr is fi_addr_t, an index into an address vector (fabric.Addr).
 	Addr = provider.Addr
-	// Flags are operation and completion flags (FI_SEND, FI_RECV ...).
+	// Flags are operation and completion flags (FI_SEND, FI_RECV ...;
+	// fabric.Flags).
 	Flags = provider.Flags
-	// AVType is an address vector type (FI_AV_MAP, FI_AV_TABLE).
+	// AVType is an address vector type (FI_AV_MAP, FI_AV_TABLE;
+	// fabric.AVType).
 	AVType = provider.AVType
+	// MRDesc is a memory descriptor (fabric.MRDesc), as RxEntry.Desc holds
+	// them.
+	MRDesc = provider.MRDesc
 	// CQEntry is one completion (fabric.CQEntry).
 	CQEntry = provider.CQEntry
 	// CQErrEntry is one error completion (fabric.CQErrEntry).

@@ -40,12 +40,13 @@
 //     PassiveEndpoint.Listen gets the non-nil EQ the root has bound;
 //     SetName gets a non-empty address and Reject a non-nil handle.
 //
-// Data calls (Endpoint.Send, Tagged.TSend, RMA.Read, RMA.Write) are made
-// only when, at the time of the check:
+// Data calls (Endpoint.Send, Tagged.TSend, RMA.Read, RMA.Write,
+// Atomic.Atomic) are made only when, at the time of the check:
 //
 //   - the endpoint is enabled and not closed, and has the capability of
 //     the call (FI_MSG; FI_TAGGED and a Tagged implementation; FI_RMA and
-//     an RMA implementation), otherwise the root returns FI_ENOSYS;
+//     an RMA implementation; FI_ATOMIC, an Atomic implementation and an
+//     AtomicDomain domain), otherwise the root returns FI_ENOSYS;
 //   - Msg.Flags holds the effective operation flags: the explicit flags
 //     of a *Msg call (only those fi_msg(3)/fi_rma(3) define, otherwise
 //     FI_EBADFLAGS) or the endpoint's default op_flags; FlagCompletion is
@@ -69,6 +70,20 @@
 //     the operation needs (Msg documents the fields);
 //   - an operation with FlagCompletion has somewhere to report it (a TxCQ
 //     or the operation's counter, otherwise FI_ENOCQ).
+//
+// Atomic calls (fi_atomic(3)) reach Atomic.Atomic as one AtomicMsg,
+// passed by value, whatever form the application used (Atomic, AtomicV,
+// AtomicMsg, AtomicInject and the fetch and compare families;
+// AtomicMsg.Kind says which). Besides the above, the operation and
+// datatype are legal for the family, Count does not exceed what the
+// domain's AtomicDomain.QueryAtomic answered for them (the root asks it
+// on every call, so it must be a cheap lookup that does not allocate),
+// and every buffer holds whole elements: AtomicMsg lists the checks.
+//
+// Memory descriptors. The application's MRDesc is a *MRRegion (buffers,
+// access, key), not a copy or a handle: a provider that needs registered
+// memory (shm) reads it directly from Msg.Desc/Descs, AtomicMsg's
+// AtomicBufs descriptors and the Desc of a posted receive, with no lookup.
 //
 // Receives never reach the provider: the root posts them to the receive
 // queue (internal/srx), which hands matched and unexpected messages to

@@ -205,6 +205,26 @@ type CQReserver interface {
 	Full() bool
 }
 
+// RoomNotifier is an optional extension of CQReserver and SRXOwner: it
+// tells a provider that stopped taking messages for lack of room (Reserve
+// failed, or GetMsg/GetTag answered EAGAIN) when to try again, so that an
+// auto-progress goroutine sleeps instead of polling. internal/cq and
+// internal/srx implement it (the receive queue arms its CQ as well).
+//
+// NotifyRoom arms kick once: the next time room may have been freed (an
+// entry was read, a reservation given back, an unexpected message left
+// the queue, or the object was closed) the object makes a non-blocking
+// send on kick, then forgets it; kick should have a buffer of one. To
+// sleep without missing room freed meanwhile, arm first, then retry, then
+// wait for kick if the retry still finds no room. Arming costs the
+// object's readers nothing until it fires (an atomic flag check); arming
+// the same kick again before it fires is a no-op. NotifyRoom reports
+// false when it cannot promise the kick (a receive queue whose CQ is not
+// a RoomNotifier): the caller then has to poll.
+type RoomNotifier interface {
+	NotifyRoom(kick chan<- struct{}) bool
+}
+
 // UnknownSrcWriter is an optional CQOwner extension for FI_SOURCE_ERR:
 // it records a receive completion whose source is not in the AV; the CQ
 // reports it as an error entry (FI_EADDRNOTAVAIL) carrying the raw address

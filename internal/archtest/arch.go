@@ -20,6 +20,10 @@
 //     internal/shmring, in those same files. The rest of package syscall
 //     (Errno and its constants, types) stays usable everywhere.
 //
+// internal/shmring does not exist yet: the path is reserved for the
+// shared-memory rings of the shm provider (STYLE.md §1), and the rules
+// name it now so that it lands under them.
+//
 // Paths are compared element by element: prov/tcp may import
 // prov/tcp/internal/x but not prov/tcpx.
 //

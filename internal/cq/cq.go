@@ -87,6 +87,12 @@ type CQ struct {
 
 	signaled atomic.Bool // fi_cq_signal, consumed by the next blocking read
 
+	// roomArmed is set while kicks armed with NotifyRoom wait for room;
+	// readers check it after freeing entries (no lock when unset).
+	roomArmed atomic.Bool
+	rmu       sync.Mutex // guards roomKicks (a leaf lock)
+	roomKicks []chan<- struct{}
+
 	// state mirrors n, held, overrun and closed (see publishLocked), so
 	// that an empty Read and Full take no lock.
 	state atomic.Uint64
@@ -104,8 +110,9 @@ type CQ struct {
 }
 
 var (
-	_ provider.CQOwner    = (*CQ)(nil)
-	_ provider.CQReserver = (*CQ)(nil)
+	_ provider.CQOwner      = (*CQ)(nil)
+	_ provider.CQReserver   = (*CQ)(nil)
+	_ provider.RoomNotifier = (*CQ)(nil)
 )
 
 // New opens a CQ.
@@ -207,6 +214,47 @@ func (q *CQ) Unreserve() {
 		q.publishLocked()
 	}
 	q.mu.Unlock()
+	q.roomFreed()
+}
+
+// NotifyRoom implements provider.RoomNotifier: kick gets a non-blocking
+// send the next time room may have been freed (entries read, a
+// reservation given back, the CQ closed). One-shot; see
+// provider.RoomNotifier for the arm-retry-wait order. It reports true
+// (false only for a nil kick).
+func (q *CQ) NotifyRoom(kick chan<- struct{}) bool {
+	if kick == nil {
+		return false
+	}
+	q.rmu.Lock()
+	defer q.rmu.Unlock()
+	for _, k := range q.roomKicks {
+		if k == kick {
+			return true
+		}
+	}
+	q.roomKicks = append(q.roomKicks, kick)
+	q.roomArmed.Store(true)
+	return true
+}
+
+// roomFreed fires the kicks armed with NotifyRoom; q.mu is not held. It
+// costs one atomic load when nothing is armed.
+func (q *CQ) roomFreed() {
+	if !q.roomArmed.Load() {
+		return
+	}
+	q.rmu.Lock()
+	q.roomArmed.Store(false)
+	for i, k := range q.roomKicks {
+		select {
+		case k <- struct{}{}:
+		default:
+		}
+		q.roomKicks[i] = nil
+	}
+	q.roomKicks = q.roomKicks[:0]
+	q.rmu.Unlock()
 }
 
 // Full reports whether Reserve would fail now: queued entries and
@@ -444,6 +492,9 @@ func (q *CQ) ReadFrom(entries []provider.CQEntry, src []provider.Addr) (int, err
 	}
 	k, err := q.readLocked(entries, src)
 	q.mu.Unlock()
+	if k > 0 {
+		q.roomFreed()
+	}
 	return k, err
 }
 
@@ -458,7 +509,15 @@ func (q *CQ) ReadErr(e *provider.CQErrEntry) error {
 		return provider.EINVAL
 	}
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	err := q.readErrLocked(e)
+	q.mu.Unlock()
+	if err == nil {
+		q.roomFreed()
+	}
+	return err
+}
+
+func (q *CQ) readErrLocked(e *provider.CQErrEntry) error {
 	if q.closed {
 		return provider.EBADF
 	}
@@ -538,6 +597,9 @@ func (q *CQ) SRead(entries []provider.CQEntry, src []provider.Addr, threshold in
 	}
 	berr := q.Hub.Block(deadline, done, ready)
 	if berr == nil {
+		if k > 0 {
+			q.roomFreed()
+		}
 		return k, err
 	}
 	if berr == progress.ErrClosed {
@@ -548,6 +610,9 @@ func (q *CQ) SRead(entries []provider.CQEntry, src []provider.Addr, threshold in
 	if q.n > 0 && !q.closed {
 		k, err = q.readLocked(entries, src)
 		q.mu.Unlock()
+		if k > 0 {
+			q.roomFreed()
+		}
 		return k, err
 	}
 	q.mu.Unlock()
@@ -621,5 +686,6 @@ func (q *CQ) Close() error {
 	q.n, q.en, q.held = 0, 0, 0
 	q.publishLocked()
 	q.mu.Unlock()
+	q.roomFreed()
 	return q.Hub.Close()
 }

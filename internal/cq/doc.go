@@ -20,6 +20,9 @@
 //     the head (ReadErr then returns it);
 //   - an empty CQ first drives progress of the bound sources, then returns
 //     EAGAIN;
+//   - a read that takes entries fires the kicks armed with NotifyRoom
+//     (provider.RoomNotifier), as do Unreserve and Close: providers that
+//     stopped receiving for lack of room sleep until then;
 //   - after an overrun (a write found the CQ full; never with
 //     Config.ResourceMgmt, see provider.CQReserver) no further completion is
 //     accepted; reads return the entries that were queued and then EOVERRUN

@@ -122,13 +122,18 @@ func (q *EQ) Write(e *provider.EQEntry) error {
 	}
 	c := *e
 	c.CMData = cloneBytes(e.CMData)
+	return q.enqueue(event{e: c})
+}
+
+// enqueue queues v and wakes the waiters.
+func (q *EQ) enqueue(v event) error {
 	q.mu.Lock()
 	ev, err := q.push()
 	if err != nil {
 		q.mu.Unlock()
 		return err
 	}
-	*ev = event{e: c}
+	*ev = v
 	q.mu.Unlock()
 	q.Wake()
 	return nil
@@ -147,16 +152,7 @@ func (q *EQ) WriteErr(e *provider.EQErrEntry) error {
 	} else if c.Err == 0 {
 		c.Err = provider.EOTHER
 	}
-	q.mu.Lock()
-	ev, err := q.push()
-	if err != nil {
-		q.mu.Unlock()
-		return err
-	}
-	*ev = event{ee: c, err: true}
-	q.mu.Unlock()
-	q.Wake()
-	return nil
+	return q.enqueue(event{ee: c, err: true})
 }
 
 // WriteUser is fi_eq_write: the application inserts an event. It needs

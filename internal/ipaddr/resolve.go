@@ -36,6 +36,28 @@ func IfaceSockaddr(a sys.IfaceAddr) Sockaddr {
 	return s
 }
 
+// DefaultSource is the address an endpoint or passive endpoint opened
+// without src_addr binds: the source the kernel would use towards
+// info.DestAddr, or else the first address of the interfaces GetInfo lists
+// (iface, the provider's FI_*_IFACE value, "" for all) in info.AddrFormat,
+// with port 0 (the kernel picks an ephemeral port at bind). Nil when no
+// address fits.
+func DefaultSource(info *provider.Info, iface string) []byte {
+	if info.DestAddr != nil {
+		if s := SourceFor(info.DestAddr); s != nil {
+			return s
+		}
+	}
+	addrs, _ := sys.ListAddrs(iface)
+	for _, a := range addrs {
+		sa := Append(nil, IfaceSockaddr(a))
+		if _, f, _ := Decode(sa); FormatOK(info.AddrFormat, f) {
+			return sa
+		}
+	}
+	return nil
+}
+
 // SourceFor returns the local address the kernel routes to dest from, with
 // port 0 (libfabric's ofi_get_src_addr), or nil.
 func SourceFor(dest []byte) []byte {

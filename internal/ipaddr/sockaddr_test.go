@@ -111,3 +111,20 @@ func FuzzSockaddr(f *testing.F) {
 		_ = WithPort(b, 1)
 	})
 }
+
+// DefaultSource routes towards the destination when there is one, and
+// otherwise takes the first listed address of the interface in the
+// requested format (nil when none has it); the port is always 0.
+func TestDefaultSource(t *testing.T) {
+	want := Append(nil, Sockaddr{AP: netip.MustParseAddrPort("127.0.0.1:0")})
+	dest := Append(nil, Sockaddr{AP: netip.MustParseAddrPort("127.0.0.1:9228")})
+	if got := DefaultSource(&provider.Info{DestAddr: dest}, "nosuchiface0"); !bytes.Equal(got, want) {
+		t.Errorf("towards 127.0.0.1:9228: %s, want %s", Format(got), Format(want))
+	}
+	if got := DefaultSource(&provider.Info{AddrFormat: provider.SockAddrIn}, "lo"); !bytes.Equal(got, want) {
+		t.Errorf("on lo: %s, want %s", Format(got), Format(want))
+	}
+	if got := DefaultSource(&provider.Info{AddrFormat: provider.AddrStr}, ""); got != nil {
+		t.Errorf("in FI_ADDR_STR: %s, want nil (no interface address has that format)", Format(got))
+	}
+}

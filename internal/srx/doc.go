@@ -57,7 +57,10 @@
 // GetMsg/GetTag return EAGAIN and a nil entry: the peer must keep the
 // message and retry later (FI_RM_ENABLED: never drop; apply back-pressure
 // to the sender), or may drop it when resource management is disabled
-// (FI_RM_DISABLED, e.g. DGRAM). The default (0) is unbounded.
+// (FI_RM_DISABLED, e.g. DGRAM). The default (0) is unbounded. A peer that
+// keeps the message arms Queue.NotifyRoom (provider.RoomNotifier) to learn
+// when to retry: it fires when an unexpected message leaves the queue or,
+// with resource management, when the CQ frees room.
 //
 // # Reserved completions (Config.ResourceMgmt)
 //

@@ -157,9 +157,14 @@ type Queue struct {
 	cq   provider.CQOwner
 	cntr provider.CntrOwner
 	res  provider.CQReserver // cq, when rm and cq can reserve
+
+	roomKicks []chan<- struct{} // armed with NotifyRoom, fired when nunexp drops
 }
 
-var _ provider.SRXOwner = (*Queue)(nil)
+var (
+	_ provider.SRXOwner     = (*Queue)(nil)
+	_ provider.RoomNotifier = (*Queue)(nil)
+)
 
 // New returns an empty receive queue.
 func New(cfg Config) *Queue {
@@ -226,6 +231,68 @@ func (q *Queue) SizeLeft() int {
 		return 0
 	}
 	return q.size - q.nposted
+}
+
+// NotifyRoom implements provider.RoomNotifier for a peer whose GetMsg or
+// GetTag answered EAGAIN: kick gets a non-blocking send once an
+// unexpected message leaves the queue (with Config.MaxUnexpected) or the
+// queue closes, and, with resource management, once the CQ frees room.
+// It reports false when the queue reserves in a CQ that is not a
+// provider.RoomNotifier.
+func (q *Queue) NotifyRoom(kick chan<- struct{}) bool {
+	if kick == nil {
+		return false
+	}
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		kickOne(kick)
+		return true
+	}
+	res := q.res
+	if q.maxUnexp > 0 {
+		found := false
+		for _, k := range q.roomKicks {
+			if k == kick {
+				found = true
+				break
+			}
+		}
+		if !found {
+			q.roomKicks = append(q.roomKicks, kick)
+		}
+	}
+	q.mu.Unlock()
+	if res == nil {
+		return true
+	}
+	n, ok := res.(provider.RoomNotifier)
+	return ok && n.NotifyRoom(kick)
+}
+
+func kickOne(k chan<- struct{}) {
+	select {
+	case k <- struct{}{}:
+	default:
+	}
+}
+
+// fireRoom fires the kicks armed with NotifyRoom; q.mu is held.
+func (q *Queue) fireRoom() {
+	for i, k := range q.roomKicks {
+		kickOne(k)
+		q.roomKicks[i] = nil
+	}
+	q.roomKicks = q.roomKicks[:0]
+}
+
+// unexpLeft counts an unexpected message out of the queue and wakes the
+// peers waiting for room in it; q.mu is held.
+func (q *Queue) unexpLeft() {
+	q.nunexp--
+	if len(q.roomKicks) > 0 {
+		q.fireRoom()
+	}
 }
 
 func (q *Queue) alloc() *entry {
@@ -458,7 +525,7 @@ func (q *Queue) queue(re *provider.RxEntry, tagged bool) error {
 	}
 	if q.closed {
 		u.st = stHanded
-		q.nunexp--
+		q.unexpLeft()
 		q.mu.Unlock()
 		_ = discard(u)
 		return nil
@@ -466,7 +533,7 @@ func (q *Queue) queue(re *provider.RxEntry, tagged bool) error {
 	if p := q.findPosted(tagged, re.Addr, re.Tag); p != nil {
 		q.bindPosted(u, p)
 		u.st = stHanded
-		q.nunexp--
+		q.unexpLeft()
 		q.mu.Unlock()
 		_ = start(u)
 		return nil
@@ -508,7 +575,7 @@ func (q *Queue) ForeachUnspecAddr(getAddr func(e *provider.RxEntry) provider.Add
 				if a != provider.AddrUnspec && !u.claimed {
 					if p := q.findPosted(u.tag, a, u.rx.Tag); p != nil {
 						l.remove(u)
-						q.nunexp--
+						q.unexpLeft()
 						q.bindPosted(u, p)
 						u.st = stHanded
 						starts = append(starts, u)
@@ -540,10 +607,10 @@ func (q *Queue) FreeEntry(re *provider.RxEntry) {
 		q.mu.Unlock()
 		return
 	case stGot:
-		q.nunexp--
+		q.unexpLeft()
 	case stUnexp:
 		q.unexp(e.tag).remove(e)
-		q.nunexp--
+		q.unexpLeft()
 	}
 	p := e.parent
 	unused := e.res
@@ -649,7 +716,7 @@ func (q *Queue) Post(m *provider.Msg, tagged bool) error {
 			u.res = q.res
 		}
 		q.unexp(tagged).remove(u)
-		q.nunexp--
+		q.unexpLeft()
 		setRecv(u, m, baseFlags(tagged))
 		u.st = stHanded
 		q.mu.Unlock()
@@ -726,7 +793,7 @@ func (q *Queue) postMulti(m *provider.Msg, tagged bool, addr provider.Addr) erro
 			break
 		}
 		q.unexp(tagged).remove(u)
-		q.nunexp--
+		q.unexpLeft()
 		q.carve(p, u, u.rx.MsgSize)
 		u.st = stHanded
 		starts = append(starts, u)
@@ -764,7 +831,7 @@ func (q *Queue) peek(m *provider.Msg, tagged bool, addr provider.Addr, claim, di
 	switch {
 	case disc:
 		q.unexp(tagged).remove(u)
-		q.nunexp--
+		q.unexpLeft()
 		u.st = stHanded
 		q.mu.Unlock()
 		_ = discard(u)
@@ -805,7 +872,7 @@ func (q *Queue) claim(m *provider.Msg, tagged bool, disc bool) error {
 		return provider.EINVAL
 	}
 	q.unexp(tagged).remove(u)
-	q.nunexp--
+	q.unexpLeft()
 	u.st = stHanded
 	if disc {
 		cq, cntr := q.cq, q.cntr
@@ -897,6 +964,7 @@ func (q *Queue) Close() error {
 		return provider.EBADF
 	}
 	q.closed = true
+	q.fireRoom()
 	for _, l := range []*list{&q.postedMsg, &q.postedTag} {
 		for l.head != nil {
 			p := l.head
@@ -919,7 +987,7 @@ func (q *Queue) Close() error {
 		for l.head != nil {
 			u := l.head
 			l.remove(u)
-			q.nunexp--
+			q.unexpLeft()
 			u.st = stHanded
 			discards = append(discards, u)
 		}

@@ -1,5 +1,6 @@
 // Package sys is the only package of the module that imports
-// golang.org/x/sys/unix and unsafe (besides internal/shmring). It wraps the
+// golang.org/x/sys/unix and unsafe (besides internal/shmring, reserved for
+// the shm provider's shared-memory rings and not written yet). It wraps the
 // few system interfaces the providers need, with no allocation and no
 // blocking on the hot path:
 //

@@ -194,14 +194,18 @@ func (c *Conn) Close() error {
 
 // Name returns the bound address (getsockname) in libfabric's layout: 16
 // bytes for IPv4, 28 for IPv6.
-func (c *Conn) Name() ([]byte, error) {
+func (c *Conn) Name() ([]byte, error) { return c.sockName(unix.SYS_GETSOCKNAME) }
+
+// sockName runs getsockname or getpeername (trap) on c and returns the
+// address in libfabric's layout.
+func (c *Conn) sockName(trap uintptr) ([]byte, error) {
 	if !c.acquire() {
 		return nil, ErrClosed
 	}
 	defer c.release()
 	var buf [SizeofSockaddrMax]byte
 	l := uint32(len(buf))
-	_, _, e := unix.RawSyscall(unix.SYS_GETSOCKNAME, uintptr(c.fd), uintptr(unsafe.Pointer(&buf[0])),
+	_, _, e := unix.RawSyscall(trap, uintptr(c.fd), uintptr(unsafe.Pointer(&buf[0])),
 		uintptr(unsafe.Pointer(&l)))
 	if e != 0 {
 		return nil, TranslateErrno(e)

@@ -39,20 +39,31 @@ func TCPSocket(addr []byte, reuseAddr bool) (*Conn, error) {
 // TCPBind binds c to addr (port 0: an ephemeral port). EADDRINUSE is
 // returned as provider.EADDRINUSE.
 func TCPBind(c *Conn, addr []byte) error {
-	if _, ok := sockaddrFamily(addr); !ok {
-		return provider.EINVAL
+	e, bad := c.addrSyscall(unix.SYS_BIND, addr)
+	if bad != 0 {
+		return bad
 	}
-	var tmp [SizeofSockaddrMax]byte
-	ka := toKernel(addr, &tmp)
-	if !c.acquire() {
-		return ErrClosed
-	}
-	_, _, e := unix.Syscall(unix.SYS_BIND, uintptr(c.fd), uintptr(unsafe.Pointer(bytePtr(ka))), uintptr(len(ka)))
-	c.release()
 	if e != 0 {
 		return TranslateErrno(e)
 	}
 	return nil
+}
+
+// addrSyscall runs bind or connect (trap) on c with addr, in the kernel's
+// layout. bad is EINVAL for an address that is not a socket address and
+// ErrClosed on a closed c; otherwise e is the system call's errno.
+func (c *Conn) addrSyscall(trap uintptr, addr []byte) (e unix.Errno, bad provider.Errno) {
+	if _, ok := sockaddrFamily(addr); !ok {
+		return 0, provider.EINVAL
+	}
+	var tmp [SizeofSockaddrMax]byte
+	ka := toKernel(addr, &tmp)
+	if !c.acquire() {
+		return 0, ErrClosed
+	}
+	_, _, e = unix.Syscall(trap, uintptr(c.fd), uintptr(unsafe.Pointer(bytePtr(ka))), uintptr(len(ka)))
+	c.release()
+	return e, 0
 }
 
 // TCPRebind replaces the socket of c by a new TCP socket (with
@@ -168,16 +179,10 @@ func TCPAccept(c *Conn) (*Conn, []byte, provider.Errno) {
 // when the connection is established at once, EINPROGRESS when it is in
 // progress (TCPConnectDone reports the outcome), or the error.
 func TCPConnect(c *Conn, addr []byte) provider.Errno {
-	if _, ok := sockaddrFamily(addr); !ok {
-		return provider.EINVAL
+	e, bad := c.addrSyscall(unix.SYS_CONNECT, addr)
+	if bad != 0 {
+		return bad
 	}
-	var tmp [SizeofSockaddrMax]byte
-	ka := toKernel(addr, &tmp)
-	if !c.acquire() {
-		return ErrClosed
-	}
-	_, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(c.fd), uintptr(unsafe.Pointer(bytePtr(ka))), uintptr(len(ka)))
-	c.release()
 	switch e {
 	case 0:
 		return 0
@@ -211,25 +216,7 @@ func TCPConnectDone(c *Conn) (bool, provider.Errno) {
 }
 
 // TCPPeerName returns the connected peer's address (getpeername).
-func TCPPeerName(c *Conn) ([]byte, error) {
-	if !c.acquire() {
-		return nil, ErrClosed
-	}
-	defer c.release()
-	var buf [SizeofSockaddrMax]byte
-	l := uint32(len(buf))
-	_, _, e := unix.RawSyscall(unix.SYS_GETPEERNAME, uintptr(c.fd), uintptr(unsafe.Pointer(&buf[0])),
-		uintptr(unsafe.Pointer(&l)))
-	if e != 0 {
-		return nil, TranslateErrno(e)
-	}
-	if int(l) > len(buf) {
-		l = uint32(len(buf))
-	}
-	out := append([]byte(nil), buf[:l]...)
-	fromKernel(out)
-	return out, nil
-}
+func TCPPeerName(c *Conn) ([]byte, error) { return c.sockName(unix.SYS_GETPEERNAME) }
 
 // TCPReadable reports, without blocking, whether a read on c would not
 // block (data, end of stream or an error is pending). Unlike a read that

@@ -1,8 +1,9 @@
 package tcp
 
 import (
+	"os"
+
 	"github.com/gofabric/fabric/internal/ipaddr"
-	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -23,9 +24,11 @@ func formatSockaddr(b []byte) string { return ipaddr.Format(b) }
 
 func withPort(b []byte, port uint16) []byte { return ipaddr.WithPort(b, port) }
 
-func sourceFor(dest []byte) []byte { return ipaddr.SourceFor(dest) }
-
-func ifaceSockaddr(a sys.IfaceAddr) sockaddr { return ipaddr.IfaceSockaddr(a) }
+// defaultSource is the address an endpoint or passive endpoint opened without src_addr
+// binds (ipaddr.DefaultSource, honouring FI_TCP_IFACE).
+func defaultSource(info *provider.Info) []byte {
+	return ipaddr.DefaultSource(info, os.Getenv(envIface))
+}
 
 // ValidAddr reports whether b is a valid address in format f.
 func (tcpProvider) ValidAddr(f provider.AddrFormat, b []byte) bool {

@@ -83,11 +83,12 @@ type endpoint struct {
 	stCh         chan struct{} // closed and replaced on state changes (WaitReady)
 	waiters      atomic.Int32
 
-	closeCh chan struct{}
-	rxKick  chan struct{}
-	txKick  chan struct{}
-	wg      sync.WaitGroup
-	goAuto  bool // auto-progress goroutines started
+	closeCh  chan struct{}
+	rxKick   chan struct{}
+	txKick   chan struct{}
+	roomKick chan struct{} // armed with provider.RoomNotifier while the stream waits for room
+	wg       sync.WaitGroup
+	goAuto   bool // auto-progress goroutines started
 }
 
 var (
@@ -118,7 +119,7 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 	}
 	ep := &endpoint{caps: info.Caps, fmt: info.AddrFormat, nodelay: envBool(envNoDelay, true),
 		stCh: make(chan struct{}), closeCh: make(chan struct{}),
-		rxKick: make(chan struct{}, 1), txKick: make(chan struct{}, 1)}
+		rxKick: make(chan struct{}, 1), txKick: make(chan struct{}, 1), roomKick: make(chan struct{}, 1)}
 	if ep.caps == 0 {
 		ep.caps = infoCaps
 	}
@@ -653,10 +654,12 @@ func (ep *endpoint) progressLocked() {
 
 // rxLoop is the FI_PROGRESS_AUTO receive goroutine: it parks in the
 // netpoller until the socket is readable (or, while the stream waits for
-// a receive to be posted, until StartMsg kicks it).
+// a receive to be posted, until StartMsg kicks it; or, while it waits for
+// room in the receive CQ or the receive queue, until room is freed).
 func (ep *endpoint) rxLoop() {
 	defer ep.wg.Done()
 	var t *time.Timer
+	armed := false // roomKick is armed: room freed since then kicks it
 	for {
 		ep.mu.Lock()
 		if ep.state != epConnected {
@@ -684,15 +687,34 @@ func (ep *endpoint) rxLoop() {
 		case rxMatch, rxWaitCQ:
 			// The receive queue holds as many unexpected messages as it
 			// may, or (FI_RM_ENABLED) the receive CQ has no room for the
-			// message's completion: retry when kicked or shortly.
-			if t == nil {
-				t = time.NewTimer(time.Millisecond)
-			} else {
-				t.Reset(time.Millisecond)
+			// message's completion. Arm the room notification and try
+			// once more (room freed before the arm is seen by the retry),
+			// then sleep until room is freed: no polling while the
+			// application does not read its CQ.
+			if !armed {
+				if ep.armRoom(st) {
+					armed = true
+					continue
+				}
+				// The queue cannot promise a notification (an SRX
+				// owner or CQ from outside): poll.
+				if t == nil {
+					t = time.NewTimer(time.Millisecond)
+				} else {
+					t.Reset(time.Millisecond)
+				}
+				select {
+				case <-ep.rxKick:
+				case <-t.C:
+				case <-ep.closeCh:
+					return
+				}
+				continue
 			}
+			armed = false
 			select {
+			case <-ep.roomKick:
 			case <-ep.rxKick:
-			case <-t.C:
 			case <-ep.closeCh:
 				return
 			}
@@ -705,6 +727,20 @@ func (ep *endpoint) rxLoop() {
 			}
 		}
 	}
+}
+
+// armRoom arms roomKick on what the stream waits for in state st (the
+// receive queue for rxMatch, the receive CQ for rxWaitCQ). It reports
+// false when that cannot notify.
+func (ep *endpoint) armRoom(st int) bool {
+	var n provider.RoomNotifier
+	var ok bool
+	if st == rxWaitCQ {
+		n, ok = ep.rxRes.(provider.RoomNotifier)
+	} else {
+		n, ok = ep.res.SRX.(provider.RoomNotifier)
+	}
+	return ok && n.NotifyRoom(ep.roomKick)
 }
 
 // txLoop is the FI_PROGRESS_AUTO transmit goroutine: woken when a write

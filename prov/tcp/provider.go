@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/internal/wire/tcpwire"
 	"github.com/gofabric/fabric/provider"
 )
@@ -289,23 +288,3 @@ type domain struct{}
 func (*domain) Endpoint(info *provider.Info) (provider.Endpoint, error) { return newEndpoint(info) }
 
 func (*domain) Close() error { return nil }
-
-// defaultSource is the address an endpoint or passive endpoint opened
-// without src_addr binds: the source the kernel would use towards
-// dest_addr, or else the first interface address GetInfo lists
-// (honouring FI_TCP_IFACE and the address format), with port 0.
-func defaultSource(info *provider.Info) []byte {
-	if info.DestAddr != nil {
-		if s := sourceFor(info.DestAddr); s != nil {
-			return s
-		}
-	}
-	addrs, _ := sys.ListAddrs(os.Getenv(envIface))
-	for _, a := range addrs {
-		sa := appendSockaddr(nil, ifaceSockaddr(a))
-		if _, f, _ := decodeSockaddr(sa); formatOK(info.AddrFormat, f) {
-			return sa
-		}
-	}
-	return nil
-}

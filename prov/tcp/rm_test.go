@@ -44,54 +44,6 @@ func drainCQ(t testing.TB, q *cq.CQ) int {
 	}
 }
 
-// TestRMSmallCQFiveSends: with CQs of size 2, five sends and five receives
-// all complete, none is lost, and neither CQ overruns. The third send
-// posted without reading the CQ is refused with EAGAIN.
-func TestRMSmallCQFiveSends(t *testing.T) {
-	for _, auto := range []bool{false, true} {
-		t.Run(map[bool]string{false: "manual", true: "auto"}[auto], func(t *testing.T) {
-			cli, srv := pair(t, opts{cqSize: 2, auto: auto})
-			for i := 0; i < 5; i++ {
-				srv.post(make([]byte, 8), i)
-			}
-			accepted := 0
-			for i := 0; i < 3; i++ {
-				if cli.ep.Send(provider.Msg{Buf: []byte("x"), Context: i, Flags: provider.FlagCompletion}) == nil {
-					accepted++
-				}
-			}
-			if accepted != 2 {
-				t.Fatalf("%d of 3 sends accepted by a size-2 CQ that nobody read; want 2", accepted)
-			}
-			sent, txDone, rxDone := accepted, 0, 0
-			deadline := time.Now().Add(waitLimit)
-			for txDone < 5 || rxDone < 5 {
-				if time.Now().After(deadline) {
-					t.Fatalf("sent %d, %d send and %d receive completions", sent, txDone, rxDone)
-				}
-				if sent < 5 {
-					err := cli.ep.Send(provider.Msg{Buf: []byte("x"), Context: sent, Flags: provider.FlagCompletion})
-					switch err {
-					case nil:
-						sent++
-					case provider.EAGAIN:
-					default:
-						t.Fatalf("send: %v", err)
-					}
-				}
-				txDone += drainCQ(t, cli.txCQ)
-				rxDone += drainCQ(t, srv.rxCQ)
-				runtime.Gosched()
-			}
-			if txDone != 5 || rxDone != 5 {
-				t.Fatalf("%d send and %d receive completions; want 5 and 5", txDone, rxDone)
-			}
-			expectEmpty(t, cli.txCQ, 20*time.Millisecond, srv)
-			expectEmpty(t, srv.rxCQ, 20*time.Millisecond, cli)
-		})
-	}
-}
-
 // TestRMManyPosters: 64 goroutines post 64,000 sends through one endpoint
 // whose CQs hold 1,024 entries; every accepted send yields exactly one
 // completion, every message one receive completion, and no CQ overruns
@@ -523,4 +475,124 @@ func TestRMFlushAfterDisconnect(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
+}
+
+// TestRMRefusedPostSkipsLock: a post refused because the transmit CQ has
+// no room answers EAGAIN without taking the endpoint's lock (held across
+// socket writes and receive progress), so refused posts do not queue
+// behind it; an accepted post still does.
+func TestRMRefusedPostSkipsLock(t *testing.T) {
+	cli, srv := pair(t, opts{cqSize: 2})
+	for i := 0; i < 2; i++ {
+		srv.post(make([]byte, 8), i)
+		cli.send([]byte("x"), i, 0)
+	}
+	waitCounts(t, "transmit CQ full", time.Now().Add(waitLimit), cli.txCQ.Full, srv, cli)
+	cli.ep.mu.Lock()
+	done := make(chan error, 1)
+	go func() {
+		done <- cli.ep.Send(provider.Msg{Buf: []byte("x"), Context: "refused", Flags: provider.FlagCompletion})
+	}()
+	select {
+	case err := <-done:
+		cli.ep.mu.Unlock()
+		if err != provider.EAGAIN {
+			t.Fatalf("send with the transmit CQ full: %v, want EAGAIN", err)
+		}
+	case <-time.After(waitLimit):
+		cli.ep.mu.Unlock()
+		<-done
+		t.Fatal("a refused send waited for the endpoint's lock")
+	}
+	if n := drainCQ(t, cli.txCQ); n != 2 {
+		t.Fatalf("%d transmit completions, want 2", n)
+	}
+	// A post that fails after its reservation (not connected) gives the
+	// room back.
+	cli.ep.mu.Lock()
+	cli.ep.setState(epDown)
+	cli.ep.mu.Unlock()
+	for i := 0; i < 3; i++ {
+		if err := cli.ep.Send(provider.Msg{Buf: []byte("x"), Flags: provider.FlagCompletion}); err != provider.ENOTCONN {
+			t.Fatalf("send on a down endpoint: %v, want ENOTCONN", err)
+		}
+	}
+	if cli.txCQ.Full() {
+		t.Fatal("failed posts kept their reservations")
+	}
+}
+
+// BenchmarkRMContendedPosts: 64 goroutines post sends through one endpoint
+// whose transmit CQ holds 16 entries while one goroutine reads it. It
+// reports the Send calls that took more than 1 ms (slow-calls, and their
+// share of all calls, slow-%) and the share refused with EAGAIN
+// (refused-%).
+func BenchmarkRMContendedPosts(b *testing.B) {
+	const posters = 64
+	cli, srv := pair(b, opts{cqSize: 16})
+	_ = srv
+	var calls, slow, refused, accepted atomic.Int64
+	var rxStop atomic.Bool
+	var wg sync.WaitGroup
+	// The receiver posts receives and reads its CQ; the sender's CQ is read
+	// by one goroutine.
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		var ents [16]provider.CQEntry
+		buf := make([]byte, 16)
+		for !rxStop.Load() {
+			for {
+				m := provider.Msg{Buf: buf, Addr: provider.AddrUnspec, Flags: provider.FlagCompletion}
+				if srv.rq.Post(&m, false) != nil {
+					break
+				}
+			}
+			srv.rxCQ.Read(ents[:])
+			runtime.Gosched()
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		var ents [16]provider.CQEntry
+		for !rxStop.Load() {
+			cli.txCQ.Read(ents[:])
+			runtime.Gosched()
+		}
+	}()
+	b.ResetTimer()
+	per := b.N/posters + 1
+	var pw sync.WaitGroup
+	for g := 0; g < posters; g++ {
+		pw.Add(1)
+		go func() {
+			defer pw.Done()
+			for i := 0; i < per; {
+				t0 := time.Now()
+				err := cli.ep.Send(provider.Msg{Buf: []byte("0123456789"), Flags: provider.FlagCompletion})
+				if time.Since(t0) > time.Millisecond {
+					slow.Add(1)
+				}
+				calls.Add(1)
+				switch err {
+				case nil:
+					accepted.Add(1)
+					i++
+				case provider.EAGAIN:
+					refused.Add(1)
+					runtime.Gosched()
+				default:
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	pw.Wait()
+	b.StopTimer()
+	rxStop.Store(true)
+	wg.Wait()
+	b.ReportMetric(float64(slow.Load()), "slow-calls")
+	b.ReportMetric(100*float64(slow.Load())/float64(calls.Load()), "slow-%")
+	b.ReportMetric(100*float64(refused.Load())/float64(calls.Load()), "refused-%")
 }

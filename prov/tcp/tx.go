@@ -198,31 +198,46 @@ func (ep *endpoint) post(m *provider.Msg, kind opKind) error {
 		rone[0] = m.RMAOne
 		rma = rone[:]
 	}
+	complete := m.Flags&provider.FlagCompletion != 0
+	// FI_RM_ENABLED: claim the completion's room in the TX CQ before
+	// anything is started; a full CQ makes the post EAGAIN (fi_domain(3)
+	// "Tx CQ"), never an overrun. This is done before ep.mu is taken (the
+	// lock is held across socket writes and receive progress), so that
+	// posts refused while the application has not read its CQ return at
+	// once instead of queueing on the lock. txRes is set by Enable, which
+	// the root package orders before any post.
+	res := ep.txRes
+	if !complete {
+		res = nil
+	}
+	if res != nil && (res.Full() || !res.Reserve()) {
+		return provider.EAGAIN
+	}
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
+	var err error
 	switch ep.state {
 	case epConnected, epConnecting:
 	case epClosed:
-		return provider.EBADF // closed while the call was on its way in
+		err = provider.EBADF // closed while the call was on its way in
 	default:
-		return provider.ENOTCONN // enabled (root), not connected
+		err = provider.ENOTCONN // enabled (root), not connected
 	}
 	t := &ep.tx
-	op := t.alloc()
-	if op == nil {
-		return provider.EAGAIN
-	}
-	op.complete = m.Flags&provider.FlagCompletion != 0
-	if op.complete && ep.txRes != nil {
-		// FI_RM_ENABLED: claim the completion's room in the TX CQ before
-		// anything is started; a full CQ makes the post EAGAIN
-		// (fi_domain(3) "Tx CQ"), never an overrun.
-		if !ep.txRes.Reserve() {
-			t.release(op)
-			return provider.EAGAIN
+	var op *txOp
+	if err == nil {
+		if op = t.alloc(); op == nil {
+			err = provider.EAGAIN
 		}
-		op.reserved = true
 	}
+	if err != nil {
+		if res != nil {
+			res.Unreserve()
+		}
+		return err
+	}
+	op.complete = complete
+	op.reserved = res != nil
 	op.kind = kind
 	op.ctx = m.Context
 	op.fence = m.Flags&provider.FlagFence != 0

@@ -1,7 +1,6 @@
 package udp
 
 import (
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +31,8 @@ type endpoint struct {
 	mu       sync.Mutex // control path: SetName, Enable, Close
 	sock     *sys.Conn  // replaced only before Enable (SetName)
 	autoDone chan struct{}
+	closeCh  chan struct{} // closed by Close (auto progress)
+	roomKick chan struct{} // armed with provider.RoomNotifier while the receive CQ is full
 
 	// Set by Enable, read-only afterwards.
 	txCQ, rxCQ     provider.CQOwner
@@ -134,26 +135,6 @@ func checkLimits(info *provider.Info) error {
 	return nil
 }
 
-// defaultSource is the address an endpoint opened without src_addr binds:
-// the source the kernel would use towards dest_addr, or else the first
-// interface address GetInfo lists (honouring FI_UDP_IFACE and the address
-// format), with an ephemeral port.
-func defaultSource(info *provider.Info) []byte {
-	if info.DestAddr != nil {
-		if s := sourceFor(info.DestAddr); s != nil {
-			return s
-		}
-	}
-	addrs, _ := sys.ListAddrs(os.Getenv(envIface))
-	for _, a := range addrs {
-		sa := appendSockaddr(nil, ifaceSockaddr(a))
-		if _, f, _ := decodeSockaddr(sa); formatOK(info.AddrFormat, f) {
-			return sa
-		}
-	}
-	return nil
-}
-
 // Name returns the socket's address (getsockname) in libfabric's layout.
 func (ep *endpoint) Name() ([]byte, error) {
 	ep.mu.Lock()
@@ -226,6 +207,8 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	ep.state.Store(stateEnabled)
 	if ep.auto {
 		ep.autoDone = make(chan struct{})
+		ep.closeCh = make(chan struct{})
+		ep.roomKick = make(chan struct{}, 1)
 		go ep.autoProgress(ep.sock, ep.autoDone)
 	}
 	return nil
@@ -563,10 +546,18 @@ func (ep *endpoint) putUbuf(u *ubuf) {
 
 // autoProgress is the FI_PROGRESS_AUTO goroutine: it parks in the network
 // poller until the socket is readable, then progresses; it ends when the
-// socket is closed.
+// socket is closed. While the receive CQ has no room (FI_RM_ENABLED) the
+// socket stays readable, so it parks until the CQ frees room instead.
 func (ep *endpoint) autoProgress(sock *sys.Conn, done chan struct{}) {
 	defer close(done)
+	var t *time.Timer
 	for {
+		if ep.rxFull != nil && ep.rxFull.Full() {
+			if !ep.waitRoom(&t) {
+				return
+			}
+			continue
+		}
 		if err := sock.WaitReadable(time.Time{}); err != nil && err != sys.ErrTimeout {
 			return
 		}
@@ -579,6 +570,36 @@ func (ep *endpoint) autoProgress(sock *sys.Conn, done chan struct{}) {
 		ep.rxMu.Lock()
 		ep.progressLocked()
 		ep.rxMu.Unlock()
+	}
+}
+
+// waitRoom parks the auto-progress goroutine while the receive CQ is full:
+// it arms the CQ's room notification, checks once more (room freed before
+// the arm is seen), and sleeps until the CQ is read. A CQ that cannot
+// notify (an imported one) is polled every millisecond. It reports false
+// once the endpoint is closed.
+func (ep *endpoint) waitRoom(t **time.Timer) bool {
+	if n, ok := ep.rxFull.(provider.RoomNotifier); ok && n.NotifyRoom(ep.roomKick) {
+		if !ep.rxFull.Full() {
+			return true
+		}
+		select {
+		case <-ep.roomKick:
+			return true
+		case <-ep.closeCh:
+			return false
+		}
+	}
+	if *t == nil {
+		*t = time.NewTimer(time.Millisecond)
+	} else {
+		(*t).Reset(time.Millisecond)
+	}
+	select {
+	case <-(*t).C:
+		return true
+	case <-ep.closeCh:
+		return false
 	}
 }
 
@@ -620,6 +641,7 @@ func (ep *endpoint) Close() error {
 	}
 	err := ep.sock.Close()
 	if ep.autoDone != nil {
+		close(ep.closeCh)
 		<-ep.autoDone
 	}
 	// Wait for a Progress call in flight to finish before returning: the

@@ -1,0 +1,159 @@
+//go:build unix
+
+package tcp
+
+import (
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gofabric/fabric/internal/cq"
+	"github.com/gofabric/fabric/provider"
+)
+
+// usage is the process's CPU time and context switches (getrusage).
+type usage struct {
+	cpu time.Duration
+	csw int64
+}
+
+func getUsage(t *testing.T) usage {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatalf("getrusage: %v", err)
+	}
+	return usage{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), csw: int64(ru.Nvcsw + ru.Nivcsw)}
+}
+
+// idleWindow is how long a blocked auto-progress endpoint is watched.
+const idleWindow = 500 * time.Millisecond
+
+// expectIdle watches the process for idleWindow, in which nothing but a
+// blocked auto-progress endpoint could run, and fails if it burned more
+// than a fifth of the wall time in CPU (a busy loop burns it all) or
+// switched context more than 100 times (a 1 ms poll switches ~1,000
+// times).
+func expectIdle(t *testing.T, what string) {
+	t.Helper()
+	u0, t0 := getUsage(t), time.Now()
+	time.Sleep(idleWindow)
+	u1, wall := getUsage(t), time.Since(t0)
+	cpu, csw := u1.cpu-u0.cpu, u1.csw-u0.csw
+	t.Logf("%s: %v CPU and %d context switches in %v", what, cpu, csw, wall.Round(time.Millisecond))
+	if cpu > wall/5 {
+		t.Errorf("%s: %v CPU in %v of idle wall time (> 20%%)", what, cpu, wall)
+	}
+	if csw > 100 {
+		t.Errorf("%s: %d context switches in %v idle (polling?)", what, csw, wall)
+	}
+}
+
+// readOne reads one entry from q, failing after waitLimit; it returns how
+// long that took.
+func readOne(t *testing.T, q *cq.CQ) (provider.CQEntry, time.Duration) {
+	t.Helper()
+	var ents [1]provider.CQEntry
+	t0 := time.Now()
+	for {
+		n, err := q.Read(ents[:])
+		if n == 1 {
+			return ents[0], time.Since(t0)
+		}
+		if err != provider.EAGAIN {
+			t.Fatalf("cq read: %v", err)
+		}
+		if time.Since(t0) > waitLimit {
+			t.Fatal("no completion")
+		}
+		runtime.Gosched()
+	}
+}
+
+// TestRMAutoIdleWhileCQFull: an auto-progress endpoint whose stream waits
+// for room in the receive CQ (a message matched to a posted receive, or
+// an RMA write with remote CQ data) sleeps until the application reads
+// the CQ, and then resumes delivery at once (the defect: a 1 ms polling
+// timer, thousands of wake-ups a second).
+func TestRMAutoIdleWhileCQFull(t *testing.T) {
+	t.Run("receive", func(t *testing.T) {
+		cli, srv := pair(t, opts{cqSize: 2, auto: true})
+		const msgs = 4
+		for i := 0; i < msgs; i++ {
+			srv.post(make([]byte, 8), i)
+		}
+		for i := 0; i < msgs; i++ {
+			if err := cli.ep.Send(provider.Msg{Buf: []byte{byte(i)}, Flags: provider.FlagInject}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitCounts(t, "receive CQ full", time.Now().Add(waitLimit), srv.rxCQ.Full)
+		time.Sleep(20 * time.Millisecond) // let the stream reach the full CQ
+		expectIdle(t, "stream waiting for receive CQ room")
+		var worst time.Duration
+		for i := 0; i < msgs; i++ {
+			e, d := readOne(t, srv.rxCQ)
+			if e.OpContext != i {
+				t.Fatalf("completion %d: context %v", i, e.OpContext)
+			}
+			worst = max(worst, d)
+		}
+		t.Logf("slowest completion after a read freed room: %v", worst)
+		if worst > time.Second {
+			t.Fatalf("delivery resumed %v after the CQ was read", worst)
+		}
+	})
+	t.Run("remote CQ data", func(t *testing.T) {
+		cli, srv := pair(t, opts{cqSize: 2, auto: true})
+		mem := make([]byte, 64)
+		if _, err := srv.mr.Register([][]byte{mem}, rmaAccess, 0, 0xc0de, true); err != nil {
+			t.Fatal(err)
+		}
+		const writes = 4
+		for i := 0; i < writes; i++ {
+			if err := cli.ep.Write(provider.Msg{Buf: []byte("abcdefgh"), Data: uint64(i),
+				Flags:  provider.FlagInject | provider.FlagRemoteCQData,
+				RMAOne: provider.RMAIOV{Addr: uint64(8 * i), Len: 8, Key: 0xc0de}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitCounts(t, "receive CQ full", time.Now().Add(waitLimit), srv.rxCQ.Full)
+		time.Sleep(20 * time.Millisecond)
+		expectIdle(t, "write waiting for receive CQ room")
+		for i := 0; i < writes; i++ {
+			e, d := readOne(t, srv.rxCQ)
+			if e.Data != uint64(i) {
+				t.Fatalf("completion %d: data %d", i, e.Data)
+			}
+			if d > time.Second {
+				t.Fatalf("delivery resumed %v after the CQ was read", d)
+			}
+		}
+	})
+	t.Run("unexpected limit", func(t *testing.T) {
+		cli, srv := pair(t, opts{auto: true, maxUnexp: 1})
+		for i := 0; i < 2; i++ {
+			if err := cli.ep.Send(provider.Msg{Buf: []byte{byte(i)}, Flags: provider.FlagInject}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitCounts(t, "unexpected queue full", time.Now().Add(waitLimit),
+			func() bool { _, u := srv.rq.Counts(); return u == 1 })
+		time.Sleep(20 * time.Millisecond)
+		expectIdle(t, "stream waiting for unexpected-queue room")
+		// A receive takes the queued message; the next one moves up.
+		srv.post(make([]byte, 8), "first")
+		if e, _ := readOne(t, srv.rxCQ); e.OpContext != "first" {
+			t.Fatalf("completion: %+v", e)
+		}
+		srv.post(make([]byte, 8), "second")
+		e, d := readOne(t, srv.rxCQ)
+		if e.OpContext != "second" {
+			t.Fatalf("completion: %+v", e)
+		}
+		if d > time.Second {
+			t.Fatalf("second message delivered %v after room was freed", d)
+		}
+	})
+}
