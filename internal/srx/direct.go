@@ -76,7 +76,7 @@ func (q *Queue) ReceiveDirect(r Receiver) DirectStatus {
 	p.st = stHanded
 	p.rx.MsgSize = uint64(size)
 	r.ReceivedDirect(&p.rx, n, olen)
-	q.free(p)
+	q.freePosted(p)
 	q.mu.Unlock()
 	return DirectDone
 }

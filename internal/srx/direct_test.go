@@ -1,6 +1,7 @@
 package srx
 
 import (
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -290,5 +291,38 @@ func BenchmarkPostReceiveDirect(b *testing.B) {
 		q.ReceiveDirect(src) // empty
 		src.msgs = append(src.msgs[:0], msg)
 		q.ReceiveDirect(src)
+	}
+}
+
+// TestReceiveDirectFreesClean checks that the entries the direct path
+// gives back (freePosted resets only what a plain posted receive uses)
+// return to the pool as a fresh entry, holding no reference to the
+// application's buffers, descriptors or context: single buffer with a
+// descriptor, and a scatter list with one.
+func TestReceiveDirectFreesClean(t *testing.T) {
+	q := New(Config{})
+	p := newPeer(q)
+	src := &fakeSource{cq: p.cq}
+	desc := provider.MRDesc(&provider.MRRegion{})
+	for _, m := range []provider.Msg{
+		{Buf: make([]byte, 8), Desc: desc, Context: "buf", Flags: provider.FlagCompletion},
+		{IOV: [][]byte{make([]byte, 4), make([]byte, 4)}, Descs: []provider.MRDesc{desc, desc}, Context: "iov",
+			Flags: provider.FlagCompletion},
+	} {
+		if err := q.Post(&m, false); err != nil {
+			t.Fatal(err)
+		}
+		src.msgs = [][]byte{[]byte("12345678")}
+		if st := q.ReceiveDirect(src); st != DirectDone {
+			t.Fatalf("%v: status %v", m.Context, st)
+		}
+		q.mu.Lock()
+		e := q.pool[len(q.pool)-1]
+		q.mu.Unlock()
+		want := entry{q: q}
+		want.rx.OwnerContext = e
+		if !reflect.DeepEqual(*e, want) {
+			t.Fatalf("%v: freed entry %+v, want a fresh one", m.Context, *e)
+		}
 	}
 }
