@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -96,6 +97,7 @@ func runPingpong(o *options, stdout, stderr io.Writer) (err error) {
 	if o.verbose {
 		fmt.Fprintf(stderr, "%s", fabric.InfoToString(p.info))
 	}
+	defer singleP()()
 	for _, s := range testSizes(o.sizeMode, o.size, p.bufSize) {
 		if err := p.pingpong(s); err != nil {
 			return err
@@ -105,6 +107,26 @@ func runPingpong(o *options, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	return nil
+}
+
+// singleP runs the timed loops with one P (GOMAXPROCS=1) unless the user
+// set GOMAXPROCS, and returns the function that restores the previous
+// value. The loop is one goroutine busy-polling its CQs, as the C tool's
+// single thread does, and needs no second P. With a second, idle P the Go
+// scheduler moves that goroutine to another thread whenever sysmon
+// preempts it (every 10 ms of running): it wakes an idle thread, which the
+// kernel may queue on the CPU where the peer process busy-polls, leaving
+// the other CPU idle and both pollers sharing one CPU for several
+// milliseconds. On two CPUs that made about half of the 10,000-iteration
+// runs 10-30% slower than the rest (perf sched timehist: the goroutine's
+// time split over two threads, the other CPU idle). With one P a
+// preempted goroutine resumes at once on the same thread.
+func singleP() (restore func()) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		return func() {}
+	}
+	prev := runtime.GOMAXPROCS(1)
+	return func() { runtime.GOMAXPROCS(prev) }
 }
 
 func (p *pingpong) debugf(format string, args ...any) {
