@@ -177,9 +177,6 @@ func (ep *Endpoint) SendV(iov [][]byte, desc []MRDesc, dest Addr, ctx any) error
 // SendMsg posts a message with explicit flags (fi_sendmsg): FI_REMOTE_CQ_DATA,
 // FI_COMPLETION, FI_INJECT, FI_MORE, FI_FENCE and the completion levels.
 func (ep *Endpoint) SendMsg(m *Msg, flags Flags) error {
-	if ep == nil {
-		return ErrInval
-	}
 	if m == nil {
 		return ErrInval
 	}
@@ -216,9 +213,6 @@ func (ep *Endpoint) TSendV(iov [][]byte, desc []MRDesc, dest Addr, tag uint64, c
 
 // TSendMsg posts a tagged message with explicit flags (fi_tsendmsg).
 func (ep *Endpoint) TSendMsg(m *Msg, flags Flags) error {
-	if ep == nil {
-		return ErrInval
-	}
 	if m == nil {
 		return ErrInval
 	}
@@ -295,9 +289,6 @@ func (ep *Endpoint) RecvV(iov [][]byte, desc []MRDesc, src Addr, ctx any) error 
 // RecvMsg posts a receive with explicit flags (fi_recvmsg): FI_COMPLETION,
 // FI_MULTI_RECV, FI_MORE.
 func (ep *Endpoint) RecvMsg(m *Msg, flags Flags) error {
-	if ep == nil {
-		return ErrInval
-	}
 	if m == nil {
 		return ErrInval
 	}
@@ -319,9 +310,6 @@ func (ep *Endpoint) TRecvV(iov [][]byte, desc []MRDesc, src Addr, tag, ignore ui
 // TRecvMsg posts a tagged receive with explicit flags (fi_trecvmsg):
 // FI_PEEK, FI_CLAIM, FI_DISCARD, FI_COMPLETION, FI_MULTI_RECV.
 func (ep *Endpoint) TRecvMsg(m *Msg, flags Flags) error {
-	if ep == nil {
-		return ErrInval
-	}
 	if m == nil {
 		return ErrInval
 	}
@@ -403,9 +391,6 @@ func (ep *Endpoint) RMAReadV(iov [][]byte, desc []MRDesc, src Addr, addr, key ui
 // RMAReadMsg reads remote memory with explicit flags (fi_readmsg); m.RMA
 // names the remote regions.
 func (ep *Endpoint) RMAReadMsg(m *Msg, flags Flags) error {
-	if ep == nil {
-		return ErrInval
-	}
 	if m == nil || len(m.RMA) == 0 {
 		return ErrInval
 	}
@@ -428,9 +413,6 @@ func (ep *Endpoint) RMAWriteV(iov [][]byte, desc []MRDesc, dest Addr, addr, key 
 
 // RMAWriteMsg writes remote memory with explicit flags (fi_writemsg).
 func (ep *Endpoint) RMAWriteMsg(m *Msg, flags Flags) error {
-	if ep == nil {
-		return ErrInval
-	}
 	if m == nil || len(m.RMA) == 0 {
 		return ErrInval
 	}
