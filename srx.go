@@ -138,11 +138,7 @@ func (s *SRX) post(m provider.Msg, flags Flags, explicit, tagged bool) error {
 		flags |= FlagCompletion
 	}
 	m.Flags = flags & (FlagCompletion | FlagMultiRecv | FlagPeek | FlagClaim | FlagDiscard)
-	err := s.q.Post(&m, tagged)
-	if err == provider.EBADF {
-		return ErrClosed
-	}
-	return err
+	return closedErr(s.q.Post(&m, tagged))
 }
 
 // Recv posts a receive buffer (fi_recv). src restricts the sender with
@@ -154,26 +150,16 @@ func (s *SRX) Recv(buf []byte, desc MRDesc, src Addr, ctx any) error {
 
 // RecvV posts a scatter receive (fi_recvv).
 func (s *SRX) RecvV(iov [][]byte, desc []MRDesc, src Addr, ctx any) error {
-	if iov == nil {
-		iov = [][]byte{}
-	}
-	return s.post(provider.Msg{IOV: iov, Descs: desc, Addr: src, Context: ctx}, 0, false, false)
+	return s.post(provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: src, Context: ctx}, 0, false, false)
 }
 
 // RecvMsg posts a receive with explicit flags (fi_recvmsg): FlagCompletion,
 // FlagMultiRecv, FlagMore, FlagClaim, FlagDiscard.
 func (s *SRX) RecvMsg(m *RecvMsg, flags Flags) error {
-	if s == nil {
-		return ErrInval
-	}
 	if m == nil {
 		return ErrInval
 	}
-	iov := m.IOV
-	if iov == nil {
-		iov = [][]byte{}
-	}
-	return s.post(provider.Msg{IOV: iov, Descs: m.Desc, Addr: m.Addr, Context: m.Context}, flags, true, false)
+	return s.post(provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context}, flags, true, false)
 }
 
 // TRecv posts a tagged receive (fi_trecv): it matches messages whose tag
@@ -184,18 +170,12 @@ func (s *SRX) TRecv(buf []byte, desc MRDesc, src Addr, tag, ignore uint64, ctx a
 
 // TRecvV posts a tagged scatter receive (fi_trecvv).
 func (s *SRX) TRecvV(iov [][]byte, desc []MRDesc, src Addr, tag, ignore uint64, ctx any) error {
-	if iov == nil {
-		iov = [][]byte{}
-	}
-	return s.post(provider.Msg{IOV: iov, Descs: desc, Addr: src, Context: ctx, Tag: tag, Ignore: ignore}, 0, false, true)
+	return s.post(provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: src, Context: ctx, Tag: tag, Ignore: ignore}, 0, false, true)
 }
 
 // TRecvMsg posts a tagged receive with explicit flags (fi_trecvmsg):
 // FlagPeek, FlagClaim, FlagDiscard, FlagCompletion, FlagMultiRecv.
 func (s *SRX) TRecvMsg(m *RecvMsg, flags Flags) error {
-	if s == nil {
-		return ErrInval
-	}
 	if m == nil {
 		return ErrInval
 	}
