@@ -432,8 +432,8 @@ func (ep *Endpoint) atomicOp(m provider.AtomicMsg, flags Flags, explicit, inject
 	m.Count = count
 	n := (m.Operand.Len() + m.Compare.Len())
 	if inject {
-		if n > e.injectSize {
-			return ErrInval
+		if err = e.injectCheck(n, 0); err != nil {
+			return err
 		}
 		m.Flags = FlagInject
 	} else if m.Flags, err = ep.txCheck(e, flags, explicit, atomicMsgFlags, n, cntr); err != nil {

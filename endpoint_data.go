@@ -71,6 +71,19 @@ func (ep *Endpoint) txCheck(e *Endpoint, flags Flags, explicit bool, allowed Fla
 	return f, nil
 }
 
+// injectCheck applies the rules of the inject calls, which skip txCheck
+// (no completion, no default op flags): n bytes within the inject size
+// (ErrInval) and remote CQ data only where the domain carries it (ErrNoSys).
+func (e *Endpoint) injectCheck(n uint64, flags Flags) error {
+	if n > e.injectSize {
+		return ErrInval
+	}
+	if flags&FlagRemoteCQData != 0 && e.cqDataSize == 0 {
+		return ErrNoSys
+	}
+	return nil
+}
+
 const sendMsgFlags = FlagRemoteCQData | FlagCompletion | FlagMore | FlagInject | FlagMulticast |
 	FlagFence | FlagTransmitComplete | FlagDeliveryComplete | FlagInjectComplete | FlagCommitComplete |
 	FlagMatchComplete | FlagTransmit
@@ -144,11 +157,8 @@ func (ep *Endpoint) inject(m provider.Msg, tagged bool) error {
 	if !e.msgCapable(tagged) {
 		return ErrNoSys
 	}
-	if uint64(len(m.Buf)) > e.injectSize {
-		return ErrInval
-	}
-	if m.Flags&FlagRemoteCQData != 0 && e.cqDataSize == 0 {
-		return ErrNoSys
+	if err = e.injectCheck(uint64(len(m.Buf)), m.Flags); err != nil {
+		return err
 	}
 	// No descriptor check: the inject calls take none (the buffer is
 	// copied before the call returns), even under FI_MR_LOCAL.
@@ -356,11 +366,8 @@ func (ep *Endpoint) rmaOp(m provider.Msg, flags Flags, explicit, write, inject b
 		return ErrInval
 	}
 	if inject {
-		if n > e.injectSize {
-			return ErrInval
-		}
-		if flags&FlagRemoteCQData != 0 && e.cqDataSize == 0 {
-			return ErrNoSys
+		if err = e.injectCheck(n, flags); err != nil {
+			return err
 		}
 		m.Flags = flags
 	} else if m.Flags, err = ep.txCheck(e, flags, explicit, sendMsgFlags, n, cntr); err != nil {
