@@ -198,9 +198,6 @@ func (ep *Endpoint) Bind(obj Bindable, flags Flags) error {
 		return ErrInval
 	}
 	const op = "fi_ep_bind"
-	if ep == nil {
-		return opErr(op, "", ErrInval)
-	}
 	e := ep.root()
 	if ep.parent != nil {
 		return opErr(op, e.prov, ErrOpBadState)
