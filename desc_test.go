@@ -3,8 +3,6 @@ package fabric
 import (
 	"errors"
 	"testing"
-
-	"github.com/gofabric/fabric/provider"
 )
 
 const dataTestCaps = CapMsg | CapTagged | CapRMA | CapAtomic
@@ -219,7 +217,6 @@ func TestMRDescNil(t *testing.T) {
 	if (*MR)(nil).Desc() != nil {
 		t.Fatal("nil MR has a descriptor")
 	}
-	_ = provider.MRDesc(nil)
 }
 
 // BenchmarkRootSend measures the root's checks of a send (the provider
