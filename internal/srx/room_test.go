@@ -4,17 +4,9 @@ import (
 	"testing"
 
 	"github.com/gofabric/fabric/internal/cq"
+	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/provider"
 )
-
-func kicked(k chan struct{}) bool {
-	select {
-	case <-k:
-		return true
-	default:
-		return false
-	}
-}
 
 // TestNotifyRoomUnexpected: a peer refused because the queue holds
 // MaxUnexpected messages is kicked when one leaves the queue.
@@ -36,19 +28,19 @@ func TestNotifyRoomUnexpected(t *testing.T) {
 	if !q.NotifyRoom(k) {
 		t.Fatal("NotifyRoom refused")
 	}
-	if kicked(k) {
+	if testutil.Kicked(k) {
 		t.Fatal("kicked before room was freed")
 	}
 	m := provider.Msg{Buf: make([]byte, 4), Addr: provider.AddrUnspec}
 	if err := q.Post(&m, false); err != nil {
 		t.Fatal(err)
 	}
-	if !kicked(k) {
+	if !testutil.Kicked(k) {
 		t.Fatal("no kick when the unexpected message left the queue")
 	}
 	q.NotifyRoom(k)
 	q.Close()
-	if !kicked(k) {
+	if !testutil.Kicked(k) {
 		t.Fatal("no kick at Close")
 	}
 }
@@ -80,7 +72,7 @@ func TestNotifyRoomCQ(t *testing.T) {
 	if n, _ := c.Read(ents[:]); n != 1 {
 		t.Fatal("read")
 	}
-	if !kicked(k) {
+	if !testutil.Kicked(k) {
 		t.Fatal("no kick when the CQ was read")
 	}
 	// A CQ that cannot notify: the queue says so.
