@@ -3,7 +3,6 @@ package srx
 import (
 	"testing"
 
-	"github.com/gofabric/fabric/internal/cq"
 	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/provider"
 )
@@ -83,17 +82,6 @@ func TestNotifyRoomCQ(t *testing.T) {
 	}
 }
 
-// plainReserver hides the CQ's RoomNotifier.
-type plainReserver struct{ c *cq.CQ }
-
-func (p plainReserver) Write(ctx any, flags provider.Flags, length uint64, buf []byte, data, tag uint64, src provider.Addr) error {
-	return p.c.Write(ctx, flags, length, buf, data, tag, src)
-}
-func (p plainReserver) WriteErr(e *provider.CQErrEntry) error { return p.c.WriteErr(e) }
-func (p plainReserver) Reserve() bool                         { return p.c.Reserve() }
-func (p plainReserver) Unreserve()                            { p.c.Unreserve() }
-func (p plainReserver) WriteReserved(ctx any, flags provider.Flags, length uint64, buf []byte, data, tag uint64, src provider.Addr) error {
-	return p.c.WriteReserved(ctx, flags, length, buf, data, tag, src)
-}
-func (p plainReserver) WriteErrReserved(e *provider.CQErrEntry) error { return p.c.WriteErrReserved(e) }
-func (p plainReserver) Full() bool                                    { return p.c.Full() }
+// plainReserver hides the CQ's RoomNotifier: only the methods of
+// provider.CQReserver are promoted from the embedded interface.
+type plainReserver struct{ provider.CQReserver }
