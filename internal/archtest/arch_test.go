@@ -4,14 +4,29 @@ import (
 	"go/parser"
 	"go/token"
 	"strings"
+	"sync"
 	"testing"
 )
 
-func TestModule(t *testing.T) {
-	pkgs, err := Load(".")
-	if err != nil {
-		t.Fatal(err)
+var module struct {
+	once sync.Once
+	pkgs []Package
+	err  error
+}
+
+// loadModule runs Load once for all the tests; they must not modify the
+// list it returns (withViolation copies what it changes).
+func loadModule(t *testing.T) []Package {
+	t.Helper()
+	module.once.Do(func() { module.pkgs, module.err = Load(".") })
+	if module.err != nil {
+		t.Fatal(module.err)
 	}
+	return module.pkgs
+}
+
+func TestModule(t *testing.T) {
+	pkgs := loadModule(t)
 	seen := map[string]bool{}
 	files := 0
 	for _, p := range pkgs {
@@ -33,10 +48,7 @@ func TestModule(t *testing.T) {
 }
 
 func TestModuleKinds(t *testing.T) {
-	pkgs, err := Load(".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pkgs := loadModule(t)
 	kinds := map[Kind]bool{}
 	ignored := false
 	for _, p := range pkgs {
@@ -146,26 +158,45 @@ func TestRulesAllow(t *testing.T) {
 	}
 }
 
-// TestModuleWithForbiddenImport adds one forbidden import to a real file of
-// the loaded module and requires Check to report it.
-func TestModuleWithForbiddenImport(t *testing.T) {
-	pkgs, err := Load(".")
-	if err != nil {
-		t.Fatal(err)
+// TestModuleWithViolation adds one forbidden import, or one raw system
+// call (fabtest's old select(2) probe), to a real file of the loaded module
+// and requires Check to report it.
+func TestModuleWithViolation(t *testing.T) {
+	for _, c := range []struct {
+		pkg, imp, call, rule string
+	}{
+		{"prov/tcp", m + "prov/udp", "", RuleProviderCross},
+		{"fabtest", "syscall", "Select", RuleRawSyscall},
+	} {
+		pkgs, name := withViolation(t, loadModule(t), c.pkg, c.imp, c.call)
+		vs := Check(pkgs)
+		if len(vs) != 1 || vs[0].Rule != c.rule || vs[0].File != name {
+			t.Errorf("Check = %v, want one %q violation in %s/%s", vs, c.rule, c.pkg, name)
+		}
 	}
-	for i := range pkgs {
-		if pkgs[i].Path != "prov/tcp" {
+}
+
+// withViolation returns a copy of pkgs in which the first file of package
+// path also imports imp and, if call is set, calls syscall.call; pkgs is
+// left as it was.
+func withViolation(t *testing.T, pkgs []Package, path, imp, call string) ([]Package, string) {
+	t.Helper()
+	out := append([]Package(nil), pkgs...)
+	for i := range out {
+		if out[i].Path != path {
 			continue
 		}
-		f := &pkgs[i].Files[0]
-		f.Imports = append(f.Imports, m+"prov/udp")
-		vs := Check(pkgs)
-		if len(vs) != 1 || vs[0].Rule != RuleProviderCross || vs[0].File != f.Name {
-			t.Fatalf("Check = %v, want one %q violation in prov/tcp/%s", vs, RuleProviderCross, f.Name)
+		files := append([]File(nil), out[i].Files...)
+		f := &files[0]
+		f.Imports = append(append([]string(nil), f.Imports...), imp)
+		if call != "" {
+			f.Syscalls = append(append([]string(nil), f.Syscalls...), call)
 		}
-		return
+		out[i].Files = files
+		return out, f.Name
 	}
-	t.Fatal("prov/tcp not found")
+	t.Fatalf("%s not found", path)
+	return nil, ""
 }
 
 // The system-call entry points of package syscall stay in internal/sys
@@ -216,27 +247,4 @@ func f() { sc.Select(0, nil, nil, nil, nil); _ = sc.Errno(1); _ = syscall.Select
 	if got := syscallUses(af, "sc"); strings.Join(got, ",") != "Select,RawSyscall" {
 		t.Fatalf("syscallUses = %v, want [Select RawSyscall]", got)
 	}
-}
-
-// Load records a raw system call in a real file: Check reports fabtest's
-// old select(2) probe if it comes back.
-func TestModuleWithRawSyscall(t *testing.T) {
-	pkgs, err := Load(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range pkgs {
-		if pkgs[i].Path != "fabtest" {
-			continue
-		}
-		f := &pkgs[i].Files[0]
-		f.Imports = append(f.Imports, "syscall")
-		f.Syscalls = append(f.Syscalls, "Select")
-		vs := Check(pkgs)
-		if len(vs) != 1 || vs[0].Rule != RuleRawSyscall || vs[0].File != f.Name {
-			t.Fatalf("Check = %v, want one %q violation in fabtest/%s", vs, RuleRawSyscall, f.Name)
-		}
-		return
-	}
-	t.Fatal("fabtest not found")
 }

@@ -3,17 +3,9 @@ package cq
 import (
 	"testing"
 
+	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/provider"
 )
-
-func kicked(k chan struct{}) bool {
-	select {
-	case <-k:
-		return true
-	default:
-		return false
-	}
-}
 
 // TestNotifyRoom: a kick armed with NotifyRoom fires once when room may
 // have been freed (Read, ReadErr, Unreserve, Close), not on writes, and
@@ -32,27 +24,27 @@ func TestNotifyRoom(t *testing.T) {
 	}
 	q.Write("a", provider.FlagRecv, 0, nil, 0, 0, provider.AddrNotAvail)
 	q.Write("b", provider.FlagRecv, 0, nil, 0, 0, provider.AddrNotAvail)
-	if kicked(k) {
+	if testutil.Kicked(k) {
 		t.Fatal("kick fired on a write")
 	}
-	if n, _ := q.Read(ents[:0]); n != 0 || kicked(k) {
+	if n, _ := q.Read(ents[:0]); n != 0 || testutil.Kicked(k) {
 		t.Fatal("kick fired on a read of nothing")
 	}
 	if n, err := q.Read(ents[:1]); n != 1 || err != nil {
 		t.Fatalf("read: %d %v", n, err)
 	}
-	if !kicked(k) {
+	if !testutil.Kicked(k) {
 		t.Fatal("no kick after a read freed room")
 	}
 	q.Read(ents[:])
-	if kicked(k) {
+	if testutil.Kicked(k) {
 		t.Fatal("a fired kick fired again without being armed")
 	}
 	// ReadErr.
 	q.WriteErr(&provider.CQErrEntry{Err: provider.EIO})
 	q.NotifyRoom(k)
 	var ee provider.CQErrEntry
-	if err := q.ReadErr(&ee); err != nil || !kicked(k) {
+	if err := q.ReadErr(&ee); err != nil || !testutil.Kicked(k) {
 		t.Fatalf("readerr: %v, kicked: false", err)
 	}
 	// Unreserve.
@@ -61,7 +53,7 @@ func TestNotifyRoom(t *testing.T) {
 	}
 	q.NotifyRoom(k)
 	q.Unreserve()
-	if !kicked(k) {
+	if !testutil.Kicked(k) {
 		t.Fatal("no kick after Unreserve")
 	}
 	// Several waiters, then Close.
@@ -69,7 +61,7 @@ func TestNotifyRoom(t *testing.T) {
 	q.NotifyRoom(k)
 	q.NotifyRoom(k2)
 	q.Close()
-	if !kicked(k) || !kicked(k2) {
+	if !testutil.Kicked(k) || !testutil.Kicked(k2) {
 		t.Fatal("Close did not fire every armed kick")
 	}
 }

@@ -3,18 +3,9 @@ package srx
 import (
 	"testing"
 
-	"github.com/gofabric/fabric/internal/cq"
+	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/provider"
 )
-
-func kicked(k chan struct{}) bool {
-	select {
-	case <-k:
-		return true
-	default:
-		return false
-	}
-}
 
 // TestNotifyRoomUnexpected: a peer refused because the queue holds
 // MaxUnexpected messages is kicked when one leaves the queue.
@@ -36,19 +27,19 @@ func TestNotifyRoomUnexpected(t *testing.T) {
 	if !q.NotifyRoom(k) {
 		t.Fatal("NotifyRoom refused")
 	}
-	if kicked(k) {
+	if testutil.Kicked(k) {
 		t.Fatal("kicked before room was freed")
 	}
 	m := provider.Msg{Buf: make([]byte, 4), Addr: provider.AddrUnspec}
 	if err := q.Post(&m, false); err != nil {
 		t.Fatal(err)
 	}
-	if !kicked(k) {
+	if !testutil.Kicked(k) {
 		t.Fatal("no kick when the unexpected message left the queue")
 	}
 	q.NotifyRoom(k)
 	q.Close()
-	if !kicked(k) {
+	if !testutil.Kicked(k) {
 		t.Fatal("no kick at Close")
 	}
 }
@@ -80,7 +71,7 @@ func TestNotifyRoomCQ(t *testing.T) {
 	if n, _ := c.Read(ents[:]); n != 1 {
 		t.Fatal("read")
 	}
-	if !kicked(k) {
+	if !testutil.Kicked(k) {
 		t.Fatal("no kick when the CQ was read")
 	}
 	// A CQ that cannot notify: the queue says so.
@@ -91,17 +82,6 @@ func TestNotifyRoomCQ(t *testing.T) {
 	}
 }
 
-// plainReserver hides the CQ's RoomNotifier.
-type plainReserver struct{ c *cq.CQ }
-
-func (p plainReserver) Write(ctx any, flags provider.Flags, length uint64, buf []byte, data, tag uint64, src provider.Addr) error {
-	return p.c.Write(ctx, flags, length, buf, data, tag, src)
-}
-func (p plainReserver) WriteErr(e *provider.CQErrEntry) error { return p.c.WriteErr(e) }
-func (p plainReserver) Reserve() bool                         { return p.c.Reserve() }
-func (p plainReserver) Unreserve()                            { p.c.Unreserve() }
-func (p plainReserver) WriteReserved(ctx any, flags provider.Flags, length uint64, buf []byte, data, tag uint64, src provider.Addr) error {
-	return p.c.WriteReserved(ctx, flags, length, buf, data, tag, src)
-}
-func (p plainReserver) WriteErrReserved(e *provider.CQErrEntry) error { return p.c.WriteErrReserved(e) }
-func (p plainReserver) Full() bool                                    { return p.c.Full() }
+// plainReserver hides the CQ's RoomNotifier: only the methods of
+// provider.CQReserver are promoted from the embedded interface.
+type plainReserver struct{ provider.CQReserver }
