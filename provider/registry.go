@@ -28,11 +28,12 @@ func Register(p Provider) {
 	regByName[name] = p
 	registry = append(registry, p)
 	coreLog.Info(SubsysCore, "registering provider", slog.String("name", name),
-		slog.String("version", versionString(p.Version())))
+		slog.String("version", VersionString(p.Version())))
 }
 
-// versionString renders FI_VERSION(major, minor) as "major.minor".
-func versionString(v uint32) string {
+// VersionString renders a version built by Version (FI_VERSION(major,
+// minor)) as "major.minor", as fi_info prints it.
+func VersionString(v uint32) string {
 	return strconv.FormatUint(uint64(v>>16), 10) + "." + strconv.FormatUint(uint64(v&0xffff), 10)
 }
 

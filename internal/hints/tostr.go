@@ -120,10 +120,6 @@ func cstr(s string) string {
 	return s
 }
 
-func ver(v uint32) string {
-	return strconv.FormatUint(uint64(v>>16), 10) + "." + strconv.FormatUint(uint64(v&0xffff), 10)
-}
-
 func handleString(h any) string {
 	if h == nil {
 		return "(nil)"
@@ -288,8 +284,8 @@ func Format(info *provider.Info) string {
 	b.WriteString("    fi_fabric_attr:\n")
 	line(2, "name", cstr(fab.Name))
 	line(2, "prov_name", cstr(fab.ProvName))
-	line(2, "prov_version", ver(fab.ProvVersion))
-	line(2, "api_version", ver(fab.APIVersion))
+	line(2, "prov_version", provider.VersionString(fab.ProvVersion))
+	line(2, "api_version", provider.VersionString(fab.APIVersion))
 	line(1, "nic", "(nil)")
 	return b.String()
 }
