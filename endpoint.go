@@ -136,15 +136,8 @@ func newEndpoint(d *Domain, ci *Info, pe provider.Endpoint) *Endpoint {
 	return ep
 }
 
-func sizeLimit(v uint64) int {
-	if v == 0 || v > 1<<20 {
-		if v == 0 {
-			return 1
-		}
-		return 1 << 20
-	}
-	return int(v)
-}
+// sizeLimit clamps an attribute's limit (an iov_limit) to 1 ... 1<<20.
+func sizeLimit(v uint64) int { return int(max(1, min(v, 1<<20))) }
 
 // Info returns a copy of the info the endpoint was opened with.
 func (ep *Endpoint) Info() *Info {
