@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -424,21 +425,9 @@ func cqReadfromUnknownOrWithoutFISOURCENOTAVAIL(t *testing.T, tg Target) {
 			t.Fatal(err)
 		}
 		retry(t, "send", func() error { return a.ep.Send([]byte("src"), nil, ab, nil) }, a.txcq)
-		var ent [1]fabric.CQEntry
-		src := []fabric.Addr{7}
-		deadline := time.Now().Add(scaled(5 * time.Second))
-		for {
-			n, err := b.rxcq.ReadFrom(ent[:], src)
-			if n == 1 {
-				break
-			}
-			if err != nil && !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
-				t.Fatalf("caps %v: ReadFrom: %v", caps, err)
-			}
-			a.txcq.Read(nil)
-		}
-		if ent[0].OpContext != "r" || src[0] != fabric.AddrNotAvail {
-			t.Fatalf("caps %v: entry %+v source %v; want FI_ADDR_NOTAVAIL", caps, ent[0], src[0])
+		ent, src := waitFrom(t, fmt.Sprintf("caps %v", caps), b.rxcq, a.txcq)
+		if ent.OpContext != "r" || src != fabric.AddrNotAvail {
+			t.Fatalf("caps %v: entry %+v source %v; want FI_ADDR_NOTAVAIL", caps, ent, src)
 		}
 	}
 	e := tg.open(t, envOpts{})
@@ -494,18 +483,9 @@ func cqSourceErrDataCopyAndInsertable(t *testing.T, tg Target) {
 		t.Fatal(err)
 	}
 	retry(t, "send", func() error { return a.ep.Send([]byte("!"), nil, ab, nil) }, a.txcq)
-	src := make([]fabric.Addr, 1)
-	for {
-		n, err := b.rxcq.ReadFrom(ent[:], src)
-		if n == 1 {
-			break
-		}
-		if err != nil && !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
-			t.Fatalf("after inserting err_data: %v", err)
-		}
-	}
-	if ent[0].OpContext != "known" || src[0] != ba {
-		t.Fatalf("after insert: %+v from %v; want from %v", ent[0], src[0], ba)
+	got, src := waitFrom(t, "after inserting err_data", b.rxcq, a.txcq)
+	if got.OpContext != "known" || src != ba {
+		t.Fatalf("after insert: %+v from %v; want from %v", got, src, ba)
 	}
 }
 
