@@ -3,7 +3,6 @@
 package tcp
 
 import (
-	"runtime"
 	"testing"
 	"time"
 
@@ -12,25 +11,16 @@ import (
 	"github.com/gofabric/fabric/provider"
 )
 
-// readOne reads one entry from q, failing after waitLimit; it returns how
-// long that took.
+// readOne waits for one successful entry from q (waitCQ); it returns
+// how long that took.
 func readOne(t *testing.T, q *cq.CQ) (provider.CQEntry, time.Duration) {
 	t.Helper()
-	var ents [1]provider.CQEntry
 	t0 := time.Now()
-	for {
-		n, err := q.Read(ents[:])
-		if n == 1 {
-			return ents[0], time.Since(t0)
-		}
-		if err != provider.EAGAIN {
-			t.Fatalf("cq read: %v", err)
-		}
-		if time.Since(t0) > waitLimit {
-			t.Fatal("no completion")
-		}
-		runtime.Gosched()
+	e, ee := waitCQ(t, q)
+	if ee != nil {
+		t.Fatalf("error completion: %+v", ee)
 	}
+	return e, time.Since(t0)
 }
 
 // TestRMAutoIdleWhileCQFull: an auto-progress endpoint whose stream waits
