@@ -331,17 +331,8 @@ func cqErrorEntryKeepsOrderAmongSuccesses(t *testing.T, tg Target) {
 	}
 	// The truncated receive is next: reads return ErrAvail until it is
 	// read with ReadErr; ReadErr then reports ErrAgain.
+	waitAvail(t, "read before the error entry", b.rxcq)
 	var ent [1]fabric.CQEntry
-	deadline := time.Now().Add(scaled(5 * time.Second))
-	for {
-		_, err := b.rxcq.Read(ent[:])
-		if errors.Is(err, fabric.ErrAvail) {
-			break
-		}
-		if !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
-			t.Fatalf("read before the error entry: %v", err)
-		}
-	}
 	_, err := b.rxcq.Read(ent[:])
 	isErr(t, "second read with the error at the head", err, fabric.ErrAvail)
 	var e fabric.CQErrEntry
@@ -457,18 +448,7 @@ func cqSourceErrDataCopyAndInsertable(t *testing.T, tg Target) {
 	if !bytes.Equal(ee.ErrData, a.addr) {
 		t.Fatalf("provider-owned err_data % x; want % x", ee.ErrData, a.addr)
 	}
-	var ent [1]fabric.CQEntry
-	deadline := time.Now().Add(scaled(5 * time.Second))
-	for {
-		_, err := b.rxcq.Read(ent[:])
-		if errors.Is(err, fabric.ErrAvail) {
-			break
-		}
-		if !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
-			t.Fatalf("second unknown-source completion: %v", err)
-		}
-		a.txcq.Read(nil)
-	}
+	waitAvail(t, "second unknown-source completion", b.rxcq, a.txcq)
 	user := make([]byte, 4)
 	e := fabric.CQErrEntry{ErrData: user}
 	if err := b.rxcq.ReadErr(&e); err != nil {
