@@ -252,6 +252,51 @@ func waitCQ(t testing.TB, cq *fabric.CQ, others ...*fabric.CQ) (fabric.CQEntry, 
 	return fabric.CQEntry{}, nil
 }
 
+// waitFrom reads one entry and its source address from cq (ReadFrom),
+// driving progress of others meanwhile, and fails (saying what) on an
+// error or after the bound. The source slot starts at an address no test
+// expects, so a ReadFrom that leaves it alone is caught.
+func waitFrom(t testing.TB, what string, cq *fabric.CQ, others ...*fabric.CQ) (fabric.CQEntry, fabric.Addr) {
+	t.Helper()
+	var ent [1]fabric.CQEntry
+	src := []fabric.Addr{7}
+	deadline := time.Now().Add(scaled(5 * time.Second))
+	for {
+		n, err := cq.ReadFrom(ent[:], src)
+		if n == 1 {
+			return ent[0], src[0]
+		}
+		if err != nil && !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
+			t.Fatalf("%s: ReadFrom: %v", what, err)
+		}
+		for _, o := range others {
+			o.Read(nil)
+		}
+	}
+}
+
+// waitAvail reads cq, driving progress of others meanwhile, until a read
+// reports ErrAvail (an error entry at the head, left there for the
+// caller's ReadErr); it fails (saying what) on anything else but ErrAgain
+// or after the bound.
+func waitAvail(t testing.TB, what string, cq *fabric.CQ, others ...*fabric.CQ) {
+	t.Helper()
+	var ent [1]fabric.CQEntry
+	deadline := time.Now().Add(scaled(5 * time.Second))
+	for {
+		_, err := cq.Read(ent[:])
+		if errors.Is(err, fabric.ErrAvail) {
+			return
+		}
+		if !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		for _, o := range others {
+			o.Read(nil)
+		}
+	}
+}
+
 // expectEmpty drives progress for a while and fails if cq produces anything.
 func expectEmpty(t testing.TB, cq *fabric.CQ, d time.Duration, others ...*fabric.CQ) {
 	t.Helper()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	fabric "github.com/gofabric/fabric"
 	"github.com/gofabric/fabric/provider"
@@ -330,21 +329,8 @@ func avUserIdReportedAsSource(t *testing.T, tg Target) {
 		t.Fatal(err)
 	}
 	retry(t, "send", func() error { return a.ep.Send([]byte("uid"), nil, ab, nil) }, a.txcq)
-	var ent [1]fabric.CQEntry
-	src := make([]fabric.Addr, 1)
-	deadline := time.Now().Add(scaled(5 * time.Second))
-	for {
-		n, err := b.rxcq.ReadFrom(ent[:], src)
-		if n == 1 {
-			break
-		}
-		if err != nil && !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
-			t.Fatalf("ReadFrom: %v", err)
-		}
-		a.txcq.Read(nil)
-	}
-	if src[0] != uid {
-		t.Fatalf("source %v; want the user id %v", src[0], uid)
+	if _, src := waitFrom(t, "user id", b.rxcq, a.txcq); src != uid {
+		t.Fatalf("source %v; want the user id %v", src, uid)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -330,17 +331,8 @@ func cqErrorEntryKeepsOrderAmongSuccesses(t *testing.T, tg Target) {
 	}
 	// The truncated receive is next: reads return ErrAvail until it is
 	// read with ReadErr; ReadErr then reports ErrAgain.
+	waitAvail(t, "read before the error entry", b.rxcq)
 	var ent [1]fabric.CQEntry
-	deadline := time.Now().Add(scaled(5 * time.Second))
-	for {
-		_, err := b.rxcq.Read(ent[:])
-		if errors.Is(err, fabric.ErrAvail) {
-			break
-		}
-		if !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
-			t.Fatalf("read before the error entry: %v", err)
-		}
-	}
 	_, err := b.rxcq.Read(ent[:])
 	isErr(t, "second read with the error at the head", err, fabric.ErrAvail)
 	var e fabric.CQErrEntry
@@ -424,21 +416,9 @@ func cqReadfromUnknownOrWithoutFISOURCENOTAVAIL(t *testing.T, tg Target) {
 			t.Fatal(err)
 		}
 		retry(t, "send", func() error { return a.ep.Send([]byte("src"), nil, ab, nil) }, a.txcq)
-		var ent [1]fabric.CQEntry
-		src := []fabric.Addr{7}
-		deadline := time.Now().Add(scaled(5 * time.Second))
-		for {
-			n, err := b.rxcq.ReadFrom(ent[:], src)
-			if n == 1 {
-				break
-			}
-			if err != nil && !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
-				t.Fatalf("caps %v: ReadFrom: %v", caps, err)
-			}
-			a.txcq.Read(nil)
-		}
-		if ent[0].OpContext != "r" || src[0] != fabric.AddrNotAvail {
-			t.Fatalf("caps %v: entry %+v source %v; want FI_ADDR_NOTAVAIL", caps, ent[0], src[0])
+		ent, src := waitFrom(t, fmt.Sprintf("caps %v", caps), b.rxcq, a.txcq)
+		if ent.OpContext != "r" || src != fabric.AddrNotAvail {
+			t.Fatalf("caps %v: entry %+v source %v; want FI_ADDR_NOTAVAIL", caps, ent, src)
 		}
 	}
 	e := tg.open(t, envOpts{})
@@ -468,18 +448,7 @@ func cqSourceErrDataCopyAndInsertable(t *testing.T, tg Target) {
 	if !bytes.Equal(ee.ErrData, a.addr) {
 		t.Fatalf("provider-owned err_data % x; want % x", ee.ErrData, a.addr)
 	}
-	var ent [1]fabric.CQEntry
-	deadline := time.Now().Add(scaled(5 * time.Second))
-	for {
-		_, err := b.rxcq.Read(ent[:])
-		if errors.Is(err, fabric.ErrAvail) {
-			break
-		}
-		if !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
-			t.Fatalf("second unknown-source completion: %v", err)
-		}
-		a.txcq.Read(nil)
-	}
+	waitAvail(t, "second unknown-source completion", b.rxcq, a.txcq)
 	user := make([]byte, 4)
 	e := fabric.CQErrEntry{ErrData: user}
 	if err := b.rxcq.ReadErr(&e); err != nil {
@@ -494,18 +463,9 @@ func cqSourceErrDataCopyAndInsertable(t *testing.T, tg Target) {
 		t.Fatal(err)
 	}
 	retry(t, "send", func() error { return a.ep.Send([]byte("!"), nil, ab, nil) }, a.txcq)
-	src := make([]fabric.Addr, 1)
-	for {
-		n, err := b.rxcq.ReadFrom(ent[:], src)
-		if n == 1 {
-			break
-		}
-		if err != nil && !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
-			t.Fatalf("after inserting err_data: %v", err)
-		}
-	}
-	if ent[0].OpContext != "known" || src[0] != ba {
-		t.Fatalf("after insert: %+v from %v; want from %v", ent[0], src[0], ba)
+	got, src := waitFrom(t, "after inserting err_data", b.rxcq, a.txcq)
+	if got.OpContext != "known" || src != ba {
+		t.Fatalf("after insert: %+v from %v; want from %v", got, src, ba)
 	}
 }
 

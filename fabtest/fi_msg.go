@@ -362,21 +362,8 @@ func msgSourceAddressFISOURCE(t *testing.T, tg Target) {
 		t.Fatal(err)
 	}
 	retry(t, "send", func() error { return a.ep.Send([]byte("s"), nil, ab, nil) }, a.txcq)
-	var ent [1]fabric.CQEntry
-	var src [1]fabric.Addr
-	deadline := time.Now().Add(scaled(5 * time.Second))
-	for {
-		n, err := b.rxcq.ReadFrom(ent[:], src[:])
-		if n == 1 {
-			break
-		}
-		if err != nil && !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
-			t.Fatalf("ReadFrom: %v", err)
-		}
-		a.txcq.Read(nil)
-	}
-	if src[0] != ba {
-		t.Fatalf("source = %v; want %v (the sender's fi_addr in b's AV)", src[0], ba)
+	if _, src := waitFrom(t, "source", b.rxcq, a.txcq); src != ba {
+		t.Fatalf("source = %v; want %v (the sender's fi_addr in b's AV)", src, ba)
 	}
 }
 

@@ -143,6 +143,12 @@ func helperEcho(t *testing.T, tg Target, peer []byte, iters int) {
 	}
 	retry(t, "send name", func() error { return e.ep.Send(e.addr, nil, dst, nil) }, e.txcq)
 	waitCQ(t, e.txcq)
+	echo(t, e, buf, iters, dst)
+}
+
+// echo sends each of iters messages received into buf (a receive is
+// already posted there) back to dst, reposting the receive first.
+func echo(t *testing.T, e *env, buf []byte, iters int, dst fabric.Addr) {
 	for i := 0; i < iters; i++ {
 		got, ee := waitCQ(t, e.rxcq, e.txcq)
 		if ee != nil {
@@ -172,18 +178,7 @@ func helperMsgEcho(t *testing.T, tg Target, peer []byte, iters int) {
 	if err := e.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < iters; i++ {
-		got, ee := waitCQ(t, e.rxcq, e.txcq)
-		if ee != nil {
-			t.Fatalf("echo recv: %+v", ee)
-		}
-		msg := append([]byte(nil), buf[:got.Len]...)
-		if err := e.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
-			t.Fatal(err)
-		}
-		retry(t, "echo", func() error { return e.ep.Send(msg, nil, fabric.AddrUnspec, nil) }, e.txcq)
-		waitCQ(t, e.txcq, e.rxcq)
-	}
+	echo(t, e, buf, iters, fabric.AddrUnspec)
 	// Wait for the parent to shut the connection down.
 	ev, ee = waitEvent(t, e.eq)
 	if ee != nil || ev.Event != fabric.EventShutdown {

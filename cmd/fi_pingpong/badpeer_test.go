@@ -15,6 +15,27 @@ import (
 // within the timeout, never a hang or a panic. The Go side runs as a real
 // process (the re-executed test binary); the peer is a fake in this test.
 
+// startServer starts our fi_pingpong with args as a server, its output
+// going to out, waits (bounded by ctx) until it listens on port and
+// connects to its control port, as a fake client would.
+func startServer(t *testing.T, ctx context.Context, out *bytes.Buffer, port int, args ...string) (*exec.Cmd, net.Conn) {
+	t.Helper()
+	cmd := ourCommand(ctx, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for !listening(port) && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	conn, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmd, conn
+}
+
 // runOurs runs our fi_pingpong with args and returns its exit status and
 // combined output; it fails the test if the process outlives limit.
 func runOurs(t *testing.T, limit time.Duration, args ...string) (int, string) {
@@ -173,21 +194,9 @@ func TestServerBadPeer(t *testing.T) {
 			if c.name == "vanishes in the loop" {
 				iters = "10"
 			}
-			cmd := ourCommand(ctx, "-p", "udp", "-S", "64", "-I", iters, "--timeout", "1", "-B", strconv.Itoa(port))
-			cmd.Stdout, cmd.Stderr = &out, &out
-			cmd.WaitDelay = time.Second
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			for !listening(port) && ctx.Err() == nil {
-				time.Sleep(5 * time.Millisecond)
-			}
-			conn, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(port))
-			if err != nil {
-				t.Fatal(err)
-			}
+			cmd, conn := startServer(t, ctx, &out, port, "-p", "udp", "-S", "64", "-I", iters, "--timeout", "1", "-B", strconv.Itoa(port))
 			go func() { defer conn.Close(); c.behave(conn) }()
-			err = cmd.Wait()
+			err := cmd.Wait()
 			ee, ok := err.(*exec.ExitError)
 			if ctx.Err() != nil || !ok || ee.ExitCode() != c.code || !strings.Contains(out.String(), c.msg) {
 				t.Fatalf("exit %v, output %q; want exit %d and %q", err, out.String(), c.code, c.msg)
@@ -245,22 +254,10 @@ func TestMsgBadPeer(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		var out bytes.Buffer
-		cmd := ourCommand(ctx, "-p", "tcp", "-e", "msg", "-S", "64", "-I", "5", "--timeout", "1", "-B", strconv.Itoa(port))
-		cmd.Stdout, cmd.Stderr = &out, &out
-		cmd.WaitDelay = time.Second
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		for !listening(port) && ctx.Err() == nil {
-			time.Sleep(5 * time.Millisecond)
-		}
-		conn, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(port))
-		if err != nil {
-			t.Fatal(err)
-		}
+		cmd, conn := startServer(t, ctx, &out, port, "-p", "tcp", "-e", "msg", "-S", "64", "-I", "5", "--timeout", "1", "-B", strconv.Itoa(port))
 		defer conn.Close()
 		readFull(conn, make([]byte, 24)) // the passive endpoint's name
-		err = cmd.Wait()
+		err := cmd.Wait()
 		ee, ok := err.(*exec.ExitError)
 		if ctx.Err() != nil || !ok || ee.ExitCode() != exitETIMEDOUT || !strings.Contains(out.String(), "FI_CONNREQ") {
 			t.Fatalf("exit %v, output %q", err, out.String())
@@ -305,20 +302,8 @@ func TestMsgServerClientLeaves(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 			defer cancel()
 			var out bytes.Buffer
-			cmd := ourCommand(ctx, "-p", "tcp", "-e", "msg", "-S", "64", "-I", "5", "--timeout", "30",
+			cmd, ctl := startServer(t, ctx, &out, port, "-p", "tcp", "-e", "msg", "-S", "64", "-I", "5", "--timeout", "30",
 				"-B", strconv.Itoa(port))
-			cmd.Stdout, cmd.Stderr = &out, &out
-			cmd.WaitDelay = time.Second
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			for !listening(port) && ctx.Err() == nil {
-				time.Sleep(5 * time.Millisecond)
-			}
-			ctl, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(port))
-			if err != nil {
-				t.Fatal(err)
-			}
 			name := make([]byte, 24) // length, format, sockaddr_in
 			readFull(ctl, name)
 			if c.req != nil {
@@ -332,7 +317,7 @@ func TestMsgServerClientLeaves(t *testing.T) {
 			}
 			start := time.Now()
 			ctl.Close()
-			err = cmd.Wait()
+			err := cmd.Wait()
 			ee, ok := err.(*exec.ExitError)
 			if ctx.Err() != nil || !ok || ee.ExitCode() != exitECONNABORT ||
 				!strings.Contains(out.String(), "closed the control connection") {

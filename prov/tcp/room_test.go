@@ -3,72 +3,24 @@
 package tcp
 
 import (
-	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gofabric/fabric/internal/cq"
+	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/provider"
 )
 
-// usage is the process's CPU time and context switches (getrusage).
-type usage struct {
-	cpu time.Duration
-	csw int64
-}
-
-func getUsage(t *testing.T) usage {
-	t.Helper()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		t.Fatalf("getrusage: %v", err)
-	}
-	return usage{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), csw: int64(ru.Nvcsw + ru.Nivcsw)}
-}
-
-// idleWindow is how long a blocked auto-progress endpoint is watched.
-const idleWindow = 500 * time.Millisecond
-
-// expectIdle watches the process for idleWindow, in which nothing but a
-// blocked auto-progress endpoint could run, and fails if it burned more
-// than a fifth of the wall time in CPU (a busy loop burns it all) or
-// switched context more than 100 times (a 1 ms poll switches ~1,000
-// times).
-func expectIdle(t *testing.T, what string) {
-	t.Helper()
-	u0, t0 := getUsage(t), time.Now()
-	time.Sleep(idleWindow)
-	u1, wall := getUsage(t), time.Since(t0)
-	cpu, csw := u1.cpu-u0.cpu, u1.csw-u0.csw
-	t.Logf("%s: %v CPU and %d context switches in %v", what, cpu, csw, wall.Round(time.Millisecond))
-	if cpu > wall/5 {
-		t.Errorf("%s: %v CPU in %v of idle wall time (> 20%%)", what, cpu, wall)
-	}
-	if csw > 100 {
-		t.Errorf("%s: %d context switches in %v idle (polling?)", what, csw, wall)
-	}
-}
-
-// readOne reads one entry from q, failing after waitLimit; it returns how
-// long that took.
+// readOne waits for one successful entry from q (waitCQ); it returns
+// how long that took.
 func readOne(t *testing.T, q *cq.CQ) (provider.CQEntry, time.Duration) {
 	t.Helper()
-	var ents [1]provider.CQEntry
 	t0 := time.Now()
-	for {
-		n, err := q.Read(ents[:])
-		if n == 1 {
-			return ents[0], time.Since(t0)
-		}
-		if err != provider.EAGAIN {
-			t.Fatalf("cq read: %v", err)
-		}
-		if time.Since(t0) > waitLimit {
-			t.Fatal("no completion")
-		}
-		runtime.Gosched()
+	e, ee := waitCQ(t, q)
+	if ee != nil {
+		t.Fatalf("error completion: %+v", ee)
 	}
+	return e, time.Since(t0)
 }
 
 // TestRMAutoIdleWhileCQFull: an auto-progress endpoint whose stream waits
@@ -90,7 +42,7 @@ func TestRMAutoIdleWhileCQFull(t *testing.T) {
 		}
 		waitCounts(t, "receive CQ full", time.Now().Add(waitLimit), srv.rxCQ.Full)
 		time.Sleep(20 * time.Millisecond) // let the stream reach the full CQ
-		expectIdle(t, "stream waiting for receive CQ room")
+		testutil.ExpectIdle(t, "stream waiting for receive CQ room")
 		var worst time.Duration
 		for i := 0; i < msgs; i++ {
 			e, d := readOne(t, srv.rxCQ)
@@ -120,7 +72,7 @@ func TestRMAutoIdleWhileCQFull(t *testing.T) {
 		}
 		waitCounts(t, "receive CQ full", time.Now().Add(waitLimit), srv.rxCQ.Full)
 		time.Sleep(20 * time.Millisecond)
-		expectIdle(t, "write waiting for receive CQ room")
+		testutil.ExpectIdle(t, "write waiting for receive CQ room")
 		for i := 0; i < writes; i++ {
 			e, d := readOne(t, srv.rxCQ)
 			if e.Data != uint64(i) {
@@ -141,7 +93,7 @@ func TestRMAutoIdleWhileCQFull(t *testing.T) {
 		waitCounts(t, "unexpected queue full", time.Now().Add(waitLimit),
 			func() bool { _, u := srv.rq.Counts(); return u == 1 })
 		time.Sleep(20 * time.Millisecond)
-		expectIdle(t, "stream waiting for unexpected-queue room")
+		testutil.ExpectIdle(t, "stream waiting for unexpected-queue room")
 		// A receive takes the queued message; the next one moves up.
 		srv.post(make([]byte, 8), "first")
 		if e, _ := readOne(t, srv.rxCQ); e.OpContext != "first" {
