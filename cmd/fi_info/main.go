@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/gofabric/fabric"
@@ -210,7 +209,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case 0: // --version
 			fmt.Fprintf(out, "%s: %s\n", prog, versionString())
 			fmt.Fprintf(out, "libfabric: %s\n", versionString())
-			fmt.Fprintf(out, "libfabric api: %d.%d\n", fabric.APIVersion>>16, fabric.APIVersion&0xffff)
+			fmt.Fprintf(out, "libfabric api: %s\n", provider.VersionString(fabric.APIVersion))
 			return 0
 		case 's':
 			c.node = o.arg
@@ -282,7 +281,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func versionString() string {
-	return strconv.Itoa(int(fabric.APIVersion>>16)) + "." + strconv.Itoa(int(fabric.APIVersion&0xffff)) + ".0"
+	return provider.VersionString(fabric.APIVersion) + ".0"
 }
 
 func (c *config) query(out *bufio.Writer, stderr io.Writer) int {
@@ -322,7 +321,7 @@ func (c *config) query(out *bufio.Writer, stderr io.Writer) int {
 		for _, info := range infos {
 			fa := info.FabricAttr
 			fmt.Fprintf(out, "%s:\n", cstr(fa.ProvName))
-			fmt.Fprintf(out, "    version: %d.%d\n", fa.ProvVersion>>16, fa.ProvVersion&0xffff)
+			fmt.Fprintf(out, "    version: %s\n", provider.VersionString(fa.ProvVersion))
 		}
 	default:
 		for _, info := range infos {
@@ -330,7 +329,7 @@ func (c *config) query(out *bufio.Writer, stderr io.Writer) int {
 			fmt.Fprintf(out, "provider: %s\n", cstr(fa.ProvName))
 			fmt.Fprintf(out, "    fabric: %s\n", cstr(fa.Name))
 			fmt.Fprintf(out, "    domain: %s\n", cstr(info.DomainAttr.Name))
-			fmt.Fprintf(out, "    version: %d.%d\n", fa.ProvVersion>>16, fa.ProvVersion&0xffff)
+			fmt.Fprintf(out, "    version: %s\n", provider.VersionString(fa.ProvVersion))
 			fmt.Fprintf(out, "    type: %s\n", enumName(info.EPAttr.Type.String()))
 			fmt.Fprintf(out, "    protocol: %s\n", protocolName(info.EPAttr.Protocol))
 		}
