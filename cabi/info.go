@@ -48,6 +48,12 @@ func gofab_getinfo(slot C.int, version C.uint32_t, node, service *C.char, flags 
 	var head *C.struct_fi_info
 	tail := &head
 	for _, in := range infos {
+		// A core provider returns prov_name NULL: the C library sets it
+		// (and appends the utility provider's name when it layers one,
+		// e.g. ofi_rxm over gotcp).
+		if in.FabricAttr != nil {
+			in.FabricAttr.ProvName = ""
+		}
 		ci := infoToC(in)
 		if ci == nil {
 			C.gofab_freeinfo(head)
