@@ -135,9 +135,8 @@ func TestErrno(t *testing.T) {
 func TestRecoverRC(t *testing.T) {
 	f := func() (rc int32) {
 		defer recoverRC("test", &rc)
-		var m map[string]int
-		m["x"] = 1 // panics
-		return 0
+		var s []int
+		return int32(s[len(s)]) // panics: index out of range
 	}
 	if rc := f(); rc != -256 {
 		t.Errorf("rc after panic = %d, want -FI_EOTHER", rc)
