@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -133,6 +136,9 @@ func TestErrno(t *testing.T) {
 }
 
 func TestRecoverRC(t *testing.T) {
+	var logged bytes.Buffer
+	provider.SetLogHandler(slog.NewTextHandler(&logged, nil))
+	t.Cleanup(func() { provider.SetLogHandler(nil) })
 	f := func() (rc int32) {
 		defer recoverRC("test", &rc)
 		var s []int
@@ -140,6 +146,10 @@ func TestRecoverRC(t *testing.T) {
 	}
 	if rc := f(); rc != -256 {
 		t.Errorf("rc after panic = %d, want -FI_EOTHER", rc)
+	}
+	if out := logged.String(); !strings.Contains(out, "panic in C entry point") || !strings.Contains(out, "op=test") ||
+		!strings.Contains(out, "index out of range") {
+		t.Errorf("panic not logged with its op and value: %q", out)
 	}
 	g := func() (rc int64) {
 		defer recoverRC("test", &rc)
