@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# The cost of the C<->Go crossings of the C plugin (cabi/, issue 8), in one
+# run on one machine, on loopback:
+#
+#   bench/cabi.sh
+#
+# For every configuration and size three pairs run with identical
+# arguments, in rotating order (so that none always goes first):
+#   C       libfabric's C fi_pingpong over the C provider (-p udp / tcp)
+#   plugin  the same C fi_pingpong over our Go provider through the plugin
+#           (-p goudp / gotcp, FI_PROVIDER_PATH = a fresh cabi/build.sh)
+#   Go      our cmd/fi_pingpong over the Go provider directly (-p udp / tcp)
+# The plugin and Go pairs run the same Go provider code; what differs is
+# the harness (the C tool) and the cgo crossing of every call (fi_send,
+# fi_recv, each fi_cq_read poll ...). So, per one-way transfer,
+#     plugin - Go  = the crossings (plus the C harness's own cost; the
+#                    C pair shows how cheap that harness is)
+#     plugin - C   = what a C application pays for our provider over C's.
+# Like bench/compare.sh (same method, same figures), every point is run
+# with N/5 and N iterations and the setup-corrected steady-state one-way
+# latency is reported:
+#     usec = (T_N - T_N/5) / (2 * (N - N/5)),  T = usec/xfer * 2 * iterations.
+# The table shows medians over the repetitions.
+#
+# env:
+#   REPS=3        repetitions of every point
+#   ITERS=10000   iterations N for sizes <= 4 KiB (64 KiB: N/5; at least 10)
+#   CONFIGS="udp/dgram tcp/msg"
+#   SIZES="1 64 1024 4096 65536"   capped by each provider's limit (udp 1472)
+#   OUT=dir       logs, raw.tsv, summary.txt (default /tmp/cabi-bench-<date>)
+#   PORT_BASE=n   first control port (default: random in 20000-29999)
+#   SETTLE=0.3    seconds between the server listening and the client start
+set -u
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$BENCH_DIR/.." && pwd)
+
+REPS=${REPS:-3}
+ITERS=${ITERS:-10000}
+CONFIGS=${CONFIGS:-"udp/dgram tcp/msg"}
+SIZES=${SIZES:-"1 64 1024 4096 65536"}
+OUT=${OUT:-/tmp/cabi-bench-$(date +%Y%m%d-%H%M%S)}
+SETTLE=${SETTLE:-0.3}
+PORT=${PORT_BASE:-$((20000 + RANDOM % 10000))}
+mkdir -p "$OUT/logs"
+OUT=$(cd "$OUT" && pwd)
+RAW=$OUT/raw.tsv
+
+# name | provider | endpoint | extra env | max message size (0: none)
+config_line() {
+	case "$1" in
+	udp/dgram) echo "udp|dgram||1472" ;;
+	tcp/msg) echo "tcp|msg|FI_TCP_NODELAY=1|0" ;;
+	*) return 1 ;;
+	esac
+}
+
+C_PP=$(command -v fi_pingpong || true)
+[ -n "$C_PP" ] || { echo "cabi.sh: the C fi_pingpong is not installed (libfabric-bin)" >&2; exit 1; }
+GO_PP=$OUT/fi_pingpong-go
+PLUGIN=$OUT/plugin
+(cd "$ROOT" && go build -o "$GO_PP" ./cmd/fi_pingpong) || { echo "cabi.sh: go build failed" >&2; exit 1; }
+"$ROOT/cabi/build.sh" "$PLUGIN" || { echo "cabi.sh: cabi/build.sh failed" >&2; exit 1; }
+
+BASE_ENV=(FI_UDP_IFACE=lo FI_TCP_IFACE=lo FI_PROVIDER_PATH="$PLUGIN")
+
+# is_listening PORT: something listens on TCP PORT (from /proc: probing
+# would take the server's only accept).
+is_listening() {
+	local hex
+	hex=$(printf ':%04X' "$1")
+	awk -v p="$hex" '$4 == "0A" && substr($2, length($2) - 4) == p {f = 1} END {exit !f}' \
+		/proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+next_port() {
+	PORT=$((PORT + 1))
+	[ "$PORT" -ge 32000 ] && PORT=20001
+	while is_listening "$PORT"; do PORT=$((PORT + 1)); done
+}
+
+# stop_pid PID GRACE: wait up to GRACE s for our server, then TERM/KILL
+# that PID only.
+stop_pid() {
+	local pid=$1 grace=$2 i
+	for ((i = 0; i < grace * 20; i++)); do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return $?; }
+		sleep 0.05
+	done
+	echo "  server $pid still running after ${grace}s: TERM" >&2
+	kill -TERM "$pid" 2>/dev/null
+	sleep 0.5
+	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	return 1
+}
+
+# run_one BIN PROV EP ENV SIZE ITERS LOG: prints the client's usec/xfer.
+run_one() {
+	local bin=$1 prov=$2 ep=$3 envs=$4 size=$5 n=$6 log=$7 tmo spid i rc
+	next_port
+	tmo=$((30 + n / 100))
+	local -a e=(env "${BASE_ENV[@]}" $envs)
+	local -a args=(-p "$prov" -e "$ep" -S "$size" -I "$n")
+	timeout -k 2 "$tmo" "${e[@]}" "$bin" "${args[@]}" -B "$PORT" </dev/null >"$log.server" 2>&1 &
+	spid=$!
+	for ((i = 0; i < 500; i++)); do
+		is_listening "$PORT" && break
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.01
+	done
+	if ! is_listening "$PORT"; then
+		echo "  server did not listen on port $PORT (see $log.server)" >&2
+		stop_pid "$spid" 0
+		return 1
+	fi
+	sleep "$SETTLE"
+	timeout -k 2 "$tmo" "${e[@]}" "$bin" "${args[@]}" -P "$PORT" 127.0.0.1 </dev/null >"$log.client" 2>&1
+	rc=$?
+	stop_pid "$spid" 5 || rc=${rc:-1}
+	[ "$rc" -eq 0 ] || { echo "  FAIL rc=$rc: $bin ${args[*]} (see $log.*)" >&2; return 1; }
+	awk '$1 ~ /^[0-9]/ && NF == 8 {u = $7} END {if (u == "") exit 1; print u}' "$log.client"
+}
+
+# point IMPL CFG PROV EP ENV SIZE N REP: two runs, corrected figure.
+point() {
+	local impl=$1 cfg=$2 prov=$3 ep=$4 envs=$5 size=$6 n=$7 rep=$8
+	local n1=$((n / 5)) u1 u2 corr log bin=$C_PP p=$prov
+	case "$impl" in
+	plugin) p=go$prov ;;
+	Go) bin=$GO_PP ;;
+	esac
+	log="$OUT/logs/$impl.${cfg//\//_}.$size.r$rep"
+	u1=$(run_one "$bin" "$p" "$ep" "$envs" "$size" "$n1" "$log.n1") || return 1
+	u2=$(run_one "$bin" "$p" "$ep" "$envs" "$size" "$n" "$log.n") || return 1
+	corr=$(awk -v u1="$u1" -v u2="$u2" -v a="$n1" -v b="$n" \
+		'BEGIN {c = (u2*2*b - u1*2*a) / (2*(b-a)); if (c <= 0) c = u2; printf "%.3f", c}')
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$impl" "$cfg" "$size" "$rep" "$n" "$corr" "$u2" >>"$RAW"
+	printf '  rep %s %-6s %-10s %8s B  %9s usec/xfer (raw %s)\n' "$rep" "$impl" "$cfg" "$size" "$corr" "$u2"
+}
+
+iters_for() {
+	local s=$1 n
+	if [ "$s" -le 4096 ]; then n=$ITERS; else n=$((ITERS / 5)); fi
+	[ "$n" -lt 10 ] && n=10
+	echo "$n"
+}
+
+sizes_for() {
+	local max=$1 s out=""
+	for s in $SIZES; do
+		if [ "$max" -gt 0 ] && [ "$s" -gt "$max" ]; then
+			[[ " $out " == *" $max "* ]] || out="$out $max"
+			break
+		fi
+		out="$out $s"
+	done
+	echo $out
+}
+
+printf 'impl\tconfig\tsize\trep\titers\tusec\traw\n' >"$RAW"
+echo "# cabi bench: $(date -Is) host=$(hostname) cpus=$(nproc) reps=$REPS iters=$ITERS out=$OUT"
+echo "# C: $C_PP ($(dpkg-query -W -f='${Version}' libfabric-bin 2>/dev/null || echo '?'))  Go: $(go version | awk '{print $3}')"
+echo "# loadavg: $(cat /proc/loadavg)"
+
+fails=0
+impls=(C plugin Go)
+for rep in $(seq 1 "$REPS"); do
+	for cfg in $CONFIGS; do
+		line=$(config_line "$cfg") || { echo "cabi.sh: unknown config $cfg" >&2; exit 1; }
+		IFS='|' read -r prov ep envs max <<<"$line"
+		for size in $(sizes_for "$max"); do
+			n=$(iters_for "$size")
+			for k in 0 1 2; do # rotate the order with the repetition
+				impl=${impls[$(((k + rep) % 3))]}
+				point "$impl" "$cfg" "$prov" "$ep" "$envs" "$size" "$n" "$rep" || fails=$((fails + 1))
+			done
+		done
+	done
+done
+
+echo
+awk -F'\t' '
+function median(key,    n, i, j, v, a) {
+	n = cnt[key]
+	for (i = 1; i <= n; i++) a[i] = val[key, i]
+	for (i = 2; i <= n; i++) {
+		v = a[i]; j = i - 1
+		while (j >= 1 && a[j] > v) { a[j + 1] = a[j]; j-- }
+		a[j + 1] = v
+	}
+	if (n % 2) return a[(n + 1) / 2]
+	return (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function f(x) { return x >= 100 ? sprintf("%.0f", x) : sprintf("%.2f", x) }
+FNR == 1 { next }
+{
+	key = $1 SUBSEP $2 SUBSEP $3
+	val[key, ++cnt[key]] = $6
+	if (!(($2 SUBSEP $3) in seen)) { seen[$2, $3] = 1; order[++no] = $2 SUBSEP $3 }
+}
+END {
+	printf "one-way usec/xfer, setup-corrected medians\n"
+	printf "%-10s %7s | %8s %8s %8s | %12s %10s | %4s\n", "config", "size", "C", "plugin", "Go", "plugin-Go", "plugin-C", "reps"
+	for (k = 1; k <= no; k++) {
+		split(order[k], p, SUBSEP)
+		c = "C" SUBSEP order[k]; q = "plugin" SUBSEP order[k]; g = "Go" SUBSEP order[k]
+		if (!(c in cnt) || !(q in cnt) || !(g in cnt)) continue
+		cu = median(c); qu = median(q); gu = median(g)
+		reps = cnt[c]; if (cnt[q] < reps) reps = cnt[q]; if (cnt[g] < reps) reps = cnt[g]
+		printf "%-10s %7s | %8s %8s %8s | %+12.3f %+10.3f | %4d\n", p[1], p[2], f(cu), f(qu), f(gu), qu - gu, qu - cu, reps
+	}
+}' "$RAW" | tee "$OUT/summary.txt"
+echo "# loadavg: $(cat /proc/loadavg)  failures: $fails  raw: $RAW"
+[ "$fails" -eq 0 ]
