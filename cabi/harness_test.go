@@ -84,15 +84,6 @@ func (p *proc) wait(ctx context.Context) error {
 	return p.err
 }
 
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // stdout and stderr return what the process printed so far.
 func (p *proc) stdout() string {
 	p.mu.Lock()
