@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 	"unsafe"
@@ -221,5 +223,33 @@ func TestSendAllocs(t *testing.T) {
 	round()
 	if a := testing.AllocsPerRun(200, round); a != 0 {
 		t.Errorf("%.1f allocs per round (send, sendv, 2 recvs, 2 CQ reads), want 0", a)
+	}
+}
+
+// cProgram compiles testdata/name.c against the C libfabric.
+func cProgram(t *testing.T, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	src, _ := filepath.Abs(filepath.Join("testdata", name+".c"))
+	inc, _ := filepath.Abs(".")
+	if out, err := exec.Command("gcc", "-Wall", "-Werror", "-O1", "-I"+inc, "-o", bin, src, "-lfabric",
+		"-ldl").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestCEndpointBasic drives endpoints, passive endpoints, aliases and
+// shared contexts from C without queues (testdata/ep_basic.c): states,
+// bad input, stale fids, no handle leak.
+func TestCEndpointBasic(t *testing.T) {
+	dir := plugin(t)
+	bin := cProgram(t, "ep_basic")
+	for _, p := range []string{"gotcp", "goudp"} {
+		t.Run(p, func(t *testing.T) {
+			if out := run(t, dir, bin, p, filepath.Join(dir, "libgofabric.so")); out != "ok\n" {
+				t.Fatalf("output %q", out)
+			}
+		})
 	}
 }
