@@ -239,7 +239,10 @@ func gofab_go_ep_control(fid *C.struct_fid, command C.int, arg C.uintptr_t) (rc 
 		if err != nil {
 			return errno(err)
 		}
-		_, ce := wrapEP(alias, C.FI_CLASS_EP, C.uintptr_t(uintptr(fid.context)))
+		// The alias shares the endpoint's context (read as an integer:
+		// it may be any value, see ctx.go).
+		ctx := *(*C.uintptr_t)(unsafe.Pointer(&fid.context))
+		_, ce := wrapEP(alias, C.FI_CLASS_EP, ctx)
 		if ce == nil {
 			_ = alias.Close()
 			return -C.FI_ENOMEM
