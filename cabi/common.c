@@ -37,6 +37,19 @@ static const struct {
 	T(gofab_stx_fi_ops),
 	T(gofab_stx_ops),
 	T(gofab_connreq_fi_ops),
+	T(gofab_cq_fi_ops),
+	T(gofab_cq_ops),
+	T(gofab_cntr_fi_ops),
+	T(gofab_cntr_ops),
+	T(gofab_eq_fi_ops),
+	T(gofab_eq_ops),
+	T(gofab_av_fi_ops),
+	T(gofab_av_ops),
+	T(gofab_mr_fi_ops),
+	T(gofab_wait_fi_ops),
+	T(gofab_wait_ops),
+	T(gofab_poll_fi_ops),
+	T(gofab_poll_ops),
 };
 
 int gofab_ops_nulls(void)
@@ -84,6 +97,20 @@ uint64_t gofab_fid_handle(const struct fid *fid)
 		return ((const struct gofab_stx *)fid)->h;
 	case FI_CLASS_CONNREQ:
 		return ((const struct gofab_connreq *)fid)->h;
+	case FI_CLASS_CQ:
+		return ((const struct gofab_cq *)fid)->h;
+	case FI_CLASS_CNTR:
+		return ((const struct gofab_cntr *)fid)->h;
+	case FI_CLASS_EQ:
+		return ((const struct gofab_eq *)fid)->h;
+	case FI_CLASS_AV:
+		return ((const struct gofab_av *)fid)->h;
+	case FI_CLASS_MR:
+		return ((const struct gofab_mr *)fid)->h;
+	case FI_CLASS_WAIT:
+		return ((const struct gofab_wait *)fid)->h;
+	case FI_CLASS_POLL:
+		return ((const struct gofab_poll *)fid)->h;
 	}
 	return 0;
 }

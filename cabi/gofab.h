@@ -127,5 +127,7 @@ int gofab_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 
 /* The endpoint side (cabi-ep). */
 #include "gofab_ep.h"
+/* The queue side (cabi-queues). */
+#include "gofab_q.h"
 
 #endif

@@ -1,0 +1,74 @@
+package main
+
+/*
+#include "gofab.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	fabric "github.com/gofabric/fabric"
+)
+
+// Hooks for the Go tests of the queue objects (no cgo in _test files):
+// they wrap a Go domain as a C one and call the CQ entry points as C would.
+
+// qtDomain wraps d as a C domain; free releases the wrapper (not d).
+func qtDomain(d *fabric.Domain) (dom unsafe.Pointer, free func()) {
+	h, _ := handles.add(&goDomain{d: d})
+	cd := C.gofab_domain_alloc(C.uint64_t(h), 0)
+	return unsafe.Pointer(cd), func() { handles.remove(h); C.free(unsafe.Pointer(cd)) }
+}
+
+// qtCQOpen opens a CQ on a qtDomain through the C entry point.
+func qtCQOpen(dom unsafe.Pointer, format, waitObj int) (cq unsafe.Pointer, gcq *fabric.CQ, rc int) {
+	var attr C.struct_fi_cq_attr
+	attr.format = C.enum_fi_cq_format(format)
+	attr.wait_obj = C.enum_fi_wait_obj(waitObj)
+	var out *C.struct_fid_cq
+	if rc := gofab_go_domain_cq_open((*C.struct_fid_domain)(dom), &attr, &out, 0); rc != 0 {
+		return nil, nil, int(rc)
+	}
+	g, _, _ := cqOf(out)
+	return unsafe.Pointer(out), g.cq, 0
+}
+
+func qtCQRead(cq, buf unsafe.Pointer, count int) int {
+	return int(gofab_go_cq_read((*C.struct_fid_cq)(cq), C.uintptr_t(uintptr(buf)), C.size_t(count), 0))
+}
+
+func qtCQClose(cq unsafe.Pointer) int { return int(gofab_go_cq_close((*C.struct_fid)(cq))) }
+
+func qtMalloc(n int) unsafe.Pointer { return C.calloc(1, C.size_t(n)) }
+
+func qtFree(p unsafe.Pointer) { C.free(p) }
+
+// qtEntry is entry i of a C buffer of the given format, read back.
+type qtEntry struct {
+	ctx, buf              uintptr
+	flags, len, data, tag uint64
+}
+
+func qtEntrySize(format int) int {
+	return [...]int{C.sizeof_struct_fi_cq_entry, C.sizeof_struct_fi_cq_entry, C.sizeof_struct_fi_cq_msg_entry,
+		C.sizeof_struct_fi_cq_data_entry, C.sizeof_struct_fi_cq_tagged_entry}[format]
+}
+
+func qtGetEntry(buf unsafe.Pointer, format, i int) qtEntry {
+	p := unsafe.Add(buf, i*qtEntrySize(format))
+	var e qtEntry
+	e.ctx = getPtr(p) // op_context is the first member of every format
+	if format >= C.FI_CQ_FORMAT_MSG {
+		m := (*C.struct_fi_cq_msg_entry)(p)
+		e.flags, e.len = uint64(m.flags), uint64(m.len)
+	}
+	if format >= C.FI_CQ_FORMAT_DATA {
+		d := (*C.struct_fi_cq_data_entry)(p)
+		e.buf, e.data = getPtr(unsafe.Pointer(&d.buf)), uint64(d.data)
+	}
+	if format == C.FI_CQ_FORMAT_TAGGED {
+		e.tag = uint64((*C.struct_fi_cq_tagged_entry)(p).tag)
+	}
+	return e
+}
