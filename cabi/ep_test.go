@@ -316,3 +316,20 @@ func TestConcurrentSendV(t *testing.T) {
 		}
 	}
 }
+
+// TestCEndpointXfer runs testdata/ep_xfer.c: dgram transfers over goudp
+// (msg and tagged; plain, vector, msg and inject forms; cancel) and a
+// gotcp connection (listen, connect, FI_CONNREQ info with its handle,
+// accept, FI_CONNECTED on both sides, messages both ways with remote CQ
+// data, shutdown seen by the peer), with CQ and EQ reads, no handle leak.
+func TestCEndpointXfer(t *testing.T) {
+	dir := plugin(t)
+	bin := cProgram(t, "ep_xfer")
+	for _, p := range []string{"gotcp", "goudp"} {
+		t.Run(p, func(t *testing.T) {
+			if out := run(t, dir, bin, p, filepath.Join(dir, "libgofabric.so")); out != "ok\n" {
+				t.Fatalf("output %q", out)
+			}
+		})
+	}
+}
