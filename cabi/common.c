@@ -22,6 +22,34 @@ static const struct {
 	T(gofab_domain_fi_ops),
 	T(gofab_domain_ops),
 	T(gofab_domain_mr_ops),
+	T(gofab_ep_fi_ops),
+	T(gofab_ep_ops),
+	T(gofab_sep_ops),
+	T(gofab_ep_cm_ops),
+	T(gofab_ep_msg_ops),
+	T(gofab_ep_tagged_ops),
+	T(gofab_ep_rma_ops),
+	T(gofab_ep_atomic_ops),
+	T(gofab_ep_collective_ops),
+	T(gofab_pep_fi_ops),
+	T(gofab_pep_ops),
+	T(gofab_pep_cm_ops),
+	T(gofab_stx_fi_ops),
+	T(gofab_stx_ops),
+	T(gofab_connreq_fi_ops),
+	T(gofab_cq_fi_ops),
+	T(gofab_cq_ops),
+	T(gofab_cntr_fi_ops),
+	T(gofab_cntr_ops),
+	T(gofab_eq_fi_ops),
+	T(gofab_eq_ops),
+	T(gofab_av_fi_ops),
+	T(gofab_av_ops),
+	T(gofab_mr_fi_ops),
+	T(gofab_wait_fi_ops),
+	T(gofab_wait_ops),
+	T(gofab_poll_fi_ops),
+	T(gofab_poll_ops),
 };
 
 int gofab_ops_nulls(void)
@@ -57,6 +85,32 @@ uint64_t gofab_fid_handle(const struct fid *fid)
 		return ((const struct gofab_fabric *)fid)->h;
 	case FI_CLASS_DOMAIN:
 		return ((const struct gofab_domain *)fid)->h;
+	case FI_CLASS_EP:
+	case FI_CLASS_SEP:
+	case FI_CLASS_RX_CTX:
+	case FI_CLASS_TX_CTX:
+	case FI_CLASS_SRX_CTX:
+		return ((const struct gofab_ep *)fid)->h;
+	case FI_CLASS_PEP:
+		return ((const struct gofab_pep *)fid)->h;
+	case FI_CLASS_STX_CTX:
+		return ((const struct gofab_stx *)fid)->h;
+	case FI_CLASS_CONNREQ:
+		return ((const struct gofab_connreq *)fid)->h;
+	case FI_CLASS_CQ:
+		return ((const struct gofab_cq *)fid)->h;
+	case FI_CLASS_CNTR:
+		return ((const struct gofab_cntr *)fid)->h;
+	case FI_CLASS_EQ:
+		return ((const struct gofab_eq *)fid)->h;
+	case FI_CLASS_AV:
+		return ((const struct gofab_av *)fid)->h;
+	case FI_CLASS_MR:
+		return ((const struct gofab_mr *)fid)->h;
+	case FI_CLASS_WAIT:
+		return ((const struct gofab_wait *)fid)->h;
+	case FI_CLASS_POLL:
+		return ((const struct gofab_poll *)fid)->h;
 	}
 	return 0;
 }
