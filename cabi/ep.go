@@ -163,10 +163,29 @@ func bindObj(bfid *C.struct_fid) fabric.Bindable {
 		return nil
 	}
 	bt, ok := handles.get(uint64(C.gofab_fid_handle(bfid))).(bindTarget)
-	if !ok {
-		return nil
+	if !ok || bindClass(bt) != bfid.fclass {
+		return nil // also a live handle under another class's fid
 	}
 	return bt.bindTarget()
+}
+
+// bindClass is the fid class of a bind target's C struct.
+func bindClass(bt bindTarget) C.size_t {
+	switch bt.(type) {
+	case *goCQ:
+		return C.FI_CLASS_CQ
+	case *goCntr:
+		return C.FI_CLASS_CNTR
+	case *goEQ:
+		return C.FI_CLASS_EQ
+	case *goAV:
+		return C.FI_CLASS_AV
+	case *goSRX:
+		return C.FI_CLASS_SRX_CTX
+	case *goSTX:
+		return C.FI_CLASS_STX_CTX
+	}
+	return C.FI_CLASS_UNSPEC
 }
 
 //export gofab_go_ep_bind
