@@ -133,6 +133,11 @@ func fidToC(v any) uintptr {
 const (
 	eqEntrySize   = C.sizeof_struct_fi_eq_entry
 	eqCMEntrySize = C.sizeof_struct_fi_eq_cm_entry
+	// eqWriteMax bounds what fi_eq_write accepts: a CM entry with far
+	// more connection data than any provider carries. A larger length
+	// cannot be the caller's buffer (the bytes after the entry are
+	// copied as connection data).
+	eqWriteMax = eqCMEntrySize + 1<<16
 )
 
 // gofab_go_eq_read is fi_eq_read (block 0) and fi_eq_sread. It returns
@@ -261,6 +266,10 @@ func gofab_go_eq_write(ce *C.struct_fid_eq, event C.uint32_t, buf C.uintptr_t, n
 	}
 	if flags != 0 {
 		return -C.FI_EBADFLAGS
+	}
+	if n > eqWriteMax {
+		// Also keeps the count returned below a positive ssize_t.
+		return -C.FI_EINVAL
 	}
 	ev := fabric.EQEntry{Event: fabric.EventType(event)}
 	p := cmem(uintptr(buf))
