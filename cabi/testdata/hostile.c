@@ -260,6 +260,9 @@ int main(int argc, char **argv)
 		T("eq_readerr.bad_flags", WANT_NEG, fi_eq_readerr(eq, &eq_err, BADFLAG));
 		T("eq_write.null_buf", WANT_NEG, fi_eq_write(eq, FI_NOTIFY, NULL, sizeof(eq_entry), 0));
 		T("eq_write.huge_len", WANT_NEG, fi_eq_write(eq, FI_NOTIFY, &eq_entry, HUGE, 0));
+		memset(cmbuf, 0, sizeof(cmbuf));
+		T("eq_write.cm_huge_len", WANT_NEG, fi_eq_write(eq, FI_CONNECTED, cmbuf, sizeof(struct fi_eq_cm_entry) + (1ULL << 40), 0));
+		T("eq_write.cm_short", WANT_NEG, fi_eq_write(eq, FI_CONNECTED, cmbuf, sizeof(struct fi_eq_cm_entry) - 1, 0));
 		T("eq_write.bad_flags", WANT_NEG, fi_eq_write(eq, FI_NOTIFY, &eq_entry, sizeof(eq_entry), BADFLAG));
 		/* Drain what the bad writes above may have queued. */
 		for (i = 0; i < 10 && fi_eq_read(eq, &event, &eq_entry, sizeof(eq_entry), 0) > 0; i++)
