@@ -51,6 +51,10 @@ func start(t *testing.T, ctx context.Context, envv []string, name string, args .
 	p := &proc{name: filepath.Base(name) + " " + strings.Join(args, " "), done: make(chan struct{})}
 	p.cmd = exec.CommandContext(ctx, name, args...)
 	p.cmd.Env = envv
+	// A temporary working directory: libinfinipath (loaded by the C
+	// library's psm provider) writes a *.btr file there when a process
+	// crashes.
+	p.cmd.Dir = t.TempDir()
 	p.cmd.Stdout = lockedWriter{&p.mu, &p.out}
 	p.cmd.Stderr = lockedWriter{&p.mu, &p.errb}
 	p.cmd.WaitDelay = 2 * time.Second
