@@ -392,6 +392,13 @@ int main(int argc, char **argv)
 		T("av_insert.huge_count", WANT_LE0, fi_av_insert(av, NULL, HUGE, fa, 0, NULL));
 		T("av_insert.bad_flags", WANT_NEG, fi_av_insert(av, buf, 1, fa, BADFLAG, NULL));
 		T("av_insert.count0", WANT_OK, fi_av_insert(av, buf, 0, fa, 0, NULL));
+		/* A failed insertion sets its fi_addr to FI_ADDR_NOTAVAIL (fi_av(3)). */
+		memset(name, 0, sizeof(name)); /* family AF_UNSPEC */
+		fa[0] = 77;
+		T("av_insert.unspec_family", WANT_LE0, fi_av_insert(av, name, 1, fa, 0, NULL));
+		T("av_insert.unspec_family_notavail", WANT_OK, fa[0] == FI_ADDR_NOTAVAIL ? 0 : -1);
+		fa[0] = 77;
+		T("av_insertsvc.bad_service_notavail", WANT_LE0, fi_av_insertsvc(av, "127.0.0.1", "no-such-service", fa, 0, NULL) <= 0 && fa[0] != FI_ADDR_NOTAVAIL ? 1 : 0);
 		T("av_insertsvc.null", WANT_LE0, fi_av_insertsvc(av, NULL, NULL, fa, 0, NULL));
 		T("av_insertsvc.bad_service", WANT_LE0, fi_av_insertsvc(av, "127.0.0.1", "no-such-service", fa, 0, NULL));
 		T("av_insertsym.null", WANT_LE0, fi_av_insertsym(av, NULL, 1, NULL, 1, fa, 0, NULL));
@@ -814,6 +821,41 @@ int main(int argc, char **argv)
 			T("shutdown", WANT_OK, fi_shutdown(ep, 0));
 			T("shutdown.event", WANT_OK, wait_event(eq, FI_SHUTDOWN, cmbuf));
 			T("send.after_shutdown", WANT_NEG, fi_send(ep, buf, 8, NULL, self, NULL));
+		}
+	}
+
+	/* ---- scalable endpoint, shared contexts ---- */
+	if (have_ep && have_cq) {
+		struct fid_ep *sep = NULL, *ctx = NULL, *srx = NULL;
+		struct fid_stx *stx = NULL;
+		union stale s_srx;
+
+		T("tx_context.not_scalable", WANT_NEG, fi_tx_context(ep, 0, NULL, &ctx, NULL));
+		T("rx_context.not_scalable", WANT_NEG, fi_rx_context(ep, 0, NULL, &ctx, NULL));
+		/* The providers may not offer them (-FI_ENOSYS). */
+		if (T("scalable_ep", WANT_ANY, fi_scalable_ep(dom, info, &sep, NULL)) == 0) {
+			T("sep_tx_context.bad_index", WANT_NEG, fi_tx_context(sep, 100000, NULL, &ctx, NULL));
+			T("sep_rx_context.neg_index", WANT_NEG, fi_rx_context(sep, -1, NULL, &ctx, NULL));
+			T("sep_tx_context.null_out", WANT_NEG, fi_tx_context(sep, 0, NULL, NULL, NULL));
+			T("sep_bind.cq", WANT_NEG, fi_scalable_ep_bind(sep, &cq->fid, 0));
+			T("sep_bind.null", WANT_NEG, fi_scalable_ep_bind(sep, NULL, 0));
+			T("sep_send", WANT_NEG, fi_send(sep, buf, 8, NULL, self, NULL));
+			T("sep_close", WANT_OK, fi_close(&sep->fid));
+		}
+		if (T("srx_context", WANT_ANY, fi_srx_context(dom, info->rx_attr, &srx, NULL)) == 0) {
+			T("srx_send", WANT_NEG, fi_send(srx, buf, 8, NULL, self, NULL));
+			T("srx_recv.huge", WANT_NEG, fi_recv(srx, buf, HUGE, NULL, FI_ADDR_UNSPEC, NULL));
+			T("srx_recvv.huge_count", WANT_NEG, fi_recvv(srx, iov, NULL, 100000, FI_ADDR_UNSPEC, NULL));
+			T("srx_bind.cq", WANT_NEG, fi_ep_bind(srx, &cq->fid, FI_RECV));
+			T("ep_bind.srx_enabled_ep", WANT_NEG, fi_ep_bind(ep, &srx->fid, 0));
+			memcpy(&s_srx, srx, sizeof(struct fid_ep) + 8);
+			T("srx_close", WANT_OK, fi_close(&srx->fid));
+			T("stale_srx.close", E(FI_EINVAL), fi_close((struct fid *)s_srx.raw));
+			T("stale_srx.recv", E(FI_EINVAL), fi_recv((struct fid_ep *)s_srx.raw, buf, 8, NULL, FI_ADDR_UNSPEC, NULL));
+		}
+		if (T("stx_context", WANT_ANY, fi_stx_context(dom, info->tx_attr, &stx, NULL)) == 0) {
+			T("ep_bind.stx_enabled_ep", WANT_NEG, fi_ep_bind(ep, &stx->fid, 0));
+			T("stx_close", WANT_OK, fi_close(&stx->fid));
 		}
 	}
 
