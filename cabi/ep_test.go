@@ -176,13 +176,56 @@ func TestDgramThroughC(t *testing.T) {
 		t.Fatalf("sendv received %v", got)
 	}
 
+	// A NULL receive buffer is a zero-length one, whatever its length: a
+	// zero-byte message completes, a longer one is truncated (nothing is
+	// written).
+	if rc := testRecv(fid, nil, 8, 21); rc != 0 {
+		t.Fatalf("fi_recv NULL: %d", rc)
+	}
+	if rc := testSend(fid, sbuf, 0, 22); rc != 0 {
+		t.Fatalf("fi_send 0 bytes: %d", rc)
+	}
+	drain(t, cq, ents)
+	for _, e := range ents {
+		if c := ctxToC(e.OpContext); (c != 21 && c != 22) || e.Len != 0 {
+			t.Errorf("zero-byte message: completion %+v", e)
+		}
+	}
+	if rc := testRecv(fid, nil, 8, 23); rc != 0 {
+		t.Fatalf("fi_recv NULL: %d", rc)
+	}
+	if rc := testSend(fid, sbuf, n, 24); rc != 0 {
+		t.Fatalf("fi_send: %d", rc)
+	}
+	var ee fabric.CQErrEntry
+	deadline := time.Now().Add(10 * time.Second)
+	for sawErr, sawSend := false, false; !sawErr || !sawSend; {
+		n, err := cq.Read(ents[:1])
+		switch {
+		case n == 1 && ctxToC(ents[0].OpContext) == 24:
+			sawSend = true
+		case errors.Is(err, fabric.ErrAvail):
+			if err := cq.ReadErr(&ee); err != nil {
+				t.Fatal(err)
+			}
+			if ctxToC(ee.OpContext) != 23 || ee.Err != fabric.ErrTrunc {
+				t.Fatalf("error entry %+v, want FI_ETRUNC for context 23", ee)
+			}
+			sawErr = true
+		case err != nil && !errors.Is(err, fabric.ErrAgain):
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no truncation error")
+		}
+	}
+
 	// Bad input.
 	for _, c := range []struct {
 		name string
 		rc   int
 	}{
 		{"send NULL buf", testSend(fid, nil, 8, 0)},
-		{"recv NULL buf", testRecv(fid, nil, 8, 0)},
 		{"sendv NULL iov", testSendV(fid, nil, 2, 0)},
 		{"sendv count above iov_limit", testSendV(fid, iov, 1<<20+1, 0)},
 		{"send huge len", testSend(fid, sbuf, 1<<62, 0)},
