@@ -364,7 +364,8 @@ func TestConcurrentSendV(t *testing.T) {
 // (msg and tagged; plain, vector, msg and inject forms; cancel) and a
 // gotcp connection (listen, connect, FI_CONNREQ info with its handle,
 // accept, FI_CONNECTED on both sides, messages both ways with remote CQ
-// data, shutdown seen by the peer), with CQ and EQ reads, no handle leak.
+// data, tagged messages, RMA write and read with MR descriptors, shutdown
+// seen by the peer), with CQ and EQ reads, no handle leak.
 func TestCEndpointXfer(t *testing.T) {
 	dir := plugin(t)
 	bin := cProgram(t, "ep_xfer")
