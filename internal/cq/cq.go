@@ -317,6 +317,23 @@ func (q *CQ) WriteReserved(ctx any, flags provider.Flags, length uint64, buf []b
 	return nil
 }
 
+// WriteMsg is Write for a completion with no buffer and no remote CQ data
+// (a received message into a posted receive, or a sent one): six arguments
+// instead of eleven, all in registers, for the providers that hold the CQ
+// itself rather than a provider.CQOwner (the direct receive path).
+func (q *CQ) WriteMsg(ctx any, flags provider.Flags, length, tag uint64, src provider.Addr) error {
+	q.mu.Lock()
+	s, err := q.push(false)
+	if err != nil {
+		q.mu.Unlock()
+		return err
+	}
+	s.set(ctx, flags, length, nil, 0, tag, src)
+	q.mu.Unlock()
+	q.Wake()
+	return nil
+}
+
 // WriteErr adds an error completion (fi_ops_cq_owner writeerr); e is
 // copied, including ErrData. Err is made positive; 0 becomes EOTHER.
 func (q *CQ) WriteErr(e *provider.CQErrEntry) error { return q.writeErr(false, e) }

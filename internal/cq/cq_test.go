@@ -153,6 +153,26 @@ func TestFormats(t *testing.T) {
 	}
 }
 
+// TestWriteMsg: WriteMsg is Write with no buffer and no data: the same
+// entry (flags masked, source kept) and the same overrun rule.
+func TestWriteMsg(t *testing.T) {
+	q := mustNew(t, Config{Format: provider.CQFormatTagged, Size: 1})
+	if err := q.WriteMsg("ctx", provider.FlagRecv|provider.FlagMsg|provider.FlagCompletion, 9, 0x7a9, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.WriteMsg("lost", provider.FlagRecv, 1, 0, 5); err != provider.EOVERRUN {
+		t.Fatalf("WriteMsg to a full CQ: %v", err)
+	}
+	ent := []provider.CQEntry{{Buf: []byte("x"), Data: 99}}
+	src := make([]provider.Addr, 1)
+	n, err := q.ReadFrom(ent, src)
+	want := provider.CQEntry{OpContext: "ctx", Flags: provider.FlagRecv | provider.FlagMsg, Len: 9, Tag: 0x7a9}
+	if n != 1 || err != nil || ent[0].OpContext != want.OpContext || ent[0].Flags != want.Flags ||
+		ent[0].Len != want.Len || ent[0].Buf != nil || ent[0].Data != 0 || ent[0].Tag != want.Tag || src[0] != 5 {
+		t.Fatalf("ReadFrom = %d %v %+v src %v, want %+v src 5", n, err, ent[0], src[0], want)
+	}
+}
+
 func TestFIFOAndBatches(t *testing.T) {
 	q := mustNew(t, Config{Size: 1000, Format: provider.CQFormatTagged})
 	for i := 0; i < 1000; i++ { // grows the ring past its initial capacity

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gofabric/fabric/internal/cq"
 	"github.com/gofabric/fabric/internal/srx"
 	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/provider"
@@ -42,6 +43,7 @@ type endpoint struct {
 	av             provider.AVView
 	rq             provider.SRXOwner
 	direct         *srx.Queue // rq, when the endpoint owns it: receive into posted buffers
+	directCQ       *cq.CQ     // rxCQ, when it is this module's CQ: direct receives complete through it
 	needSrc        bool       // look up the source fi_addr of every datagram
 	reportSrc      bool       // FI_SOURCE: completions carry the source
 	sourceErr      bool       // FI_SOURCE_ERR: unknown sources complete with FI_EADDRNOTAVAIL
@@ -201,6 +203,7 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	if q, ok := r.SRX.(*srx.Queue); ok && r.OwnSRX {
 		ep.direct = q
 	}
+	ep.directCQ, _ = r.RxCQ.(*cq.CQ)
 	ep.reportSrc = r.Source
 	ep.sourceErr = r.SourceErr && r.Source
 	ep.needSrc = r.Source || ep.caps&(provider.CapSource|provider.CapDirectedRecv) != 0
@@ -409,6 +412,10 @@ func (ep *endpoint) ReceivedDirect(e *provider.RxEntry, n int, olen uint64) {
 	src := provider.AddrNotAvail
 	if ep.reportSrc {
 		src = ep.av.Reverse(from)
+	}
+	if olen == 0 && ep.directCQ != nil && (src != provider.AddrNotAvail || !ep.sourceErr) {
+		srx.CompleteDirect(ep.directCQ, ep.rxCntr, e, n, src)
+		return
 	}
 	srx.CompleteFrom(ep.rxCQ, ep.rxCntr, e, n, olen, src, from, ep.sourceErr)
 }
