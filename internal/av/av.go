@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gofabric/fabric/provider"
 )
@@ -43,6 +44,10 @@ type AV struct {
 	live   int
 	rev    map[string]provider.Addr
 	closed bool
+	// gen counts the changes that can alter a Reverse answer (inserts,
+	// removals, Close); written under mu, read without it by
+	// ReverseCached.
+	gen atomic.Uint64
 
 	lmu       sync.Mutex
 	listeners map[int]func()
@@ -179,6 +184,9 @@ func (a *AV) Insert(addrs [][]byte, fiAddrs []provider.Addr, flags provider.Flag
 			errs[i] = nil
 		}
 		n++
+	}
+	if n > 0 {
+		a.gen.Add(1)
 	}
 	a.mu.Unlock()
 	if n > 0 {
@@ -360,6 +368,7 @@ func (a *AV) Remove(fiAddrs []provider.Addr, flags provider.Flags) error {
 			}
 		}
 	}
+	a.gen.Add(1)
 	for _, fa := range fiAddrs {
 		s := &a.slots[fa]
 		key := string(s.addr)
@@ -432,6 +441,50 @@ func (a *AV) Reverse(b []byte) provider.Addr {
 		}
 	}
 	a.mu.RUnlock()
+	return r
+}
+
+// ReverseCache holds the last answer of ReverseCached for one caller. It
+// is not goroutine-safe: its user serializes the calls (a provider's
+// receive path under its own lock). The zero value is empty.
+type ReverseCache struct {
+	gen  uint64 // the AV's gen when addr was looked up, plus one (0: empty)
+	n    int
+	key  [maxCachedAddr]byte
+	addr provider.Addr
+}
+
+// maxCachedAddr is the longest address ReverseCached remembers (a
+// sockaddr_in6).
+const maxCachedAddr = 28
+
+// ReverseCached is Reverse that first asks c: a receive path that sees
+// the same source message after message (a ping-pong, a stream from one
+// peer) skips the read lock (two atomic read-modify-writes) and the map
+// lookup. The answer is the one Reverse gives: c is used only while the
+// AV has not changed since c was filled (an insert, a removal or Close
+// makes it stale).
+func (a *AV) ReverseCached(c *ReverseCache, b []byte) provider.Addr {
+	// The common sockaddr_in length compares as one 16-byte array (no
+	// memequal call); other lengths compare in reverseFill.
+	if len(b) == 16 && c.n == 16 && c.gen == a.gen.Load()+1 && [16]byte(b) == [16]byte(c.key[:16]) {
+		return c.addr
+	}
+	return a.reverseFill(c, b)
+}
+
+func (a *AV) reverseFill(c *ReverseCache, b []byte) provider.Addr {
+	g := a.gen.Load() + 1
+	if c.gen == g && len(b) == c.n && string(b) == string(c.key[:c.n]) {
+		return c.addr
+	}
+	// A change between the load above and this lookup leaves c with an
+	// answer newer than g says: the next call sees a newer gen and looks
+	// up again.
+	r := a.Reverse(b)
+	if len(b) <= len(c.key) {
+		c.gen, c.n, c.addr = g, copy(c.key[:], b), r
+	}
 	return r
 }
 
@@ -525,6 +578,7 @@ func (a *AV) Close() error {
 		return provider.EBADF
 	}
 	a.closed = true
+	a.gen.Add(1)
 	a.slots = nil
 	a.free = nil
 	a.rev = map[string]provider.Addr{}

@@ -378,3 +378,52 @@ func TestConcurrent(t *testing.T) {
 		t.Fatalf("len %d", a.Len())
 	}
 }
+
+// anyLenHandler accepts addresses of any non-zero length (16-byte ones take
+// ReverseCached's inlined path).
+type anyLenHandler struct{ ipv4Handler }
+
+func (anyLenHandler) ValidAddr(f provider.AddrFormat, b []byte) bool { return len(b) > 0 }
+
+// TestReverseCached: the cached answer is Reverse's after every change that
+// can alter it (insert of an unknown address, duplicate insert, removal,
+// Close), for the inlined 16-byte path and the general one.
+func TestReverseCached(t *testing.T) {
+	for _, size := range []int{6, 16} {
+		a, err := New(Config{Type: provider.AVTable, Handler: anyLenHandler{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := func(i int) []byte { b := make([]byte, size); b[0], b[size-1] = 10, byte(i); return b }
+		var c ReverseCache
+		check := func(step string, k []byte, want provider.Addr) {
+			t.Helper()
+			for i := 0; i < 2; i++ { // fill, then hit
+				if got := a.ReverseCached(&c, k); got != want || got != a.Reverse(k) {
+					t.Fatalf("size %d, %s: ReverseCached = %v, want %v (Reverse %v)", size, step, got, want, a.Reverse(k))
+				}
+			}
+		}
+		check("empty AV", key(1), provider.AddrNotAvail)
+		a.Insert([][]byte{key(1)}, nil, 0, nil)
+		check("inserted", key(1), 0)
+		check("other address", key(2), provider.AddrNotAvail)
+		a.Insert([][]byte{key(2), key(1)}, nil, 0, nil)
+		check("duplicate", key(1), 2)
+		a.Remove([]provider.Addr{2}, 0)
+		check("duplicate removed", key(1), 0)
+		a.Remove([]provider.Addr{0}, 0)
+		check("removed", key(1), provider.AddrNotAvail)
+		fa := []provider.Addr{77}
+		a.Insert([][]byte{key(1)}, fa, provider.FlagAVUserID, nil)
+		check("user id", key(1), 77)
+		a.Close()
+		check("closed", key(1), provider.AddrNotAvail)
+	}
+	a := newAV(t, provider.AVTable)
+	a.Insert([][]byte{addr(1)}, nil, 0, nil)
+	var c ReverseCache
+	if allocs := testing.AllocsPerRun(100, func() { a.ReverseCached(&c, addr(1)) }); allocs != 0 {
+		t.Fatalf("%v allocs per ReverseCached", allocs)
+	}
+}

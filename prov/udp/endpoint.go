@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gofabric/fabric/internal/av"
 	"github.com/gofabric/fabric/internal/cq"
 	"github.com/gofabric/fabric/internal/srx"
 	"github.com/gofabric/fabric/internal/sys"
@@ -57,7 +58,9 @@ type endpoint struct {
 	// (ReceiveInto and ReceivedDirect run under it).
 	dfrom    [sys.SizeofSockaddrMax]byte
 	dfromLen int
-	drxErr   provider.Errno // why ReceiveInto received nothing
+	drxErr   provider.Errno  // why ReceiveInto received nothing
+	dav      *av.AV          // av, when it is this module's AV: sources looked up through drev
+	drev     av.ReverseCache // the last source looked up on the direct path
 
 	// Unexpected-message buffers, guarded by poolMu (never held across a
 	// call into the SRX).
@@ -204,6 +207,7 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 		ep.direct = q
 	}
 	ep.directCQ, _ = r.RxCQ.(*cq.CQ)
+	ep.dav, _ = r.AV.(*av.AV)
 	ep.reportSrc = r.Source
 	ep.sourceErr = r.SourceErr && r.Source
 	ep.needSrc = r.Source || ep.caps&(provider.CapSource|provider.CapDirectedRecv) != 0
@@ -411,7 +415,11 @@ func (ep *endpoint) ReceivedDirect(e *provider.RxEntry, n int, olen uint64) {
 	from := ep.dfrom[:ep.dfromLen]
 	src := provider.AddrNotAvail
 	if ep.reportSrc {
-		src = ep.av.Reverse(from)
+		if ep.dav != nil {
+			src = ep.dav.ReverseCached(&ep.drev, from)
+		} else {
+			src = ep.av.Reverse(from)
+		}
 	}
 	if olen == 0 && ep.directCQ != nil && (src != provider.AddrNotAvail || !ep.sourceErr) {
 		srx.CompleteDirect(ep.directCQ, ep.rxCntr, e, n, src)
