@@ -34,6 +34,14 @@ type slot struct {
 	valid   bool
 }
 
+// lookTable is the lock-free view of the slots' addresses: entry i is
+// the address of slot i, nil when the slot is unused. Its length only
+// grows, by doubling (a new table, the pointers copied), so that an insert
+// costs amortized O(1).
+type lookTable struct {
+	addrs []atomic.Pointer[[]byte]
+}
+
 // AV is an address vector. It implements provider.AVView.
 type AV struct {
 	mu     sync.RWMutex
@@ -48,6 +56,9 @@ type AV struct {
 	// removals, Close); written under mu, read without it by
 	// ReverseCached.
 	gen atomic.Uint64
+	// look mirrors the valid slots' addresses for Lookup, which reads it
+	// without a lock; written under mu (setLook).
+	look atomic.Pointer[lookTable]
 
 	lmu       sync.Mutex
 	listeners map[int]func()
@@ -176,6 +187,7 @@ func (a *AV) Insert(addrs [][]byte, fiAddrs []provider.Addr, flags provider.Flag
 			a.slots = append(a.slots, s)
 		}
 		a.live++
+		a.setLook(idx, &s.addr)
 		a.rev[string(s.addr)] = idx
 		if fiAddrs != nil {
 			fiAddrs[i] = idx
@@ -373,6 +385,7 @@ func (a *AV) Remove(fiAddrs []provider.Addr, flags provider.Flags) error {
 		s := &a.slots[fa]
 		key := string(s.addr)
 		*s = slot{}
+		a.setLook(fa, nil)
 		a.live--
 		j := sort.Search(len(a.free), func(k int) bool { return a.free[k] >= fa })
 		a.free = append(a.free, 0)
@@ -402,17 +415,54 @@ func (a *AV) Remove(fiAddrs []provider.Addr, flags provider.Flags) error {
 // Lookup implements provider.AVView: the address stored for fi_addr addr
 // (receive context bits ignored), or nil. The result must not be modified.
 func (a *AV) Lookup(addr provider.Addr) []byte {
-	if addr == provider.AddrNotAvail {
+	// No lock: every send looks its destination up, and a read lock is
+	// two atomic read-modify-writes. The table is only replaced (grown)
+	// or its entries stored under mu; an entry is an address that was
+	// valid when stored, and its bytes are never modified.
+	t := a.look.Load()
+	if addr == provider.AddrNotAvail || t == nil {
 		return nil
 	}
 	idx := uint64(addr & a.mask)
-	a.mu.RLock()
-	var b []byte
-	if idx < uint64(len(a.slots)) && a.slots[idx].valid {
-		b = a.slots[idx].addr
+	if idx >= uint64(len(t.addrs)) {
+		return nil
 	}
-	a.mu.RUnlock()
-	return b
+	if p := t.addrs[idx].Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// setLook sets Lookup's entry for slot idx (nil: unused); a.mu is held.
+// b points to the slot's address slice header, copied here.
+func (a *AV) setLook(idx provider.Addr, b *[]byte) {
+	var p *[]byte
+	if b != nil {
+		c := *b
+		p = &c
+	}
+	t := a.look.Load()
+	if t == nil || uint64(idx) >= uint64(len(t.addrs)) {
+		if p == nil {
+			return
+		}
+		n := 8
+		if t != nil {
+			n = 2 * len(t.addrs)
+		}
+		for uint64(n) <= uint64(idx) {
+			n *= 2
+		}
+		nt := &lookTable{addrs: make([]atomic.Pointer[[]byte], n)}
+		if t != nil {
+			for i := range t.addrs {
+				nt.addrs[i].Store(t.addrs[i].Load())
+			}
+		}
+		a.look.Store(nt)
+		t = nt
+	}
+	t.addrs[idx].Store(p)
 }
 
 // LookupCopy copies the address stored for addr into buf (fi_av_lookup),
@@ -579,6 +629,7 @@ func (a *AV) Close() error {
 	}
 	a.closed = true
 	a.gen.Add(1)
+	a.look.Store(nil)
 	a.slots = nil
 	a.free = nil
 	a.rev = map[string]provider.Addr{}

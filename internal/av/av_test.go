@@ -427,3 +427,45 @@ func TestReverseCached(t *testing.T) {
 		t.Fatalf("%v allocs per ReverseCached", allocs)
 	}
 }
+
+// TestLookupTracksSlots: Lookup (lock-free) answers what the slots hold
+// through table growth, removals, reuse of freed slots and Close.
+func TestLookupTracksSlots(t *testing.T) {
+	a := newAV(t, provider.AVTable)
+	const n = 300
+	for i := 0; i < n; i++ {
+		fa := make([]provider.Addr, 1)
+		if k, err := a.Insert([][]byte{addr(i)}, fa, 0, nil); k != 1 || err != nil || fa[0] != provider.Addr(i) {
+			t.Fatalf("insert %d: %d %v %v", i, k, err, fa)
+		}
+	}
+	check := func(step string, i int, want []byte) {
+		t.Helper()
+		if got := a.Lookup(provider.Addr(i)); !bytes.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("%s: Lookup(%d) = %v, want %v", step, i, got, want)
+		}
+	}
+	for i := 0; i < n; i++ {
+		check("inserted", i, addr(i))
+	}
+	check("past the end", n, nil)
+	for i := 1; i < n; i += 2 {
+		if err := a.Remove([]provider.Addr{provider.Addr(i)}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < n; i++ {
+		if i%2 == 1 {
+			check("removed", i, nil)
+		} else {
+			check("kept", i, addr(i))
+		}
+	}
+	fa := make([]provider.Addr, 1)
+	if k, err := a.Insert([][]byte{addr(1000 % 256)}, fa, 0, nil); k != 1 || err != nil || fa[0] != 1 {
+		t.Fatalf("reinsert: %d %v %v", k, err, fa)
+	}
+	check("reused slot", 1, addr(1000%256))
+	a.Close()
+	check("closed", 0, nil)
+}
