@@ -532,9 +532,10 @@ func (q *CQ) ReadFrom(entries []provider.CQEntry, src []provider.Addr) (int, err
 		armed := q.hand.CompareAndSwap(handIdle, handArmed)
 		q.Progress()
 		ran = true
-		if armed && !q.hand.CompareAndSwap(handArmed, handIdle) {
-			// Not disarmed: a writer claimed the hand-off. Completions
-			// the ring took meanwhile came after it.
+		if armed && (q.hand.Load() != handArmed || !q.hand.CompareAndSwap(handArmed, handIdle)) {
+			// A writer claimed the hand-off (seen at once, or when the
+			// disarm fails). Completions the ring took meanwhile came
+			// after it.
 			q.takeHand(entries, src)
 			if len(entries) == 1 || q.state.Load()&stateCount == 0 {
 				return 1, nil
