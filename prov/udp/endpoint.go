@@ -332,8 +332,14 @@ func (ep *endpoint) Progress() {
 	if ep.state.Load() != stateEnabled {
 		return
 	}
-	if ep.direct != nil && ep.receiveDirect() {
-		return
+	if q := ep.direct; q != nil {
+		// receiveDirect, spelled out: this is every busy poll.
+		if ep.rxFull != nil && ep.rxFull.Full() {
+			return // see progressLocked
+		}
+		if q.ReceiveDirect(ep) != srx.DirectUnavailable {
+			return
+		}
 	}
 	if !ep.rxMu.TryLock() {
 		return
