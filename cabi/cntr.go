@@ -25,6 +25,32 @@ type goCntr struct {
 	// fi_cntr_set or fi_cntr_add).
 	ckMu       sync.Mutex
 	ckV, ckErr uint64
+
+	// The values the wait set last saw (TryWait below).
+	wsMu       sync.Mutex
+	wsV, wsErr uint64
+}
+
+// WaitFD is the counter's wait descriptor (wait sets, FI_GETWAIT).
+func (g *goCntr) WaitFD() (int, error) { return g.c.WaitFD() }
+
+// TryWait is the Go TryWait (which clears the descriptor's signal and
+// drives progress), then ErrAgain when the values changed since the last
+// TryWait: a change made before a wait set's fi_wait, whose signal the Go
+// TryWait clears, still ends the wait.
+func (g *goCntr) TryWait() error {
+	if err := g.c.TryWait(); err != nil {
+		return err
+	}
+	v, _ := g.c.Read()
+	e, _ := g.c.ReadErr()
+	g.wsMu.Lock()
+	defer g.wsMu.Unlock()
+	if v == g.wsV && e == g.wsErr {
+		return nil
+	}
+	g.wsV, g.wsErr = v, e
+	return fabric.ErrAgain
 }
 
 func (g *goCntr) bindTarget() fabric.Bindable { return g.c }
@@ -89,7 +115,7 @@ func gofab_go_domain_cntr_open(cd *C.struct_fid_domain, attr *C.struct_fi_cntr_a
 	}
 	g := &goCntr{c: c, waitObj: wobj}
 	if ws != nil {
-		if rc := ws.add(c); rc != 0 {
+		if rc := ws.add(g); rc != 0 {
 			_ = c.Close()
 			return rc
 		}
@@ -112,11 +138,11 @@ func gofab_go_domain_cntr_open(cd *C.struct_fid_domain, attr *C.struct_fi_cntr_a
 
 func (g *goCntr) closeGo() error {
 	if g.ws != nil {
-		g.ws.del(g.c)
+		g.ws.del(g)
 	}
 	err := g.c.Close()
 	if err != nil && g.ws != nil {
-		g.ws.add(g.c)
+		g.ws.add(g)
 	}
 	return err
 }

@@ -194,3 +194,175 @@ func TestCQReadAllocs(t *testing.T) {
 		t.Errorf("close %d", rc)
 	}
 }
+
+const (
+	fiEAGAIN    = -11
+	fiEBUSY     = -16
+	fiETIMEDOUT = -110
+	fiEAVAIL    = -259
+	fiETRUNC    = 265
+)
+
+// TestCQReadErr: a truncated receive is an error completion: fi_cq_read
+// says -FI_EAVAIL, fi_cq_readerr returns it with its context and olen.
+func TestCQReadErr(t *testing.T) {
+	dom, open := udpSelf(t)
+	cdom, free := qtDomain(dom)
+	defer free()
+	cq, gcq, rc := qtCQOpen(cdom, 4, 1)
+	if rc != 0 {
+		t.Fatal(rc)
+	}
+	ep, self := open(gcq)
+	rb, ent, eb := qtMalloc(4), qtMalloc(4*48), qtMalloc(128)
+	defer qtFree(rb)
+	defer qtFree(ent)
+	defer qtFree(eb)
+	if err := ep.Recv(unsafe.Slice((*byte)(rb), 4), nil, fabric.AddrUnspec, ctxToGo(0x8000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ep.Send([]byte("0123456789"), nil, self, ctxToGo(3)); err != nil {
+		t.Fatal(err)
+	}
+	if rc := qtCQReadErr(cq, eb); rc != fiEAGAIN {
+		t.Errorf("readerr before the error: %d", rc)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rc := qtCQRead(cq, ent, 4)
+		if rc == fiEAVAIL {
+			break
+		}
+		if (rc != fiEAGAIN && rc != 1) || time.Now().After(deadline) {
+			t.Fatalf("read: %d, want -FI_EAVAIL", rc)
+		}
+	}
+	if rc := qtCQReadErr(cq, eb); rc != 1 {
+		t.Fatalf("readerr: %d", rc)
+	}
+	e := qtGetErr(eb)
+	if e.ctx != 0x8000 || e.err != fiETRUNC || e.olen != 6 {
+		t.Errorf("error entry %+v, want context 0x8000, FI_ETRUNC, olen 6", e)
+	}
+	if rc := qtCQReadErr(cq, eb); rc != fiEAGAIN {
+		t.Errorf("second readerr: %d", rc)
+	}
+	ep.Close()
+	if rc := qtCQClose(cq); rc != 0 {
+		t.Errorf("close %d", rc)
+	}
+}
+
+// TestWaitAndPollSetCQ: a CQ in a wait set ends fi_wait when a completion
+// arrives, and fi_poll returns its context.
+func TestWaitAndPollSetCQ(t *testing.T) {
+	dom, open := udpSelf(t)
+	cfab, ffree := qtFabric(dom.Fabric())
+	defer ffree()
+	cdom, free := qtDomain(dom)
+	defer free()
+	ws, rc := qtWaitOpen(cfab)
+	if rc != 0 {
+		t.Fatal(rc)
+	}
+	cq, gcq, rc := qtCQOpenSet(cdom, 1, 2 /* FI_WAIT_SET */, ws, 0x9000)
+	if rc != 0 {
+		t.Fatal(rc)
+	}
+	ep, self := open(gcq)
+	ps, rc := qtPollOpen(cdom)
+	if rc != 0 {
+		t.Fatal(rc)
+	}
+	if rc := qtPollAdd(ps, cq, true); rc != 0 {
+		t.Fatal(rc)
+	}
+	ctxs, rb, ent := qtMalloc(4*8), qtMalloc(64), qtMalloc(8*8)
+	defer qtFree(ctxs)
+	defer qtFree(rb)
+	defer qtFree(ent)
+
+	start := time.Now()
+	if rc := qtWait(ws, 100); rc != fiETIMEDOUT || time.Since(start) < 90*time.Millisecond {
+		t.Errorf("empty wait: %d after %v", rc, time.Since(start))
+	}
+	if rc := qtPoll(ps, ctxs, 4); rc != 0 {
+		t.Errorf("empty poll: %d", rc)
+	}
+	if err := ep.Recv(unsafe.Slice((*byte)(rb), 64), nil, fabric.AddrUnspec, ctxToGo(0x7000)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ep.Send([]byte("hi"), nil, self, ctxToGo(5)); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	if rc := qtWait(ws, 5000); rc != 0 || time.Since(start) > 3*time.Second {
+		t.Errorf("wait: %d after %v", rc, time.Since(start))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for qtPoll(ps, ctxs, 4) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("fi_poll never returned the CQ")
+		}
+	}
+	if got := *(*uintptr)(ctxs); got != 0x9000 {
+		t.Errorf("fi_poll context %#x, want the CQ's 0x9000", got)
+	}
+	readN(t, cq, ent, 1, 2)
+	if rc := qtWaitClose(ws); rc != fiEBUSY {
+		t.Errorf("close of a wait set in use: %d", rc)
+	}
+	if rc := qtCQClose(cq); rc != fiEBUSY {
+		t.Errorf("close of a CQ in a poll set: %d", rc)
+	}
+	if rc := qtPollAdd(ps, cq, false); rc != 0 {
+		t.Error(rc)
+	}
+	if rc := qtPollClose(ps); rc != 0 {
+		t.Error(rc)
+	}
+	ep.Close()
+	if rc := qtCQClose(cq); rc != 0 {
+		t.Errorf("close: %d", rc)
+	}
+	if rc := qtWaitClose(ws); rc != 0 {
+		t.Errorf("wait set close: %d", rc)
+	}
+}
+
+// TestCQReadWhileSRead: a thread blocked in fi_cq_sread holds the CQ's
+// scratch; fi_cq_read from another thread still returns at once, and
+// fi_cq_signal ends the sread with -FI_EAGAIN.
+func TestCQReadWhileSRead(t *testing.T) {
+	dom, _ := udpSelf(t)
+	cdom, free := qtDomain(dom)
+	defer free()
+	cq, _, rc := qtCQOpen(cdom, 1, 1)
+	if rc != 0 {
+		t.Fatal(rc)
+	}
+	a, b := qtMalloc(64*8), qtMalloc(64*8)
+	defer qtFree(a)
+	defer qtFree(b)
+	done := make(chan int)
+	go func() { done <- qtCQSRead(cq, a, 8, 20000) }()
+	time.Sleep(50 * time.Millisecond) // let it block
+	start := time.Now()
+	if rc := qtCQRead(cq, b, 8); rc != fiEAGAIN || time.Since(start) > time.Second {
+		t.Errorf("read beside a blocked sread: %d after %v", rc, time.Since(start))
+	}
+	if rc := qtCQSignal(cq); rc != 0 {
+		t.Fatal(rc)
+	}
+	select {
+	case rc := <-done:
+		if rc != fiEAGAIN {
+			t.Errorf("signalled sread: %d", rc)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("fi_cq_signal did not end fi_cq_sread")
+	}
+	if rc := qtCQClose(cq); rc != 0 {
+		t.Errorf("close %d", rc)
+	}
+}

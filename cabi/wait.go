@@ -155,9 +155,9 @@ func queueOf(fid *C.struct_fid) (waiter, C.enum_fi_wait_obj, bool) {
 	case *goCQ:
 		return o.cq, o.waitObj, fid.fclass == C.FI_CLASS_CQ
 	case *goCntr:
-		return o.c, o.waitObj, fid.fclass == C.FI_CLASS_CNTR
+		return o, o.waitObj, fid.fclass == C.FI_CLASS_CNTR
 	case *goEQ:
-		return o.eq, o.waitObj, fid.fclass == C.FI_CLASS_EQ
+		return o, o.waitObj, fid.fclass == C.FI_CLASS_EQ
 	}
 	return nil, 0, false
 }
