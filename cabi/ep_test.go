@@ -34,7 +34,13 @@ func TestCLayouts(t *testing.T) {
 // udpPair opens a udp domain with one endpoint bound to a CQ and an AV
 // holding its own address, through the Go API; the endpoint is then handed
 // to C as the plugin does.
-func udpLoop(t *testing.T) (fid unsafe.Pointer, cq *fabric.CQ) {
+func udpLoop(t testing.TB) (fid unsafe.Pointer, cq *fabric.CQ) {
+	fid, cq, _ = udpLoopEP(t)
+	return fid, cq
+}
+
+// udpLoopEP is udpLoop that also returns the Go endpoint.
+func udpLoopEP(t testing.TB) (fid unsafe.Pointer, cq *fabric.CQ, ep *fabric.Endpoint) {
 	t.Helper()
 	hints := fabric.AllocInfo()
 	hints.Caps = fabric.CapMsg
@@ -65,7 +71,7 @@ func udpLoop(t *testing.T) (fid unsafe.Pointer, cq *fabric.CQ) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cq.Close() })
-	ep, err := dom.OpenEndpoint(info)
+	ep, err = dom.OpenEndpoint(info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +105,7 @@ func udpLoop(t *testing.T) (fid unsafe.Pointer, cq *fabric.CQ) {
 			t.Errorf("handles: %d live, want %d", handles.count(), before)
 		}
 	})
-	return fid, cq
+	return fid, cq, ep
 }
 
 // drain reads n completions from cq (bounded) into ents.
@@ -375,5 +381,50 @@ func TestCEndpointXfer(t *testing.T) {
 				t.Fatalf("output %q", out)
 			}
 		})
+	}
+}
+
+// BenchmarkSendRecv: one receive, one send and the two completions per op
+// on a udp endpoint talking to itself: "C" posts through the C inline
+// calls into the plugin (C -> Go crossings), "Go" through the Go API
+// directly; the difference is the plugin's cost (the loopback socket round
+// trip is in both).
+func BenchmarkSendRecv(b *testing.B) {
+	b.Run("C", func(b *testing.B) { benchSendRecv(b, true) })
+	b.Run("Go", func(b *testing.B) { benchSendRecv(b, false) })
+}
+
+func benchSendRecv(b *testing.B, viaC bool) {
+	fid, cq, ep := udpLoopEP(b)
+	const n = 64
+	sbuf, rbuf := testMalloc(n), testMalloc(n)
+	defer testFree(sbuf)
+	defer testFree(rbuf)
+	sb, rb := unsafe.Slice((*byte)(sbuf), n), unsafe.Slice((*byte)(rbuf), n)
+	ents := make([]fabric.CQEntry, 2)
+	b.ReportAllocs()
+	for b.Loop() {
+		if viaC {
+			if rc := testRecv(fid, rbuf, n, 1); rc != 0 {
+				b.Fatalf("fi_recv: %d", rc)
+			}
+			if rc := testSend(fid, sbuf, n, 2); rc != 0 {
+				b.Fatalf("fi_send: %d", rc)
+			}
+		} else {
+			if err := ep.Recv(rb, nil, fabric.AddrUnspec, nil); err != nil {
+				b.Fatal(err)
+			}
+			if err := ep.Send(sb, nil, 0, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for got := 0; got < 2; {
+			k, err := cq.Read(ents[got:])
+			if err != nil && !errors.Is(err, fabric.ErrAgain) {
+				b.Fatal(err)
+			}
+			got += k
+		}
 	}
 }
