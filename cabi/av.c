@@ -24,14 +24,14 @@ static int gofab_av_insert(struct fid_av *av, const void *addr, size_t count,
 			   fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
 	return gofab_go_av_insert(av, (uintptr_t)addr, count, (uintptr_t)fi_addr, flags,
-				  (flags & FI_SYNC_ERR) ? (uintptr_t)context : 0);
+				  (uintptr_t)context);
 }
 
 static int gofab_av_insertsvc(struct fid_av *av, const char *node, const char *service,
 			      fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
 	return gofab_go_av_insertsym(av, (uintptr_t)node, 0, (uintptr_t)service, 0,
-				     (uintptr_t)fi_addr, flags);
+				     (uintptr_t)fi_addr, flags, (uintptr_t)context);
 }
 
 static int gofab_av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
@@ -41,7 +41,7 @@ static int gofab_av_insertsym(struct fid_av *av, const char *node, size_t nodecn
 	if (!nodecnt || !svccnt)
 		return -FI_EINVAL;
 	return gofab_go_av_insertsym(av, (uintptr_t)node, nodecnt, (uintptr_t)service, svccnt,
-				     (uintptr_t)fi_addr, flags);
+				     (uintptr_t)fi_addr, flags, (uintptr_t)context);
 }
 
 static int gofab_av_remove(struct fid_av *av, fi_addr_t *fi_addr, size_t count,

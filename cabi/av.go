@@ -8,6 +8,7 @@ package main
 import "C"
 
 import (
+	"sync"
 	"unsafe"
 
 	fabric "github.com/gofabric/fabric"
@@ -15,10 +16,43 @@ import (
 )
 
 // goAV is the handle-table object of a C address vector.
+//
+// Asynchronous inserts (FI_EVENT) are emulated here: the Go AV inserts
+// synchronously, and the plugin queues the events fi_av(3) describes on the
+// bound EQ (goEQ.inject): an error event per failed address (data: its
+// index), then FI_AV_COMPLETE (data: the addresses inserted).
 type goAV struct {
 	av      *fabric.AV
 	format  fabric.AddrFormat // the domain's address format
 	addrLen int               // fixed address size, 0 when it varies (FI_SOCKADDR)
+	async   bool              // opened with FI_EVENT
+	fid     uintptr           // the C struct fid * (events name it)
+
+	mu sync.Mutex
+	eq *goEQ // bound with fi_av_bind
+}
+
+// boundEQ returns the EQ of an asynchronous AV; -FI_ENOEQ without one.
+func (g *goAV) boundEQ() (*goEQ, C.int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.eq == nil {
+		return nil, -C.FI_ENOEQ
+	}
+	return g.eq, 0
+}
+
+// complete queues the events of an asynchronous insert on eq: errs[i] !=
+// nil for each failed address, then FI_AV_COMPLETE with n.
+func (g *goAV) complete(eq *goEQ, ctx uintptr, n int, errs []error) {
+	for i, err := range errs {
+		if err != nil {
+			eq.inject(eqInjected{err: true, ee: fabric.EQErrEntry{FID: ctxToGo(g.fid),
+				Context: ctxToGo(ctx), Data: uint64(i), Err: provider.Errno(-errno(err))}})
+		}
+	}
+	eq.inject(eqInjected{ev: fabric.EQEntry{Event: provider.EventAVComplete, FID: ctxToGo(g.fid),
+		Context: ctxToGo(ctx), Data: uint64(n)}})
 }
 
 func (g *goAV) bindTarget() fabric.Bindable { return g.av }
@@ -60,7 +94,8 @@ func gofab_go_domain_av_open(cd *C.struct_fid_domain, attr *C.struct_fi_av_attr,
 		return -C.FI_EINVAL
 	}
 	a := fabric.AVAttr{Type: fabric.AVType(attr._type), RxCtxBits: int(attr.rx_ctx_bits),
-		Count: uint64(attr.count), EPPerNode: uint64(attr.ep_per_node), Flags: fabric.Flags(attr.flags)}
+		Count: uint64(attr.count), EPPerNode: uint64(attr.ep_per_node),
+		Flags: fabric.Flags(attr.flags &^ C.FI_EVENT)}
 	if attr.name != nil {
 		a.Name = C.GoString(attr.name)
 	}
@@ -69,7 +104,7 @@ func gofab_go_domain_av_open(cd *C.struct_fid_domain, attr *C.struct_fi_av_attr,
 		return errno(err)
 	}
 	attr._type = C.enum_fi_av_type(a.Type) // the chosen type, as C providers report it
-	g := &goAV{av: av, format: d.d.Info().AddrFormat}
+	g := &goAV{av: av, format: d.d.Info().AddrFormat, async: attr.flags&C.FI_EVENT != 0}
 	switch g.format {
 	case provider.SockAddrIn:
 		g.addrLen = C.sizeof_struct_sockaddr_in
@@ -91,6 +126,7 @@ func gofab_go_domain_av_open(cd *C.struct_fid_domain, attr *C.struct_fi_av_attr,
 		return -C.FI_ENOMEM
 	}
 	setFID(av, unsafe.Pointer(&ca.av.fid))
+	g.fid = uintptr(unsafe.Pointer(&ca.av.fid))
 	*out = &ca.av
 	return 0
 }
@@ -105,29 +141,43 @@ func gofab_go_av_close(fid *C.struct_fid) (rc C.int) {
 	if err := g.av.Close(); err != nil {
 		return errno(err)
 	}
+	g.mu.Lock()
+	if g.eq != nil {
+		g.eq.refs.Add(-1)
+		g.eq = nil
+	}
+	g.mu.Unlock()
 	delFID(g.av)
 	handles.remove(h)
 	C.free(unsafe.Pointer(fid))
 	return 0
 }
 
-// gofab_go_av_bind is fi_av_bind: an EQ for asynchronous inserts
-// (FI_EVENT). The Go AV inserts synchronously (fi_av_open with FI_EVENT
-// gives -FI_ENOSYS), so a bound EQ never receives an event; the bind is
-// accepted for applications that always bind one.
+// gofab_go_av_bind is fi_av_bind: the EQ of asynchronous inserts
+// (FI_EVENT; accepted, and unused, for a synchronous AV). The EQ cannot
+// close while bound.
 //
 //export gofab_go_av_bind
 func gofab_go_av_bind(fid, bfid *C.struct_fid, flags C.uint64_t) (rc C.int) {
 	defer recoverRC("fi_av_bind", &rc)
-	if _, _, ok := avOf((*C.struct_fid_av)(unsafe.Pointer(fid))); !ok || bfid == nil {
+	g, _, ok := avOf((*C.struct_fid_av)(unsafe.Pointer(fid)))
+	if !ok || bfid == nil {
 		return -C.FI_EINVAL
 	}
-	if _, _, ok := eqOf((*C.struct_fid_eq)(unsafe.Pointer(bfid))); !ok {
+	e, _, ok := eqOf((*C.struct_fid_eq)(unsafe.Pointer(bfid)))
+	if !ok {
 		return -C.FI_EINVAL
 	}
 	if flags != 0 {
 		return -C.FI_EBADFLAGS
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.eq != nil {
+		return -C.FI_EINVAL
+	}
+	e.refs.Add(1)
+	g.eq = e
 	return 0
 }
 
@@ -140,15 +190,23 @@ const maxAVCount = 1 << 24
 //
 //export gofab_go_av_insert
 func gofab_go_av_insert(ca *C.struct_fid_av, addr C.uintptr_t, count C.size_t, fiAddr C.uintptr_t,
-	flags C.uint64_t, syncErr C.uintptr_t) (rc C.int) {
+	flags C.uint64_t, ctx C.uintptr_t) (rc C.int) {
 	defer recoverRC("fi_av_insert", &rc)
 	g, _, ok := avOf(ca)
 	if !ok || count > maxAVCount || (count > 0 && uintptr(addr) < minPointer) ||
 		(fiAddr != 0 && uintptr(fiAddr) < minPointer) {
 		return -C.FI_EINVAL
 	}
-	if flags&C.FI_SYNC_ERR != 0 && count > 0 && uintptr(syncErr) < minPointer {
+	syncErr := uintptr(ctx)
+	if flags&C.FI_SYNC_ERR != 0 && (g.async || (count > 0 && syncErr < minPointer)) {
 		return -C.FI_EINVAL
+	}
+	var eq *goEQ
+	if g.async {
+		if eq, rc = g.boundEQ(); rc != 0 {
+			return rc
+		}
+		flags |= C.FI_SYNC_ERR // per-address errors become error events
 	}
 	addrs := make([][]byte, count)
 	p := uintptr(addr)
@@ -171,8 +229,12 @@ func gofab_go_av_insert(ca *C.struct_fid_av, addr C.uintptr_t, count C.size_t, f
 	if flags&C.FI_SYNC_ERR != 0 {
 		errs := make([]error, count)
 		n, err = g.av.InsertWithErrors(addrs, fa, errs, fabric.Flags(flags&^C.FI_SYNC_ERR))
+		if err == nil && eq != nil {
+			g.complete(eq, uintptr(ctx), n, errs)
+			return 0
+		}
 		if err == nil && count > 0 {
-			out := unsafe.Slice((*C.int)(cmem(uintptr(syncErr))), int(count))
+			out := unsafe.Slice((*C.int)(cmem(syncErr)), int(count))
 			for i, e := range errs {
 				out[i] = -errno(e)
 			}
@@ -191,13 +253,19 @@ func gofab_go_av_insert(ca *C.struct_fid_av, addr C.uintptr_t, count C.size_t, f
 //
 //export gofab_go_av_insertsym
 func gofab_go_av_insertsym(ca *C.struct_fid_av, node C.uintptr_t, nodecnt C.size_t, service C.uintptr_t,
-	svccnt C.size_t, fiAddr C.uintptr_t, flags C.uint64_t) (rc C.int) {
+	svccnt C.size_t, fiAddr C.uintptr_t, flags C.uint64_t, ctx C.uintptr_t) (rc C.int) {
 	defer recoverRC("fi_av_insertsym", &rc)
 	g, _, ok := avOf(ca)
 	if !ok || uintptr(node) < minPointer || uintptr(service) < minPointer ||
 		(fiAddr != 0 && uintptr(fiAddr) < minPointer) || nodecnt > maxAVCount || svccnt > maxAVCount ||
 		nodecnt*svccnt > maxAVCount {
 		return -C.FI_EINVAL
+	}
+	var eq *goEQ
+	if g.async {
+		if eq, rc = g.boundEQ(); rc != 0 {
+			return rc
+		}
 	}
 	nd := C.GoString((*C.char)(cmem(uintptr(node))))
 	sv := C.GoString((*C.char)(cmem(uintptr(service))))
@@ -220,6 +288,10 @@ func gofab_go_av_insertsym(ca *C.struct_fid_av, node C.uintptr_t, nodecnt C.size
 	}
 	if err != nil {
 		return errno(err)
+	}
+	if eq != nil {
+		g.complete(eq, uintptr(ctx), n, nil)
+		return 0
 	}
 	return C.int(n)
 }

@@ -8,6 +8,7 @@ import "C"
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	fabric "github.com/gofabric/fabric"
@@ -222,5 +223,38 @@ func gofab_go_cntr_wait(c *C.struct_fid_cntr, threshold C.uint64_t, timeout C.in
 	if !ok {
 		return -C.FI_EINVAL
 	}
+	if g.waitObj == C.FI_WAIT_NONE {
+		return g.pollWait(uint64(threshold), timeoutFromC(timeout))
+	}
 	return errno(g.c.Wait(uint64(threshold), timeoutFromC(timeout)))
+}
+
+// pollWait is fi_cntr_wait on a counter without a wait object (the Go
+// Wait gives ErrNoSys): it reads (driving progress) until the value
+// reaches threshold (0), the error value changes (-FI_EAVAIL) or the
+// timeout passes (-FI_ETIMEDOUT), as libfabric's util counters do.
+func (g *goCntr) pollWait(threshold uint64, timeout time.Duration) C.int {
+	start := time.Now()
+	e0, err := g.c.ReadErr()
+	if err != nil {
+		return errno(err)
+	}
+	for i := 0; ; i++ {
+		v, err := g.c.Read()
+		if err != nil {
+			return errno(err)
+		}
+		if v >= threshold {
+			return 0
+		}
+		if e, _ := g.c.ReadErr(); e != e0 {
+			return -C.FI_EAVAIL
+		}
+		if timeout >= 0 && time.Since(start) >= timeout {
+			return -C.FI_ETIMEDOUT
+		}
+		if i > 100 {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
 }

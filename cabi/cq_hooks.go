@@ -139,3 +139,10 @@ func qtPoll(ps, ctxs unsafe.Pointer, n int) int {
 }
 
 func qtPollClose(ps unsafe.Pointer) int { return int(gofab_go_poll_close((*C.struct_fid)(ps))) }
+
+func qtCQSRead(cq, buf unsafe.Pointer, count, timeoutMS int) int {
+	return int(gofab_go_cq_sread((*C.struct_fid_cq)(cq), C.uintptr_t(uintptr(buf)), C.size_t(count), 0, 0,
+		C.int(timeoutMS)))
+}
+
+func qtCQSignal(cq unsafe.Pointer) int { return int(gofab_go_cq_signal((*C.struct_fid_cq)(cq))) }

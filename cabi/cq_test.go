@@ -329,3 +329,40 @@ func TestWaitAndPollSetCQ(t *testing.T) {
 		t.Errorf("wait set close: %d", rc)
 	}
 }
+
+// TestCQReadWhileSRead: a thread blocked in fi_cq_sread holds the CQ's
+// scratch; fi_cq_read from another thread still returns at once, and
+// fi_cq_signal ends the sread with -FI_EAGAIN.
+func TestCQReadWhileSRead(t *testing.T) {
+	dom, _ := udpSelf(t)
+	cdom, free := qtDomain(dom)
+	defer free()
+	cq, _, rc := qtCQOpen(cdom, 1, 1)
+	if rc != 0 {
+		t.Fatal(rc)
+	}
+	a, b := qtMalloc(64*8), qtMalloc(64*8)
+	defer qtFree(a)
+	defer qtFree(b)
+	done := make(chan int)
+	go func() { done <- qtCQSRead(cq, a, 8, 20000) }()
+	time.Sleep(50 * time.Millisecond) // let it block
+	start := time.Now()
+	if rc := qtCQRead(cq, b, 8); rc != fiEAGAIN || time.Since(start) > time.Second {
+		t.Errorf("read beside a blocked sread: %d after %v", rc, time.Since(start))
+	}
+	if rc := qtCQSignal(cq); rc != 0 {
+		t.Fatal(rc)
+	}
+	select {
+	case rc := <-done:
+		if rc != fiEAGAIN {
+			t.Errorf("signalled sread: %d", rc)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("fi_cq_signal did not end fi_cq_sread")
+	}
+	if rc := qtCQClose(cq); rc != 0 {
+		t.Errorf("close %d", rc)
+	}
+}

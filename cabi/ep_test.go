@@ -34,7 +34,13 @@ func TestCLayouts(t *testing.T) {
 // udpPair opens a udp domain with one endpoint bound to a CQ and an AV
 // holding its own address, through the Go API; the endpoint is then handed
 // to C as the plugin does.
-func udpLoop(t *testing.T) (fid unsafe.Pointer, cq *fabric.CQ) {
+func udpLoop(t testing.TB) (fid unsafe.Pointer, cq *fabric.CQ) {
+	fid, cq, _ = udpLoopEP(t)
+	return fid, cq
+}
+
+// udpLoopEP is udpLoop that also returns the Go endpoint.
+func udpLoopEP(t testing.TB) (fid unsafe.Pointer, cq *fabric.CQ, ep *fabric.Endpoint) {
 	t.Helper()
 	hints := fabric.AllocInfo()
 	hints.Caps = fabric.CapMsg
@@ -65,7 +71,7 @@ func udpLoop(t *testing.T) (fid unsafe.Pointer, cq *fabric.CQ) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cq.Close() })
-	ep, err := dom.OpenEndpoint(info)
+	ep, err = dom.OpenEndpoint(info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +105,7 @@ func udpLoop(t *testing.T) (fid unsafe.Pointer, cq *fabric.CQ) {
 			t.Errorf("handles: %d live, want %d", handles.count(), before)
 		}
 	})
-	return fid, cq
+	return fid, cq, ep
 }
 
 // drain reads n completions from cq (bounded) into ents.
@@ -176,13 +182,56 @@ func TestDgramThroughC(t *testing.T) {
 		t.Fatalf("sendv received %v", got)
 	}
 
+	// A NULL receive buffer is a zero-length one, whatever its length: a
+	// zero-byte message completes, a longer one is truncated (nothing is
+	// written).
+	if rc := testRecv(fid, nil, 8, 21); rc != 0 {
+		t.Fatalf("fi_recv NULL: %d", rc)
+	}
+	if rc := testSend(fid, sbuf, 0, 22); rc != 0 {
+		t.Fatalf("fi_send 0 bytes: %d", rc)
+	}
+	drain(t, cq, ents)
+	for _, e := range ents {
+		if c := ctxToC(e.OpContext); (c != 21 && c != 22) || e.Len != 0 {
+			t.Errorf("zero-byte message: completion %+v", e)
+		}
+	}
+	if rc := testRecv(fid, nil, 8, 23); rc != 0 {
+		t.Fatalf("fi_recv NULL: %d", rc)
+	}
+	if rc := testSend(fid, sbuf, n, 24); rc != 0 {
+		t.Fatalf("fi_send: %d", rc)
+	}
+	var ee fabric.CQErrEntry
+	deadline := time.Now().Add(10 * time.Second)
+	for sawErr, sawSend := false, false; !sawErr || !sawSend; {
+		n, err := cq.Read(ents[:1])
+		switch {
+		case n == 1 && ctxToC(ents[0].OpContext) == 24:
+			sawSend = true
+		case errors.Is(err, fabric.ErrAvail):
+			if err := cq.ReadErr(&ee); err != nil {
+				t.Fatal(err)
+			}
+			if ctxToC(ee.OpContext) != 23 || ee.Err != fabric.ErrTrunc {
+				t.Fatalf("error entry %+v, want FI_ETRUNC for context 23", ee)
+			}
+			sawErr = true
+		case err != nil && !errors.Is(err, fabric.ErrAgain):
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no truncation error")
+		}
+	}
+
 	// Bad input.
 	for _, c := range []struct {
 		name string
 		rc   int
 	}{
 		{"send NULL buf", testSend(fid, nil, 8, 0)},
-		{"recv NULL buf", testRecv(fid, nil, 8, 0)},
 		{"sendv NULL iov", testSendV(fid, nil, 2, 0)},
 		{"sendv count above iov_limit", testSendV(fid, iov, 1<<20+1, 0)},
 		{"send huge len", testSend(fid, sbuf, 1<<62, 0)},
@@ -321,7 +370,8 @@ func TestConcurrentSendV(t *testing.T) {
 // (msg and tagged; plain, vector, msg and inject forms; cancel) and a
 // gotcp connection (listen, connect, FI_CONNREQ info with its handle,
 // accept, FI_CONNECTED on both sides, messages both ways with remote CQ
-// data, shutdown seen by the peer), with CQ and EQ reads, no handle leak.
+// data, tagged messages, RMA write and read with MR descriptors, shutdown
+// seen by the peer), with CQ and EQ reads, no handle leak.
 func TestCEndpointXfer(t *testing.T) {
 	dir := plugin(t)
 	bin := cProgram(t, "ep_xfer")
@@ -331,5 +381,50 @@ func TestCEndpointXfer(t *testing.T) {
 				t.Fatalf("output %q", out)
 			}
 		})
+	}
+}
+
+// BenchmarkSendRecv: one receive, one send and the two completions per op
+// on a udp endpoint talking to itself: "C" posts through the C inline
+// calls into the plugin (C -> Go crossings), "Go" through the Go API
+// directly; the difference is the plugin's cost (the loopback socket round
+// trip is in both).
+func BenchmarkSendRecv(b *testing.B) {
+	b.Run("C", func(b *testing.B) { benchSendRecv(b, true) })
+	b.Run("Go", func(b *testing.B) { benchSendRecv(b, false) })
+}
+
+func benchSendRecv(b *testing.B, viaC bool) {
+	fid, cq, ep := udpLoopEP(b)
+	const n = 64
+	sbuf, rbuf := testMalloc(n), testMalloc(n)
+	defer testFree(sbuf)
+	defer testFree(rbuf)
+	sb, rb := unsafe.Slice((*byte)(sbuf), n), unsafe.Slice((*byte)(rbuf), n)
+	ents := make([]fabric.CQEntry, 2)
+	b.ReportAllocs()
+	for b.Loop() {
+		if viaC {
+			if rc := testRecv(fid, rbuf, n, 1); rc != 0 {
+				b.Fatalf("fi_recv: %d", rc)
+			}
+			if rc := testSend(fid, sbuf, n, 2); rc != 0 {
+				b.Fatalf("fi_send: %d", rc)
+			}
+		} else {
+			if err := ep.Recv(rb, nil, fabric.AddrUnspec, nil); err != nil {
+				b.Fatal(err)
+			}
+			if err := ep.Send(sb, nil, 0, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for got := 0; got < 2; {
+			k, err := cq.Read(ents[got:])
+			if err != nil && !errors.Is(err, fabric.ErrAgain) {
+				b.Fatal(err)
+			}
+			got += k
+		}
 	}
 }

@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	fabric "github.com/gofabric/fabric"
@@ -26,6 +27,56 @@ type goEQ struct {
 
 	errMu  sync.Mutex
 	errBuf cBuf
+
+	refs atomic.Int32 // AVs bound to the EQ (its close gives -FI_EBUSY)
+
+	// Events the plugin itself reports (asynchronous AV inserts, see
+	// goAV), read before the Go EQ's.
+	injMu sync.Mutex
+	inj   []eqInjected
+}
+
+// eqInjected is an event queued by the plugin: ev, or the error ee.
+type eqInjected struct {
+	err bool
+	ev  fabric.EQEntry
+	ee  fabric.EQErrEntry
+}
+
+func (g *goEQ) inject(e eqInjected) {
+	g.injMu.Lock()
+	g.inj = append(g.inj, e)
+	g.injMu.Unlock()
+}
+
+// injected returns the head of the plugin's events; pop removes it.
+func (g *goEQ) injected(pop bool) (eqInjected, bool) {
+	g.injMu.Lock()
+	defer g.injMu.Unlock()
+	if len(g.inj) == 0 {
+		return eqInjected{}, false
+	}
+	e := g.inj[0]
+	if pop {
+		g.inj = g.inj[1:]
+	}
+	return e, true
+}
+
+// WaitFD is the EQ's wait descriptor (wait sets, FI_GETWAIT).
+func (g *goEQ) WaitFD() (int, error) { return g.eq.WaitFD() }
+
+// TryWait is the Go TryWait, and ErrAgain while the plugin has events.
+func (g *goEQ) TryWait() error {
+	if err := g.eq.TryWait(); err != nil {
+		return err
+	}
+	g.injMu.Lock()
+	defer g.injMu.Unlock()
+	if len(g.inj) > 0 {
+		return fabric.ErrAgain
+	}
+	return nil
 }
 
 func (g *goEQ) bindTarget() fabric.Bindable { return g.eq }
@@ -62,7 +113,7 @@ func gofab_go_fabric_eq_open(cf *C.struct_fid_fabric, attr *C.struct_fi_eq_attr,
 	}
 	g := &goEQ{eq: eq, waitObj: attr.wait_obj, legacy: legacyErrData(f.f)}
 	if ws != nil {
-		if rc := ws.add(eq); rc != 0 {
+		if rc := ws.add(g); rc != 0 {
 			_ = eq.Close()
 			return rc
 		}
@@ -85,11 +136,11 @@ func gofab_go_fabric_eq_open(cf *C.struct_fid_fabric, attr *C.struct_fi_eq_attr,
 
 func (g *goEQ) closeGo() error {
 	if g.ws != nil {
-		g.ws.del(g.eq)
+		g.ws.del(g)
 	}
 	err := g.eq.Close()
 	if err != nil && g.ws != nil {
-		g.ws.add(g.eq)
+		g.ws.add(g)
 	}
 	return err
 }
@@ -100,6 +151,9 @@ func gofab_go_eq_close(fid *C.struct_fid) (rc C.int) {
 	g, h, ok := eqOf((*C.struct_fid_eq)(unsafe.Pointer(fid)))
 	if !ok {
 		return -C.FI_EINVAL
+	}
+	if g.refs.Load() > 0 {
+		return -C.FI_EBUSY // an AV is bound to it
 	}
 	if err := g.closeGo(); err != nil {
 		return errno(err)
@@ -159,6 +213,16 @@ func gofab_go_eq_read(ce *C.struct_fid_eq, event, buf C.uintptr_t, n C.size_t, t
 		return -C.FI_ETOOSMALL
 	}
 	f := fabric.Flags(flags)
+	if in, ok := g.injected(false); ok {
+		switch {
+		case in.err:
+			return -C.FI_EAVAIL
+		case n < eqEntrySize:
+			return -C.FI_ETOOSMALL
+		}
+		g.injected(f&provider.FlagPeek == 0)
+		return g.putEntry(event, buf, n, &in.ev)
+	}
 	read := func(f fabric.Flags) (fabric.EQEntry, error) {
 		if block != 0 {
 			return g.eq.SRead(timeoutFromC(timeout), f)
@@ -190,6 +254,11 @@ func gofab_go_eq_read(ce *C.struct_fid_eq, event, buf C.uintptr_t, n C.size_t, t
 	if !isCM(ev.Event) && n < eqEntrySize {
 		return -C.FI_ETOOSMALL // another reader took the peeked entry
 	}
+	return g.putEntry(event, buf, n, &ev)
+}
+
+// putEntry writes event ev into C's event and buf (n bytes).
+func (g *goEQ) putEntry(event, buf C.uintptr_t, n C.size_t, ev *fabric.EQEntry) C.ssize_t {
 	*(*C.uint32_t)(cmem(uintptr(event))) = C.uint32_t(ev.Event)
 	p := cmem(uintptr(buf))
 	if !isCM(ev.Event) {
@@ -227,6 +296,20 @@ func gofab_go_eq_readerr(ce *C.struct_fid_eq, buf C.uintptr_t, flags C.uint64_t)
 	ee := (*C.struct_fi_eq_err_entry)(cmem(uintptr(buf)))
 	g.errMu.Lock()
 	defer g.errMu.Unlock()
+	if in, ok := g.injected(false); ok {
+		if !in.err {
+			return -C.FI_EAGAIN
+		}
+		g.injected(true)
+		putPtr(unsafe.Pointer(&ee.fid), fidToC(in.ee.FID))
+		putPtr(unsafe.Pointer(&ee.context), ctxToC(in.ee.Context))
+		ee.data, ee.err, ee.prov_errno = C.uint64_t(in.ee.Data), C.int(in.ee.Err), 0
+		putPtr(unsafe.Pointer(&ee.err_data), 0)
+		if !g.legacy {
+			ee.err_data_size = 0
+		}
+		return C.sizeof_struct_fi_eq_err_entry
+	}
 	var e fabric.EQErrEntry
 	user := false
 	if !g.legacy && ee.err_data_size > 0 {

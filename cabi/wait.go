@@ -157,7 +157,7 @@ func queueOf(fid *C.struct_fid) (waiter, C.enum_fi_wait_obj, bool) {
 	case *goCntr:
 		return o, o.waitObj, fid.fclass == C.FI_CLASS_CNTR
 	case *goEQ:
-		return o.eq, o.waitObj, fid.fclass == C.FI_CLASS_EQ
+		return o, o.waitObj, fid.fclass == C.FI_CLASS_EQ
 	}
 	return nil, 0, false
 }

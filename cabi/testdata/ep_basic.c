@@ -166,7 +166,8 @@ int main(int argc, char **argv)
 	CHECKRC(fi_srx_context(dom, NULL, &srx, (void *)9), 0);
 	CHECK(srx->fid.fclass == FI_CLASS_SRX_CTX && srx->fid.context == (void *)9);
 	CHECKRC(fi_send(srx, buf, 8, NULL, 0, NULL), -FI_ENOSYS);
-	CHECKRC(fi_recv(srx, NULL, 8, NULL, 0, NULL), -FI_EINVAL);
+	CHECKRC(fi_recv(srx, (void *)16, 8, NULL, 0, NULL), -FI_EINVAL);
+	CHECKRC(fi_recv(srx, NULL, 8, NULL, FI_ADDR_UNSPEC, NULL), 0); /* a zero-length buffer */
 	CHECKRC(fi_recv(srx, buf, 8, NULL, FI_ADDR_UNSPEC, NULL), 0);
 	CHECKRC(fi_close(&srx->fid), 0);
 
