@@ -118,6 +118,17 @@ static int wait_event(struct fid_eq *eq, uint32_t want, void *out)
 static char buf[8192];
 static char buf2[8192];
 
+/* drain_err reads the error entry at the head of cq, if any (a message
+ * of an accepted bad call may have ended in a truncation). */
+static void drain_err(struct fid_cq *cq)
+{
+	struct fi_cq_err_entry e;
+
+	memset(&e, 0, sizeof(e));
+	while (fi_cq_readerr(cq, &e, 0) == 1)
+		memset(&e, 0, sizeof(e));
+}
+
 /* selftest receives on rx (completions on rxcq) until the message
  * "hostile-selftest" sent (context 0x3000, completion on txcq) arrives:
  * messages of bad calls that were accepted may come first. 0 when it came
@@ -135,6 +146,8 @@ static int selftest(struct fid_cq *txcq, struct fid_ep *rx, struct fid_cq *rxcq)
 		if (fi_recv(rx, buf2, 64, NULL, FI_ADDR_UNSPEC, (void *)0x2000))
 			return -1;
 		for (i = 0; i < 2000 && !done; i++) {
+			drain_err(txcq);
+			drain_err(rxcq);
 			n = fi_cq_read(txcq, &c, 1);
 			if (n == 1 && c.op_context == (void *)0x3000)
 				sent = 1;
@@ -743,7 +756,9 @@ int main(int argc, char **argv)
 		T("inject.huge", WANT_NEG, fi_inject(ep, buf, HUGE, self));
 		T("senddata.null_buf", WANT_NEG, fi_senddata(ep, NULL, 8, NULL, 1, self, NULL));
 		T("injectdata.huge", WANT_NEG, fi_injectdata(ep, buf, HUGE, 1, self));
-		T("recv.null_buf", WANT_NEG, fi_recv(ep, NULL, 8, NULL, FI_ADDR_UNSPEC, NULL));
+		/* A NULL receive buffer is a zero-length one, as in the C
+		 * providers (fabtests post them; cabi/README.md). */
+		T("recv.null_buf", WANT_LE0, fi_recv(ep, NULL, 8, NULL, FI_ADDR_UNSPEC, NULL));
 		T("recv.huge_len", WANT_NEG, fi_recv(ep, buf, HUGE, NULL, FI_ADDR_UNSPEC, NULL));
 		T("recvv.null_iov", WANT_NEG, fi_recvv(ep, NULL, NULL, 1, FI_ADDR_UNSPEC, NULL));
 		T("recvv.huge_count", E(FI_EINVAL), fi_recvv(ep, iov, NULL, 100000, FI_ADDR_UNSPEC, NULL));
