@@ -35,11 +35,17 @@ func (s side) String() string {
 // client's rows.
 func pair(t *testing.T, server, client side, ep, size string, iters int, extraEnv ...string) []string {
 	t.Helper()
+	return pairArgs(t, server, client, ep, size, iters, nil, extraEnv)
+}
+
+// pairArgs is pair with extra arguments for both tools.
+func pairArgs(t *testing.T, server, client side, ep, size string, iters int, extraArgs, extraEnv []string) []string {
+	t.Helper()
 	dir := plugin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	port := freePort(t)
-	args := []string{"-e", ep, "-S", size, "-I", strconv.Itoa(iters), "-c"}
+	args := append([]string{"-e", ep, "-S", size, "-I", strconv.Itoa(iters), "-c"}, extraArgs...)
 	cmd := func(s side, extra ...string) (string, []string) {
 		a := append([]string{"-p", s.prov}, args...)
 		if s.goTool {
@@ -147,5 +153,24 @@ func TestPingpongPluginVsC(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestPingpongTagged: -m tagged (fi_tsend/fi_trecv) through the plugin:
+// C against C over gotcp (msg, and rdm over ofi_rxm), and C over gotcp
+// against our Go tool over tcp, both roles.
+func TestPingpongTagged(t *testing.T) {
+	tagged := []string{"-m", "tagged"}
+	t.Run("gotcp_msg/C-C", func(t *testing.T) {
+		pairArgs(t, side{prov: "gotcp"}, side{prov: "gotcp"}, "msg", "all", 10, tagged, nil)
+	})
+	t.Run("gotcp_rdm/C-C", func(t *testing.T) {
+		pairArgs(t, side{prov: "gotcp"}, side{prov: "gotcp"}, "rdm", "1024", 10, tagged, rxmEnv)
+	})
+	cs, gs := side{prov: "gotcp"}, side{goTool: true, prov: "tcp"}
+	for _, roles := range [][2]side{{cs, gs}, {gs, cs}} {
+		t.Run(fmt.Sprintf("tcp_msg/%v-server_%v-client", roles[0], roles[1]), func(t *testing.T) {
+			pairArgs(t, roles[0], roles[1], "msg", "65536", 10, tagged, nil)
+		})
 	}
 }
