@@ -31,6 +31,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
@@ -294,6 +295,8 @@ int main(int argc, char **argv)
 		T("eq_control.bad_cmd", WANT_NEG, fi_control(&eq->fid, BADENUM, &u64));
 		T("eq_control.getwait_null", WANT_NEG, fi_control(&eq->fid, FI_GETWAIT, NULL));
 		T("eq_open_ops", E(FI_ENOSYS), fi_open_ops(&eq->fid, "bogus", 0, &ops, NULL));
+		T("eq_strerror.null_buf", WANT_ANY, fi_eq_strerror(eq, -12345, NULL, NULL, 0) == NULL);
+		T("eq_strerror.small_buf", WANT_ANY, fi_eq_strerror(eq, 1, NULL, name, 1) == NULL);
 	}
 
 	/* ---- wait set ---- */
@@ -427,6 +430,7 @@ int main(int argc, char **argv)
 		T("av_straddr.null_addr", WANT_ANY, fi_av_straddr(av, NULL, name, &len) == NULL);
 		T("av_control.bad_cmd", WANT_NEG, fi_control(&av->fid, BADENUM, &u64));
 		T("av_bind.domain", WANT_NEG, fi_av_bind(av, &dom->fid, 0));
+		T("av_set.null", WANT_NEG, fi_av_set(av, NULL, NULL, NULL));
 	}
 
 	/* ---- memory registration ---- */
@@ -470,6 +474,8 @@ int main(int argc, char **argv)
 		T("mr_refresh.null_iov", WANT_NEG, fi_mr_refresh(mr, NULL, 1, 0));
 		T("mr_control.bad_cmd", WANT_NEG, fi_control(&mr->fid, BADENUM, &u64));
 		T("mr_open_ops", E(FI_ENOSYS), fi_open_ops(&mr->fid, "bogus", 0, &ops, NULL));
+		T("mr_raw_attr.null", WANT_NEG, fi_mr_raw_attr(mr, NULL, NULL, NULL, 0));
+		T("mr_enable.live", WANT_LE0, fi_mr_enable(mr));
 	}
 
 	/* ---- domain ---- */
@@ -490,6 +496,10 @@ int main(int argc, char **argv)
 	T("stx_context.null_out", WANT_NEG, fi_stx_context(dom, NULL, NULL, NULL));
 	T("srx_context.null_out", WANT_NEG, fi_srx_context(dom, NULL, NULL, NULL));
 	T("domain_control.bad_cmd", WANT_NEG, fi_control(&dom->fid, BADENUM, &u64));
+	T("domain_control.map_raw_null", WANT_NEG, fi_control(&dom->fid, FI_MAP_RAW_MR, NULL));
+	T("fabric_control.bad_cmd", WANT_NEG, fi_control(&fab->fid, BADENUM, &u64));
+	T("domain_set_ops", WANT_NEG, fi_set_ops(&dom->fid, "bogus", 0, NULL, NULL));
+	T("query_collective", WANT_NEG, fi_query_collective(dom, FI_BARRIER, NULL, 0));
 	T("passive_ep.null_info", WANT_NEG, fi_passive_ep(fab, NULL, &pep, NULL));
 	T("passive_ep.null_out", WANT_NEG, fi_passive_ep(fab, info, NULL, NULL));
 
@@ -623,6 +633,15 @@ int main(int argc, char **argv)
 		T("ep_open_ops", E(FI_ENOSYS), fi_open_ops(&ep->fid, "bogus", 0, &ops, NULL));
 		T("cancel.unknown_ctx", WANT_LE0, fi_cancel(&ep->fid, (void *)0x4321));
 		T("cancel.null_ctx", WANT_LE0, fi_cancel(&ep->fid, NULL));
+		T("rx_size_left", WANT_ANY, ep->ops->rx_size_left(ep)); /* deprecated calls */
+		T("tx_size_left", WANT_ANY, ep->ops->tx_size_left(ep));
+		T("ep_set_ops", WANT_NEG, fi_set_ops(&ep->fid, "bogus", 0, NULL, NULL));
+		T("join.null_addr", WANT_NEG, fi_join(ep, NULL, 0, NULL, NULL));
+		/* The collective ops are reached without a check: the table
+		 * must be there (fi_barrier2 checks, fi_barrier does not). */
+		T("ep.collective_table", WANT_OK, ep->collective ? 0 : -1);
+		if (ep->collective)
+			T("barrier", WANT_NEG, fi_barrier(ep, 0, NULL));
 		len = 1;
 		T("getname.null_len", WANT_NEG, fi_getname(&ep->fid, name, NULL));
 		T("setname.null", WANT_NEG, fi_setname(&ep->fid, NULL, 16));
@@ -781,6 +800,10 @@ int main(int argc, char **argv)
 		tmsg.iov_count = 100000;
 		T("trecvmsg.huge_count", WANT_NEG, fi_trecvmsg(ep, &tmsg, 0));
 		T("tinject.huge", WANT_NEG, fi_tinject(ep, buf, HUGE, self, 1));
+		T("tsendv.null_iov", WANT_NEG, fi_tsendv(ep, NULL, NULL, 1, self, 1, NULL));
+		T("trecvv.huge_count", WANT_NEG, fi_trecvv(ep, iov, NULL, 100000, FI_ADDR_UNSPEC, 1, 0, NULL));
+		T("tsenddata.null_buf", WANT_NEG, fi_tsenddata(ep, NULL, 8, NULL, 1, self, 1, NULL));
+		T("tinjectdata.huge", WANT_NEG, fi_tinjectdata(ep, buf, HUGE, 1, self, 1));
 		T("read.no_cap", WANT_NEG, fi_read(ep, buf, 8, NULL, self, 0, 1, NULL));
 		T("write.null_buf", WANT_NEG, fi_write(ep, NULL, 8, NULL, self, 0, 1, NULL));
 		T("write.huge", WANT_NEG, fi_write(ep, buf, HUGE, NULL, self, 0, 1, NULL));
@@ -795,6 +818,10 @@ int main(int argc, char **argv)
 		rmsg.rma_iov_count = 1;
 		T("writemsg.null_rma_iov", WANT_NEG, fi_writemsg(ep, &rmsg, 0));
 		T("inject_write.huge", WANT_NEG, fi_inject_write(ep, buf, HUGE, self, 0, 1));
+		T("readv.null_iov", WANT_NEG, fi_readv(ep, NULL, NULL, 1, self, 0, 1, NULL));
+		T("writev.huge_count", WANT_NEG, fi_writev(ep, iov, NULL, 100000, self, 0, 1, NULL));
+		T("writedata.null_buf", WANT_NEG, fi_writedata(ep, NULL, 8, NULL, 1, self, 0, 1, NULL));
+		T("inject_writedata.huge", WANT_NEG, fi_inject_writedata(ep, buf, HUGE, 1, self, 0, 1));
 		T("atomic.bad_datatype", WANT_NEG, fi_atomic(ep, buf, 1, NULL, self, 0, 1, BADENUM, FI_SUM, NULL));
 		T("atomic.bad_op", WANT_NEG, fi_atomic(ep, buf, 1, NULL, self, 0, 1, FI_INT32, BADENUM, NULL));
 		T("atomic.huge_count", WANT_NEG, fi_atomic(ep, buf, HUGE, NULL, self, 0, 1, FI_INT32, FI_SUM, NULL));
@@ -816,6 +843,11 @@ int main(int argc, char **argv)
 		amsg.datatype = FI_INT32;
 		amsg.op = FI_SUM;
 		T("atomicmsg.huge_count", WANT_NEG, fi_atomicmsg(ep, &amsg, 0));
+		T("fetch_atomicmsg.null_result", WANT_NEG, fi_fetch_atomicmsg(ep, &amsg, NULL, NULL, 1, 0));
+		T("compare_atomicmsg.null", WANT_NEG, fi_compare_atomicmsg(ep, &amsg, NULL, NULL, 1, NULL, NULL, 1, 0));
+		T("atomicv.null_ioc", WANT_NEG, fi_atomicv(ep, NULL, NULL, 1, self, 0, 1, FI_INT32, FI_SUM, NULL));
+		T("fetch_atomicv.huge_count", WANT_NEG, fi_fetch_atomicv(ep, &ioc, NULL, 100000, &ioc, NULL, 1, self, 0, 1, FI_INT32, FI_SUM, NULL));
+		T("compare_atomicv.null", WANT_NEG, fi_compare_atomicv(ep, &ioc, NULL, 1, NULL, NULL, 0, &ioc, NULL, 1, self, 0, 1, FI_INT32, FI_CSWAP, NULL));
 		cnt = 0;
 		T("atomicvalid.bad_datatype", WANT_NEG, fi_atomicvalid(ep, BADENUM, FI_SUM, &cnt));
 		T("atomicvalid.null_count", WANT_NEG, fi_atomicvalid(ep, FI_INT32, FI_SUM, NULL));
