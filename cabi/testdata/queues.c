@@ -185,9 +185,14 @@ static void test_cntr(void)
 	attr.wait_obj = 42;
 	CHECK(fi_cntr_open(dom, &attr, &c, NULL) < 0);
 
+	/* No wait object: fi_cntr_wait polls, as libfabric's util counters. */
 	attr.wait_obj = FI_WAIT_NONE;
 	CHECKRC(fi_cntr_open(dom, &attr, &c, NULL), 0);
-	CHECK(fi_cntr_wait(c, 1, 10) < 0);
+	t = now_ms();
+	CHECKRC(fi_cntr_wait(c, 1, 100), -FI_ETIMEDOUT);
+	CHECK(now_ms() - t >= 90);
+	CHECKRC(fi_cntr_add(c, 1), 0);
+	CHECKRC(fi_cntr_wait(c, 1, 100), 0);
 	CHECKRC(fi_close(&c->fid), 0);
 
 	attr.wait_obj = FI_WAIT_FD;
@@ -538,6 +543,29 @@ static void test_sets(void)
 	t = now_ms();
 	CHECKRC(fi_wait(ws, 5000), 0);
 	CHECK(now_ms() - t < 2000);
+	CHECKRC(fi_wait(ws, 50), -FI_ETIMEDOUT); /* seen: no longer an event */
+
+	/* An EQ in the set: an event written ends fi_wait. */
+	{
+		struct fi_eq_attr eattr;
+		struct fid_eq *eq;
+		struct fi_eq_entry ent;
+		uint32_t ev;
+
+		memset(&eattr, 0, sizeof(eattr));
+		eattr.flags = FI_WRITE;
+		eattr.wait_obj = FI_WAIT_SET;
+		eattr.wait_set = ws;
+		CHECKRC(fi_eq_open(fab, &eattr, &eq, NULL), 0);
+		CHECKRC(fi_wait(ws, 50), -FI_ETIMEDOUT);
+		memset(&ent, 0, sizeof(ent));
+		CHECKRC(fi_eq_write(eq, FI_NOTIFY, &ent, sizeof(ent), 0), sizeof(ent));
+		t = now_ms();
+		CHECKRC(fi_wait(ws, 5000), 0);
+		CHECK(now_ms() - t < 2000);
+		CHECKRC(fi_eq_read(eq, &ev, &ent, sizeof(ent), 0), sizeof(ent));
+		CHECKRC(fi_close(&eq->fid), 0);
+	}
 
 	/* Poll set over the CQ and the counter. */
 	memset(&pattr, 0, sizeof(pattr));
