@@ -6,8 +6,10 @@ package main
 import "C"
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	fabric "github.com/gofabric/fabric"
@@ -213,21 +215,33 @@ func gofab_go_eq_read(ce *C.struct_fid_eq, event, buf C.uintptr_t, n C.size_t, t
 		return -C.FI_ETOOSMALL
 	}
 	f := fabric.Flags(flags)
-	if in, ok := g.injected(false); ok {
-		switch {
-		case in.err:
-			return -C.FI_EAVAIL
-		case n < eqEntrySize:
-			return -C.FI_ETOOSMALL
-		}
-		g.injected(f&provider.FlagPeek == 0)
-		return g.putEntry(event, buf, n, &in.ev)
+	if rc, ok := g.readInjected(event, buf, n, f); ok {
+		return rc
 	}
 	read := func(f fabric.Flags) (fabric.EQEntry, error) {
-		if block != 0 {
-			return g.eq.SRead(timeoutFromC(timeout), f)
+		if block == 0 {
+			return g.eq.Read(f)
 		}
-		return g.eq.Read(f)
+		to := timeoutFromC(timeout)
+		if g.refs.Load() == 0 {
+			return g.eq.SRead(to, f)
+		}
+		// An AV is bound: wait in steps, so that its events (queued by the
+		// plugin, not in the Go EQ) end the wait too.
+		deadline := time.Now().Add(to)
+		for {
+			step := 10 * time.Millisecond
+			if to >= 0 {
+				step = max(min(step, time.Until(deadline)), 0)
+			}
+			ev, err := g.eq.SRead(step, f)
+			if err != fabric.ErrAgain || (to >= 0 && !time.Now().Before(deadline)) {
+				return ev, err
+			}
+			if _, ok := g.injected(false); ok {
+				return ev, errInjected
+			}
+		}
 	}
 	var (
 		ev  fabric.EQEntry
@@ -248,6 +262,12 @@ func gofab_go_eq_read(ce *C.struct_fid_eq, event, buf C.uintptr_t, n C.size_t, t
 			}
 		}
 	}
+	if err == errInjected {
+		if rc, ok := g.readInjected(event, buf, n, f); ok {
+			return rc
+		}
+		return -C.FI_EAGAIN // another reader took it
+	}
 	if err != nil {
 		return errnoSize(err)
 	}
@@ -255,6 +275,25 @@ func gofab_go_eq_read(ce *C.struct_fid_eq, event, buf C.uintptr_t, n C.size_t, t
 		return -C.FI_ETOOSMALL // another reader took the peeked entry
 	}
 	return g.putEntry(event, buf, n, &ev)
+}
+
+// errInjected ends a blocking read when the plugin queued an event.
+var errInjected = errors.New("plugin event queued")
+
+// readInjected reads the head of the plugin's events into event and buf;
+// false when there is none.
+func (g *goEQ) readInjected(event, buf C.uintptr_t, n C.size_t, f fabric.Flags) (C.ssize_t, bool) {
+	in, ok := g.injected(false)
+	switch {
+	case !ok:
+		return 0, false
+	case in.err:
+		return -C.FI_EAVAIL, true
+	case n < eqEntrySize:
+		return -C.FI_ETOOSMALL, true
+	}
+	g.injected(f&provider.FlagPeek == 0)
+	return g.putEntry(event, buf, n, &in.ev), true
 }
 
 // putEntry writes event ev into C's event and buf (n bytes).

@@ -14,7 +14,7 @@ func TestCQueues(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "queues")
 	src, _ := filepath.Abs("testdata/queues.c")
 	inc, _ := filepath.Abs(".")
-	if out, err := exec.Command("gcc", "-Wall", "-Werror", "-O1", "-I"+inc, "-o", bin, src, "-lfabric", "-ldl").CombinedOutput(); err != nil {
+	if out, err := exec.Command("gcc", "-Wall", "-Werror", "-O1", "-I"+inc, "-o", bin, src, "-lfabric", "-ldl", "-lpthread").CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
 	for _, p := range []string{"gotcp", "goudp"} {

@@ -6,6 +6,8 @@
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <poll.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,6 +317,21 @@ static void test_eq(void)
 	CHECKRC(fi_close(&ro->fid), 0);
 }
 
+struct sread_arg {
+	struct fid_eq *eq;
+	struct fi_eq_entry ent;
+	uint32_t ev;
+	ssize_t ret;
+};
+
+static void *sread_thread(void *p)
+{
+	struct sread_arg *a = p;
+
+	a->ret = fi_eq_sread(a->eq, &a->ev, &a->ent, sizeof(a->ent), 5000, 0);
+	return NULL;
+}
+
 static void test_av(void)
 {
 	struct fi_av_attr attr;
@@ -429,6 +446,21 @@ static void test_av(void)
 		CHECKRC(fi_eq_read(eq, &ev, &ent, sizeof(ent), 0), sizeof(ent));
 		CHECK(ev == FI_AV_COMPLETE && ent.data == 1);
 		CHECKRC(fi_eq_read(eq, &ev, &ent, sizeof(ent), 0), -FI_EAGAIN);
+		CHECKRC(fi_eq_sread(eq, &ev, &ent, sizeof(ent), 30, 0), -FI_EAGAIN);
+		/* An insert ends an fi_eq_sread already blocked. */
+		{
+			struct sread_arg a = { .eq = eq };
+			pthread_t th;
+			double t0 = now_ms();
+
+			CHECK(pthread_create(&th, NULL, sread_thread, &a) == 0);
+			usleep(100000);
+			CHECKRC(fi_av_insert(av, addrs, 1, fa, 0, &ctx), 0);
+			CHECK(pthread_join(th, NULL) == 0);
+			CHECKRC(a.ret, sizeof(a.ent));
+			CHECK(a.ev == FI_AV_COMPLETE && a.ent.data == 1);
+			CHECK(now_ms() - t0 < 2000);
+		}
 		CHECKRC(fi_close(&av->fid), 0);
 		CHECKRC(fi_close(&eq->fid), 0);
 	}
@@ -543,6 +575,29 @@ static void test_sets(void)
 	t = now_ms();
 	CHECKRC(fi_wait(ws, 5000), 0);
 	CHECK(now_ms() - t < 2000);
+	CHECKRC(fi_wait(ws, 50), -FI_ETIMEDOUT); /* seen: no longer an event */
+
+	/* An EQ in the set: an event written ends fi_wait. */
+	{
+		struct fi_eq_attr eattr;
+		struct fid_eq *eq;
+		struct fi_eq_entry ent;
+		uint32_t ev;
+
+		memset(&eattr, 0, sizeof(eattr));
+		eattr.flags = FI_WRITE;
+		eattr.wait_obj = FI_WAIT_SET;
+		eattr.wait_set = ws;
+		CHECKRC(fi_eq_open(fab, &eattr, &eq, NULL), 0);
+		CHECKRC(fi_wait(ws, 50), -FI_ETIMEDOUT);
+		memset(&ent, 0, sizeof(ent));
+		CHECKRC(fi_eq_write(eq, FI_NOTIFY, &ent, sizeof(ent), 0), sizeof(ent));
+		t = now_ms();
+		CHECKRC(fi_wait(ws, 5000), 0);
+		CHECK(now_ms() - t < 2000);
+		CHECKRC(fi_eq_read(eq, &ev, &ent, sizeof(ent), 0), sizeof(ent));
+		CHECKRC(fi_close(&eq->fid), 0);
+	}
 
 	/* Poll set over the CQ and the counter. */
 	memset(&pattr, 0, sizeof(pattr));
