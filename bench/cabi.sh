@@ -3,6 +3,7 @@
 # run on one machine, on loopback:
 #
 #   bench/cabi.sh
+#   bench/cabi.sh --summary raw.tsv...   (the table of earlier runs, pooled)
 #
 # For every configuration and size three pairs run with identical
 # arguments, in rotating order (so that none always goes first):
@@ -20,7 +21,11 @@
 # with N/5 and N iterations and the setup-corrected steady-state one-way
 # latency is reported:
 #     usec = (T_N - T_N/5) / (2 * (N - N/5)),  T = usec/xfer * 2 * iterations.
-# The table shows medians over the repetitions.
+# The table shows, per implementation, the median and the minimum over the
+# repetitions: on a shared machine a busy-polling pair loses whole
+# scheduler slices to other load, which inflates single points by 10-100x;
+# the minimum is then the better estimate of the quiet-machine figure, and
+# the differences are given for both.
 #
 # env:
 #   REPS=3        repetitions of every point
@@ -33,6 +38,54 @@
 set -u
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$BENCH_DIR/.." && pwd)
+
+# summary RAW...: the table of raw.tsv files (pooled).
+summary() {
+	awk -F'\t' '
+	function minv(key,    i, m) {
+		m = val[key, 1]
+		for (i = 2; i <= cnt[key]; i++) if (val[key, i] < m) m = val[key, i]
+		return m
+	}
+	function median(key,    n, i, j, v, a) {
+		n = cnt[key]
+		for (i = 1; i <= n; i++) a[i] = val[key, i]
+		for (i = 2; i <= n; i++) {
+			v = a[i]; j = i - 1
+			while (j >= 1 && a[j] > v) { a[j + 1] = a[j]; j-- }
+			a[j + 1] = v
+		}
+		if (n % 2) return a[(n + 1) / 2]
+		return (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	function f(x) { return x >= 100 ? sprintf("%.0f", x) : sprintf("%.2f", x) }
+	FNR == 1 { next }
+	{
+		key = $1 SUBSEP $2 SUBSEP $3
+		val[key, ++cnt[key]] = $6
+		if (!(($2 SUBSEP $3) in seen)) { seen[$2, $3] = 1; order[++no] = $2 SUBSEP $3 }
+	}
+	END {
+		printf "one-way usec/xfer, setup-corrected: median (min) over the repetitions\n"
+		printf "%-10s %7s | %16s %16s %16s | %18s %18s | %4s\n", "config", "size", "C", "plugin", "Go", "plugin-Go", "plugin-C", "reps"
+		for (k = 1; k <= no; k++) {
+			split(order[k], p, SUBSEP)
+			c = "C" SUBSEP order[k]; q = "plugin" SUBSEP order[k]; g = "Go" SUBSEP order[k]
+			if (!(c in cnt) || !(q in cnt) || !(g in cnt)) continue
+			cu = median(c); qu = median(q); gu = median(g)
+			cm = minv(c); qm = minv(q); gm = minv(g)
+			reps = cnt[c]; if (cnt[q] < reps) reps = cnt[q]; if (cnt[g] < reps) reps = cnt[g]
+			printf "%-10s %7s | %7s (%6s) %7s (%6s) %7s (%6s) | %+8.2f (%+7.2f) %+8.2f (%+7.2f) | %4d\n", p[1], p[2],
+				f(cu), f(cm), f(qu), f(qm), f(gu), f(gm), qu - gu, qm - gm, qu - cu, qm - cm, reps
+		}
+	}' "$@"
+}
+
+if [ "${1:-}" = --summary ]; then
+	shift
+	summary "$@"
+	exit
+fi
 
 REPS=${REPS:-3}
 ITERS=${ITERS:-10000}
@@ -179,36 +232,6 @@ for rep in $(seq 1 "$REPS"); do
 done
 
 echo
-awk -F'\t' '
-function median(key,    n, i, j, v, a) {
-	n = cnt[key]
-	for (i = 1; i <= n; i++) a[i] = val[key, i]
-	for (i = 2; i <= n; i++) {
-		v = a[i]; j = i - 1
-		while (j >= 1 && a[j] > v) { a[j + 1] = a[j]; j-- }
-		a[j + 1] = v
-	}
-	if (n % 2) return a[(n + 1) / 2]
-	return (a[n / 2] + a[n / 2 + 1]) / 2
-}
-function f(x) { return x >= 100 ? sprintf("%.0f", x) : sprintf("%.2f", x) }
-FNR == 1 { next }
-{
-	key = $1 SUBSEP $2 SUBSEP $3
-	val[key, ++cnt[key]] = $6
-	if (!(($2 SUBSEP $3) in seen)) { seen[$2, $3] = 1; order[++no] = $2 SUBSEP $3 }
-}
-END {
-	printf "one-way usec/xfer, setup-corrected medians\n"
-	printf "%-10s %7s | %8s %8s %8s | %12s %10s | %4s\n", "config", "size", "C", "plugin", "Go", "plugin-Go", "plugin-C", "reps"
-	for (k = 1; k <= no; k++) {
-		split(order[k], p, SUBSEP)
-		c = "C" SUBSEP order[k]; q = "plugin" SUBSEP order[k]; g = "Go" SUBSEP order[k]
-		if (!(c in cnt) || !(q in cnt) || !(g in cnt)) continue
-		cu = median(c); qu = median(q); gu = median(g)
-		reps = cnt[c]; if (cnt[q] < reps) reps = cnt[q]; if (cnt[g] < reps) reps = cnt[g]
-		printf "%-10s %7s | %8s %8s %8s | %+12.3f %+10.3f | %4d\n", p[1], p[2], f(cu), f(qu), f(gu), qu - gu, qu - cu, reps
-	}
-}' "$RAW" | tee "$OUT/summary.txt"
+summary "$RAW" | tee "$OUT/summary.txt"
 echo "# loadavg: $(cat /proc/loadavg)  failures: $fails  raw: $RAW"
 [ "$fails" -eq 0 ]
