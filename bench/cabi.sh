@@ -21,11 +21,14 @@
 # with N/5 and N iterations and the setup-corrected steady-state one-way
 # latency is reported:
 #     usec = (T_N - T_N/5) / (2 * (N - N/5)),  T = usec/xfer * 2 * iterations.
-# The table shows, per implementation, the median and the minimum over the
-# repetitions: on a shared machine a busy-polling pair loses whole
-# scheduler slices to other load, which inflates single points by 10-100x;
-# the minimum is then the better estimate of the quiet-machine figure, and
-# the differences are given for both.
+# The table shows, per implementation, the median of that figure and, in
+# parentheses, the minimum over the repetitions of the uncorrected usec/xfer
+# of the N-iteration run: on a shared machine a busy-polling pair loses
+# whole scheduler slices to other load, which inflates single points by
+# 10-100x (and the correction, a difference of two runs, amplifies it); the
+# minimum is then the better estimate of the quiet-machine figure (it keeps
+# setup/N, a few hundredths of a usec, the same for all three). The
+# differences are given for both.
 #
 # env:
 #   REPS=3        repetitions of every point
@@ -43,8 +46,8 @@ ROOT=$(cd "$BENCH_DIR/.." && pwd)
 summary() {
 	awk -F'\t' '
 	function minv(key,    i, m) {
-		m = val[key, 1]
-		for (i = 2; i <= cnt[key]; i++) if (val[key, i] < m) m = val[key, i]
+		m = raw[key, 1]
+		for (i = 2; i <= cnt[key]; i++) if (raw[key, i] < m) m = raw[key, i]
 		return m
 	}
 	function median(key,    n, i, j, v, a) {
@@ -63,10 +66,11 @@ summary() {
 	{
 		key = $1 SUBSEP $2 SUBSEP $3
 		val[key, ++cnt[key]] = $6
+		raw[key, cnt[key]] = $7
 		if (!(($2 SUBSEP $3) in seen)) { seen[$2, $3] = 1; order[++no] = $2 SUBSEP $3 }
 	}
 	END {
-		printf "one-way usec/xfer, setup-corrected: median (min) over the repetitions\n"
+		printf "one-way usec/xfer: setup-corrected median (minimum of the raw figure) over the repetitions\n"
 		printf "%-10s %7s | %16s %16s %16s | %18s %18s | %4s\n", "config", "size", "C", "plugin", "Go", "plugin-Go", "plugin-C", "reps"
 		for (k = 1; k <= no; k++) {
 			split(order[k], p, SUBSEP)
