@@ -99,5 +99,8 @@
 // send, receive and CQ reads allocate nothing.
 //
 // Environment: FI_TCP_IFACE, FI_TCP_PORT_LOW_RANGE, FI_TCP_PORT_HIGH_RANGE,
-// FI_TCP_TX_SIZE, FI_TCP_RX_SIZE (default 256), FI_TCP_NODELAY.
+// FI_TCP_TX_SIZE, FI_TCP_RX_SIZE (default 256), FI_TCP_NODELAY. As in
+// libfabric, these are the sizes fi_getinfo reports when the hints name
+// none; hints may ask for up to 1024 (tx) and 65536 (rx), and an endpoint
+// on a shared receive context gets an rx size of 65536 by default.
 package tcp
