@@ -73,10 +73,10 @@
 //     for them (libfabric's tcp lists neither for FI_EP_MSG).
 //   - TCP_NODELAY is set on every data connection by default, as in
 //     libfabric; FI_TCP_NODELAY=0 turns it off.
-//   - Sockets of active endpoints are created without SO_REUSEADDR, so
-//     fi_setname to an address another socket is bound to fails with
-//     FI_EADDRINUSE (libfabric sets it on every socket); passive endpoints
-//     keep it.
+//   - Every socket has SO_REUSEADDR, as in libfabric: an endpoint can bind
+//     a source port whose last connection is still in TIME_WAIT; binding
+//     (fi_setname) an address another socket listens on fails with
+//     FI_EADDRINUSE.
 //   - Operations posted between Connect and FI_CONNECTED are queued and
 //     sent once connected; posting on an endpoint that is not connected
 //     (never, or no longer) returns FI_ENOTCONN.

@@ -162,7 +162,10 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 		if _, f, ok := decodeSockaddr(fam); !ok || !formatOK(info.AddrFormat, f) {
 			return nil, provider.EINVAL
 		}
-		conn, err := sys.TCPSocket(fam, false)
+		// SO_REUSEADDR as on every socket of libfabric's tcp: a source
+		// port whose last connection is still in TIME_WAIT can be bound
+		// again.
+		conn, err := sys.TCPSocket(fam, true)
 		if err != nil {
 			return nil, err
 		}
@@ -216,7 +219,7 @@ func (ep *endpoint) SetName(addr []byte) error {
 	if _, f, ok := decodeSockaddr(addr); !ok || !formatOK(ep.fmt, f) {
 		return provider.EINVAL
 	}
-	return sys.TCPRebind(ep.conn, addr, false)
+	return sys.TCPRebind(ep.conn, addr, true)
 }
 
 // Peer returns the connected peer's address (fi_getpeer).
