@@ -274,6 +274,10 @@ func TestSetNameAndPortRange(t *testing.T) {
 		t.Fatalf("setname port 0: %x", name)
 	}
 	other := newNode(t, info, opts{})
+	oname, _ := other.ep.Name()
+	if err := ep.SetName(oname); err != provider.EADDRINUSE {
+		t.Fatalf("setname to an address in use: %v", err)
+	}
 	if err := ep.SetName(l.name); err != provider.EADDRINUSE {
 		t.Fatalf("setname to a listening address: %v", err)
 	}
@@ -351,10 +355,10 @@ func TestSlowConnectRequest(t *testing.T) {
 	}
 }
 
-// TestSourcePortReuse: as with libfabric's tcp (SO_REUSEADDR on every
-// socket), an active endpoint can be opened on a fixed source port whose
-// previous connection it closed first (the port is in TIME_WAIT), and a
-// passive endpoint on a port whose accepted connection it closed first.
+// TestSourcePortReuse: as with libfabric's tcp (SO_REUSEADDR), an active
+// endpoint can be opened on a fixed source port whose previous connection
+// it closed first (the port is in TIME_WAIT), and a passive endpoint on a
+// port whose accepted connection it closed first.
 func TestSourcePortReuse(t *testing.T) {
 	info := loInfo(t, opts{})
 	l := listen(t, info)

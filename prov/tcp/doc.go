@@ -73,10 +73,12 @@
 //     for them (libfabric's tcp lists neither for FI_EP_MSG).
 //   - TCP_NODELAY is set on every data connection by default, as in
 //     libfabric; FI_TCP_NODELAY=0 turns it off.
-//   - Every socket has SO_REUSEADDR, as in libfabric: an endpoint can bind
-//     a source port whose last connection is still in TIME_WAIT; binding
-//     (fi_setname) an address another socket listens on fails with
-//     FI_EADDRINUSE.
+//   - Passive endpoints, and active endpoints bound to a given source
+//     port, have SO_REUSEADDR, as in libfabric: such a port can be bound
+//     again while its last connection is in TIME_WAIT. Active endpoints
+//     bound to an ephemeral port do not (libfabric sets it on every
+//     socket), so fi_setname to the address of such an endpoint fails with
+//     FI_EADDRINUSE, as it does to a listening address.
 //   - Operations posted between Connect and FI_CONNECTED are queued and
 //     sent once connected; posting on an endpoint that is not connected
 //     (never, or no longer) returns FI_ENOTCONN.
