@@ -100,7 +100,7 @@ func gofab_go_domain_cntr_open(cd *C.struct_fid_domain, attr *C.struct_fi_cntr_a
 	if !ok {
 		return -C.FI_EINVAL
 	}
-	a := fabric.CntrAttr{WaitObj: fabric.WaitFD} // FI_WAIT_UNSPEC (waitFromC)
+	var a fabric.CntrAttr
 	wobj := C.enum_fi_wait_obj(C.FI_WAIT_UNSPEC)
 	var ws *goWait
 	if attr != nil { // NULL: the defaults (fi_cntr(3))

@@ -118,18 +118,15 @@ type waiter interface {
 }
 
 // waitFromC maps a C wait_obj (and wait_set, for FI_WAIT_SET) to the Go
-// wait object. C's FI_WAIT_NONE is Go's WaitNone (numbered differently);
-// FI_WAIT_UNSPEC is WaitFD, as libfabric's util objects resolve it (ofi_rxm
-// layered over our provider asks for FI_GETWAITOBJ and waits on the
-// descriptor of our CQs and EQs: anything but FI_WAIT_FD leaves its
-// fi_cq_sread blind to our progress); FI_WAIT_SET opens the Go object with
+// wait object. C's FI_WAIT_NONE and FI_WAIT_UNSPEC are Go's WaitNone and
+// WaitUnspec (numbered differently); FI_WAIT_SET opens the Go object with
 // WaitFD, which the caller adds to the returned set.
 func waitFromC(wo C.enum_fi_wait_obj, set *C.struct_fid_wait) (fabric.WaitObj, *goWait, C.int) {
 	switch wo {
 	case C.FI_WAIT_NONE:
 		return provider.WaitNone, nil, 0
 	case C.FI_WAIT_UNSPEC:
-		return provider.WaitFD, nil, 0
+		return provider.WaitUnspec, nil, 0
 	case C.FI_WAIT_SET:
 		w, ok := waitOf(set)
 		if !ok {
@@ -197,9 +194,6 @@ func gofab_go_queue_control(fid *C.struct_fid, command C.int, arg C.uintptr_t) (
 		return -C.FI_EINVAL
 	}
 	if command == C.FI_GETWAITOBJ {
-		if wo == C.FI_WAIT_UNSPEC {
-			wo = C.FI_WAIT_FD // what waitFromC opened
-		}
 		*(*C.enum_fi_wait_obj)(cmem(uintptr(arg))) = wo
 		return 0
 	}
