@@ -100,7 +100,8 @@ func gofab_go_domain_cntr_open(cd *C.struct_fid_domain, attr *C.struct_fi_cntr_a
 	if !ok {
 		return -C.FI_EINVAL
 	}
-	var a fabric.CntrAttr
+	// NULL attr: FI_WAIT_UNSPEC, which waitFromC resolves to a descriptor.
+	a := fabric.CntrAttr{WaitObj: fabric.WaitFD}
 	wobj := C.enum_fi_wait_obj(C.FI_WAIT_UNSPEC)
 	var ws *goWait
 	if attr != nil { // NULL: the defaults (fi_cntr(3))
@@ -114,7 +115,7 @@ func gofab_go_domain_cntr_open(cd *C.struct_fid_domain, attr *C.struct_fi_cntr_a
 	if err != nil {
 		return errno(err)
 	}
-	g := &goCntr{c: c, waitObj: wobj}
+	g := &goCntr{c: c, waitObj: resolvedWait(wobj)}
 	if ws != nil {
 		if rc := ws.add(g); rc != 0 {
 			_ = c.Close()

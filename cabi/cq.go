@@ -98,7 +98,7 @@ func gofab_go_domain_cq_open(cd *C.struct_fid_domain, attr *C.struct_fi_cq_attr,
 	if err != nil {
 		return errno(err)
 	}
-	g := &goCQ{cq: cq, format: cq.Attr().Format, waitObj: attr.wait_obj, waitCond: a.WaitCond,
+	g := &goCQ{cq: cq, format: cq.Attr().Format, waitObj: resolvedWait(attr.wait_obj), waitCond: a.WaitCond,
 		legacy: legacyErrData(d.d.Fabric())}
 	if ws != nil {
 		if rc := ws.add(cq); rc != 0 {
