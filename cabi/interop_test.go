@@ -31,15 +31,14 @@ func (s side) String() string {
 }
 
 // pair runs server and client fi_pingpong with endpoint type ep, -S size,
-// -I iters (and extraEnv), and checks both tables. It returns the
-// client's rows.
-func pair(t *testing.T, server, client side, ep, size string, iters int, extraEnv ...string) []string {
+// -I iters, and checks both tables. It returns the client's rows.
+func pair(t *testing.T, server, client side, ep, size string, iters int) []string {
 	t.Helper()
-	return pairArgs(t, server, client, ep, size, iters, nil, extraEnv)
+	return pairArgs(t, server, client, ep, size, iters, nil)
 }
 
 // pairArgs is pair with extra arguments for both tools.
-func pairArgs(t *testing.T, server, client side, ep, size string, iters int, extraArgs, extraEnv []string) []string {
+func pairArgs(t *testing.T, server, client side, ep, size string, iters int, extraArgs []string) []string {
 	t.Helper()
 	dir := plugin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -55,7 +54,7 @@ func pairArgs(t *testing.T, server, client side, ep, size string, iters int, ext
 	}
 	sbin, sargs := cmd(server, "-B", strconv.Itoa(port))
 	cbin, cargs := cmd(client, "-P", strconv.Itoa(port), "127.0.0.1")
-	envv := append(env(dir), extraEnv...)
+	envv := env(dir)
 	srv := start(t, ctx, envv, sbin, sargs...)
 	waitListening(t, ctx, srv, port)
 	cli := start(t, ctx, envv, cbin, cargs...)
@@ -78,12 +77,6 @@ func pairArgs(t *testing.T, server, client side, ep, size string, iters int, ext
 	return crows
 }
 
-// rxmEnv lets the C library's ofi_rxm layer its rdm endpoints over gotcp:
-// it asks its msg provider for 4096-entry queues by default, more than
-// the Go tcp provider's 256 (its getinfo then says "hints not supported:
-// rx_attr.size").
-var rxmEnv = []string{"FI_OFI_RXM_MSG_RX_SIZE=128", "FI_OFI_RXM_MSG_TX_SIZE=128"}
-
 // TestPingpongCC: the C fi_pingpong against itself over the plugin, and
 // over the C library's ofi_rxm layered on gotcp (-e rdm).
 func TestPingpongCC(t *testing.T) {
@@ -91,15 +84,14 @@ func TestPingpongCC(t *testing.T) {
 		prov, ep string
 		sizes    []string
 		iters    int
-		env      []string
 	}{
-		{"gotcp", "msg", []string{"1", "64", "1024", "65536", "1048576", "all"}, 10, nil},
-		{"goudp", "dgram", []string{"1", "1024", "1472", "all"}, 20, nil},
-		{"gotcp", "rdm", []string{"64", "all"}, 10, rxmEnv},
+		{"gotcp", "msg", []string{"1", "64", "1024", "65536", "1048576", "all"}, 10},
+		{"goudp", "dgram", []string{"1", "1024", "1472", "all"}, 20},
+		{"gotcp", "rdm", []string{"64", "all"}, 10},
 	} {
 		for _, size := range c.sizes {
 			t.Run(fmt.Sprintf("%s_%s/S=%s", c.prov, c.ep, size), func(t *testing.T) {
-				rows := pair(t, side{prov: c.prov}, side{prov: c.prov}, c.ep, size, c.iters, c.env...)
+				rows := pair(t, side{prov: c.prov}, side{prov: c.prov}, c.ep, size, c.iters)
 				if size == "all" && len(rows) < 10 {
 					t.Fatalf("-S all ran only sizes %v", rows)
 				}
@@ -139,17 +131,16 @@ func TestPingpongPluginVsC(t *testing.T) {
 		prov, ep string
 		sizes    []string
 		iters    int
-		env      []string
 	}{
-		{"tcp", "msg", []string{"64", "1048576"}, 10, nil},
-		{"udp", "dgram", []string{"64", "1472"}, 20, nil},
-		{"tcp", "rdm", []string{"64", "1048576"}, 10, rxmEnv},
+		{"tcp", "msg", []string{"64", "1048576"}, 10},
+		{"udp", "dgram", []string{"64", "1472"}, 20},
+		{"tcp", "rdm", []string{"64", "1048576"}, 10},
 	} {
 		ours, theirs := side{prov: "go" + c.prov}, side{prov: c.prov}
 		for _, size := range c.sizes {
 			for _, roles := range [][2]side{{ours, theirs}, {theirs, ours}} {
 				t.Run(fmt.Sprintf("%s_%s/S=%s/%v-server_%v-client", c.prov, c.ep, size, roles[0], roles[1]), func(t *testing.T) {
-					pair(t, roles[0], roles[1], c.ep, size, c.iters, c.env...)
+					pair(t, roles[0], roles[1], c.ep, size, c.iters)
 				})
 			}
 		}
@@ -162,15 +153,15 @@ func TestPingpongPluginVsC(t *testing.T) {
 func TestPingpongTagged(t *testing.T) {
 	tagged := []string{"-m", "tagged"}
 	t.Run("gotcp_msg/C-C", func(t *testing.T) {
-		pairArgs(t, side{prov: "gotcp"}, side{prov: "gotcp"}, "msg", "all", 10, tagged, nil)
+		pairArgs(t, side{prov: "gotcp"}, side{prov: "gotcp"}, "msg", "all", 10, tagged)
 	})
 	t.Run("gotcp_rdm/C-C", func(t *testing.T) {
-		pairArgs(t, side{prov: "gotcp"}, side{prov: "gotcp"}, "rdm", "1024", 10, tagged, rxmEnv)
+		pairArgs(t, side{prov: "gotcp"}, side{prov: "gotcp"}, "rdm", "1024", 10, tagged)
 	})
 	cs, gs := side{prov: "gotcp"}, side{goTool: true, prov: "tcp"}
 	for _, roles := range [][2]side{{cs, gs}, {gs, cs}} {
 		t.Run(fmt.Sprintf("tcp_msg/%v-server_%v-client", roles[0], roles[1]), func(t *testing.T) {
-			pairArgs(t, roles[0], roles[1], "msg", "65536", 10, tagged, nil)
+			pairArgs(t, roles[0], roles[1], "msg", "65536", 10, tagged)
 		})
 	}
 }
