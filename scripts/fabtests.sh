@@ -290,7 +290,7 @@ write_record() {
 		echo "# \"require\": ours (goPROV) must pass the test whatever the C result (see scripts/fabtests.sh)."
 		for p in $PAIRS; do
 			res=$OUT/$set-$p.res
-			printf '# totals %s: %s pass, %s notrun, %s fail of %s in %s s\n' "$p:" \
+			printf '# totals %s: %s pass, %s notrun, %s fail of %s in %s s\n' "$p" \
 				"$(grep -c '|pass$' "$res" || true)" "$(grep -cE '\|(notrun|excluded)$' "$res" || true)" \
 				"$(grep -c '|fail$' "$res" || true)" "$(wc -l <"$res")" "$(cat "$OUT/$set-$p.time")"
 		done
