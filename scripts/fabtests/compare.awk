@@ -74,7 +74,9 @@ FILENAME == ARGV[2] {
 	t = trim($1)
 	add(t)
 	c[t] = trim($3)
-	m = trim($4)
+	m = ""
+	for (i = 4; i <= NF; i++) m = m (i > 4 ? "|" : "") $i
+	m = trim(m)
 	if (m ~ /^require/) {
 		sub(/^require:?[ \t]*/, "", m)
 		req[t] = (m == "" ? "marked require" : m)
