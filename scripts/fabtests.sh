@@ -251,7 +251,7 @@ run_suite() {
 	mkdir -p "$base.d" # runfabtests.sh makes its temporary files in the current directory
 	echo "fabtests.sh: runfabtests.sh -t $set $prov ..."
 	t0=$(now)
-	(cd "$base.d" && isolated "${env[@]}" "$BIN/runfabtests.sh" -v -T "$TIMEOUT" -t "$set" \
+	(cd "$base.d" && isolated "${env[@]}" "$BIN/runfabtests.sh" -vv -T "$TIMEOUT" -t "$set" \
 		-s 127.0.0.1 -c 127.0.0.1 -p "$BIN" "$prov") >"$base.log" 2>&1 || rc=$?
 	echo $(($(now) - t0)) >"$base.time"
 	awk -f "$DIR/parse.awk" "$base.log" >"$base.res"
