@@ -94,6 +94,23 @@ const infoEnvProvider = "FI_PROVIDER"
 // FabricAttr.ProvName, ProvVersion and APIVersion set (what `fi_info -l`
 // lists).
 func GetInfo(version uint32, node, service string, flags Flags, hints *Info) ([]*Info, error) {
+	return getInfo(version, node, service, flags, hints, "", infoProvFilter())
+}
+
+// GetInfoProvider is GetInfo asked of the one provider named prov, without
+// the FI_PROVIDER filter: what a C libfabric provider's getinfo entry
+// answers (the C core applies FI_PROVIDER itself, with its own names). The
+// C plugin (module .../cabi) uses it. hints.FabricAttr.ProvName, if set,
+// must name prov too.
+func GetInfoProvider(prov string, version uint32, node, service string, flags Flags, hints *Info) ([]*Info, error) {
+	if prov == "" {
+		return nil, opErr("fi_getinfo", "", ErrInval)
+	}
+	return getInfo(version, node, service, flags, hints, prov, infohints.ProvFilter{})
+}
+
+func getInfo(version uint32, node, service string, flags Flags, hints *Info, only string,
+	filter infohints.ProvFilter) ([]*Info, error) {
 	const op = "fi_getinfo"
 	if version > APIVersion || version < Version(1, 0) {
 		return nil, opErr(op, "", ErrNoSys)
@@ -116,10 +133,15 @@ func GetInfo(version uint32, node, service string, flags Flags, hints *Info) ([]
 	if flags&FlagSource != 0 && node == "" && service == "" {
 		return nil, opErr(op, "", &noMatchError{reasons: []string{"FI_SOURCE without node or service"}})
 	}
-	filter := infoProvFilter()
 	var want string
 	if hints != nil && hints.FabricAttr != nil {
 		want = infohints.FirstProvName(hints.FabricAttr.ProvName)
+	}
+	if only != "" {
+		if want != "" && !strings.EqualFold(want, only) {
+			return nil, opErr(op, "", &noMatchError{reasons: []string{only + ": hints name provider " + strconv.Quote(want)}})
+		}
+		want = only
 	}
 	var out []*Info
 	var why noMatchError

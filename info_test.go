@@ -958,3 +958,27 @@ func TestGetInfoConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestGetInfoProvider: the one named provider answers, FI_PROVIDER does not
+// apply, and hints naming another provider match nothing.
+func TestGetInfoProvider(t *testing.T) {
+	infoFakeEnable(t)
+	t.Setenv("FI_PROVIDER", infoFakeA) // excludes B for GetInfo, not for GetInfoProvider
+	infos, err := GetInfoProvider(infoFakeB, infoV, "", "", 0, nil)
+	if err != nil || len(infos) == 0 {
+		t.Fatalf("GetInfoProvider(%s) = %v, %v", infoFakeB, infos, err)
+	}
+	for _, p := range infoProvs(infos) {
+		if p != infoFakeB {
+			t.Errorf("GetInfoProvider(%s) returned an Info of %s", infoFakeB, p)
+		}
+	}
+	if infos, err := GetInfo(infoV, "", "", 0, &Info{Mode: ^Mode(0), FabricAttr: &FabricAttr{ProvName: infoFakeB}}); err == nil {
+		t.Fatalf("GetInfo ignored FI_PROVIDER: %v", infoProvs(infos))
+	}
+	infos, err = GetInfoProvider(infoFakeB, infoV, "", "", 0, &Info{Mode: ^Mode(0), FabricAttr: &FabricAttr{ProvName: infoFakeA}})
+	infoWantNoData(t, infos, err)
+	if _, err := GetInfoProvider("", infoV, "", "", 0, nil); !errors.Is(err, ErrInval) {
+		t.Errorf("GetInfoProvider(\"\") = %v, want ErrInval", err)
+	}
+}

@@ -47,6 +47,14 @@ echo "== bench/plot (a module of its own, so that go.mod keeps x/sys alone)"
 (cd bench/plot && GOWORK=off go vet ./... && GOWORK=off go tool -modfile=../../tools.mod staticcheck ./... &&
 	GOWORK=off go test -count=1 ./... && GOWORK=off go mod tidy -diff)
 
+echo "== cabi (the C plugin)"
+# A module of its own, the only cgo in the repository: builds libgofabric.so
+# and the lib go<name>-fi.so shims and drives them through the C libfabric
+# (needs gcc and libfabric-dev; FABRIC_INTEROP=1 makes their absence a
+# failure). staticcheck comes from the root tools.mod, as for bench/plot.
+(cd cabi && export GOWORK=off CGO_ENABLED=1 && go vet ./... && go tool -modfile=../tools.mod staticcheck ./... &&
+	go test -count=1 -timeout 10m ./... && go mod tidy -diff)
+
 echo "== go test -race"
 # -race needs cgo on linux/amd64.
 CGO_ENABLED=1 go test -race -shuffle=on -count=1 -timeout 20m ./...

@@ -18,7 +18,10 @@
 //   - the system-call entry points of package syscall (Syscall, RawSyscall,
 //     Select ...: RawSyscalls) are used only by internal/sys and
 //     internal/shmring, in those same files. The rest of package syscall
-//     (Errno and its constants, types) stays usable everywhere.
+//     (Errno and its constants, types) stays usable everywhere;
+//   - no package imports "C" (cgo) or anything under cabi/, the C plugin:
+//     a module of its own, the only place cgo is allowed, which depends on
+//     the library and never the other way round.
 //
 // internal/shmring does not exist yet: the path is reserved for the
 // shared-memory rings of the shm provider (STYLE.md §1), and the rules
@@ -98,6 +101,7 @@ const (
 	RuleUnsafePackage       = "unsafe or x/sys imported outside internal/sys and internal/shmring"
 	RuleUnsafeFileName      = "unsafe or x/sys imported in a file not named *_unsafe.go or *_linux.go"
 	RuleRawSyscall          = "a raw system call of package syscall used outside internal/sys and internal/shmring"
+	RuleCgo                 = "the library imports the C plugin (cabi) or uses cgo (import \"C\")"
 )
 
 // Violation is one import that breaks a rule.
@@ -181,6 +185,12 @@ func unsafeFileName(name string) bool {
 }
 
 func checkImport(pkg string, f File, imp string) string {
+	if imp == "C" {
+		return RuleCgo
+	}
+	if r, ok := rel(imp); ok && under(r, "cabi") {
+		return RuleCgo
+	}
 	if isUnsafe(imp) {
 		switch {
 		case pkg != "internal/sys" && pkg != "internal/shmring":

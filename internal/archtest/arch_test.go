@@ -110,6 +110,11 @@ func TestRulesBite(t *testing.T) {
 		{"unsafe in a plain file of internal/sys", Package{"internal/sys", []File{lib("socket.go", "unsafe")}}, RuleUnsafeFileName},
 		{"x/sys/unix in an _other file", Package{"internal/sys", []File{lib("wait_other.go", "golang.org/x/sys/unix")}}, RuleUnsafeFileName},
 		{"unsafe in a plain test of internal/shmring", Package{"internal/shmring", []File{test("ring_test.go", "unsafe")}}, RuleUnsafeFileName},
+		{"cgo in the root", Package{"", []File{lib("fabric.go", "C")}}, RuleCgo},
+		{"cgo in internal/sys", Package{"internal/sys", []File{lib("socket_linux.go", "C")}}, RuleCgo},
+		{"root imports the plugin", Package{"", []File{lib("fabric.go", m+"cabi")}}, RuleCgo},
+		{"test imports a plugin package", Package{"prov/tcp", []File{xtest("x_test.go", m+"cabi/sub")}}, RuleCgo},
+		{"cmd imports the plugin", Package{"cmd/fi_info", []File{lib("main.go", m+"cabi")}}, RuleCgo},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -152,6 +157,8 @@ func TestRulesAllow(t *testing.T) {
 		{"fabtest", []File{lib("suite.go", Module, m+"peer"), xtest("x_test.go", m+"prov/udp")}},
 		// Not the module: a path that merely starts with the module path.
 		{"internal/cq", []File{lib("x.go", Module+"x/prov/udp")}},
+		// Not the plugin: a sibling path that merely starts with "cabi".
+		{"internal/cq", []File{lib("y.go", m+"cabix")}},
 	}
 	for _, v := range Check(pkgs) {
 		t.Error(v)
@@ -167,6 +174,8 @@ func TestModuleWithViolation(t *testing.T) {
 	}{
 		{"prov/tcp", m + "prov/udp", "", RuleProviderCross},
 		{"fabtest", "syscall", "Select", RuleRawSyscall},
+		{"", "C", "", RuleCgo},
+		{"internal/sys", m + "cabi", "", RuleCgo},
 	} {
 		pkgs, name := withViolation(t, loadModule(t), c.pkg, c.imp, c.call)
 		vs := Check(pkgs)
