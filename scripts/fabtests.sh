@@ -298,6 +298,10 @@ write_record() {
 				"$(grep -c '|pass$' "$res" || true)" "$(grep -cE '\|(notrun|excluded)$' "$res" || true)" \
 				"$(grep -c '|fail$' "$res" || true)" "$(wc -l <"$res")" "$(cat "$OUT/$set-$p.time")"
 		done
+		# The lines of providers not run this time stay as they were.
+		if [ -f "$f" ]; then
+			awk -v pairs=" $PAIRS " '$1 == "#" && $2 == "totals" && index(pairs, " " substr($3, 1, length($3) - 1) " ") == 0' "$f"
+		fi
 		for p in $PAIRS; do
 			awk -v p="$p" -F'|' '
 				function trim(s) { gsub(/^[ \t]+|[ \t]+$/, "", s); return s }
@@ -305,7 +309,6 @@ write_record() {
 				{ printf "%s | %s | %s%s\n", $1, p, $2, ($1 in mark) ? " | " mark[$1] : "" }
 			' "$([ -f "$f" ] && echo "$f" || echo /dev/null)" "$OUT/$set-$p.res"
 		done
-		# Markers of providers not run this time stay as they were.
 		if [ -f "$f" ]; then
 			awk -F'|' -v pairs=" $PAIRS " '
 				function trim(s) { gsub(/^[ \t]+|[ \t]+$/, "", s); return s }
