@@ -22,6 +22,19 @@ static const struct {
 	T(gofab_domain_fi_ops),
 	T(gofab_domain_ops),
 	T(gofab_domain_mr_ops),
+	T(gofab_cq_fi_ops),
+	T(gofab_cq_ops),
+	T(gofab_cntr_fi_ops),
+	T(gofab_cntr_ops),
+	T(gofab_eq_fi_ops),
+	T(gofab_eq_ops),
+	T(gofab_av_fi_ops),
+	T(gofab_av_ops),
+	T(gofab_mr_fi_ops),
+	T(gofab_wait_fi_ops),
+	T(gofab_wait_ops),
+	T(gofab_poll_fi_ops),
+	T(gofab_poll_ops),
 };
 
 int gofab_ops_nulls(void)
@@ -57,6 +70,20 @@ uint64_t gofab_fid_handle(const struct fid *fid)
 		return ((const struct gofab_fabric *)fid)->h;
 	case FI_CLASS_DOMAIN:
 		return ((const struct gofab_domain *)fid)->h;
+	case FI_CLASS_CQ:
+		return ((const struct gofab_cq *)fid)->h;
+	case FI_CLASS_CNTR:
+		return ((const struct gofab_cntr *)fid)->h;
+	case FI_CLASS_EQ:
+		return ((const struct gofab_eq *)fid)->h;
+	case FI_CLASS_AV:
+		return ((const struct gofab_av *)fid)->h;
+	case FI_CLASS_MR:
+		return ((const struct gofab_mr *)fid)->h;
+	case FI_CLASS_WAIT:
+		return ((const struct gofab_wait *)fid)->h;
+	case FI_CLASS_POLL:
+		return ((const struct gofab_poll *)fid)->h;
 	}
 	return 0;
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gofabric/fabric/provider"
 )
@@ -33,6 +34,14 @@ type slot struct {
 	valid   bool
 }
 
+// lookTable is the lock-free view of the slots' addresses: entry i is
+// the address of slot i, nil when the slot is unused. Its length only
+// grows, by doubling (a new table, the pointers copied), so that an insert
+// costs amortized O(1).
+type lookTable struct {
+	addrs []atomic.Pointer[[]byte]
+}
+
 // AV is an address vector. It implements provider.AVView.
 type AV struct {
 	mu     sync.RWMutex
@@ -43,6 +52,13 @@ type AV struct {
 	live   int
 	rev    map[string]provider.Addr
 	closed bool
+	// gen counts the changes that can alter a Reverse answer (inserts,
+	// removals, Close); written under mu, read without it by
+	// ReverseCached.
+	gen atomic.Uint64
+	// look mirrors the valid slots' addresses for Lookup, which reads it
+	// without a lock; written under mu (setLook).
+	look atomic.Pointer[lookTable]
 
 	lmu       sync.Mutex
 	listeners map[int]func()
@@ -171,6 +187,7 @@ func (a *AV) Insert(addrs [][]byte, fiAddrs []provider.Addr, flags provider.Flag
 			a.slots = append(a.slots, s)
 		}
 		a.live++
+		a.setLook(idx, &s.addr)
 		a.rev[string(s.addr)] = idx
 		if fiAddrs != nil {
 			fiAddrs[i] = idx
@@ -179,6 +196,9 @@ func (a *AV) Insert(addrs [][]byte, fiAddrs []provider.Addr, flags provider.Flag
 			errs[i] = nil
 		}
 		n++
+	}
+	if n > 0 {
+		a.gen.Add(1)
 	}
 	a.mu.Unlock()
 	if n > 0 {
@@ -360,10 +380,12 @@ func (a *AV) Remove(fiAddrs []provider.Addr, flags provider.Flags) error {
 			}
 		}
 	}
+	a.gen.Add(1)
 	for _, fa := range fiAddrs {
 		s := &a.slots[fa]
 		key := string(s.addr)
 		*s = slot{}
+		a.setLook(fa, nil)
 		a.live--
 		j := sort.Search(len(a.free), func(k int) bool { return a.free[k] >= fa })
 		a.free = append(a.free, 0)
@@ -393,17 +415,54 @@ func (a *AV) Remove(fiAddrs []provider.Addr, flags provider.Flags) error {
 // Lookup implements provider.AVView: the address stored for fi_addr addr
 // (receive context bits ignored), or nil. The result must not be modified.
 func (a *AV) Lookup(addr provider.Addr) []byte {
-	if addr == provider.AddrNotAvail {
+	// No lock: every send looks its destination up, and a read lock is
+	// two atomic read-modify-writes. The table is only replaced (grown)
+	// or its entries stored under mu; an entry is an address that was
+	// valid when stored, and its bytes are never modified.
+	t := a.look.Load()
+	if addr == provider.AddrNotAvail || t == nil {
 		return nil
 	}
 	idx := uint64(addr & a.mask)
-	a.mu.RLock()
-	var b []byte
-	if idx < uint64(len(a.slots)) && a.slots[idx].valid {
-		b = a.slots[idx].addr
+	if idx >= uint64(len(t.addrs)) {
+		return nil
 	}
-	a.mu.RUnlock()
-	return b
+	if p := t.addrs[idx].Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// setLook sets Lookup's entry for slot idx (nil: unused); a.mu is held.
+// b points to the slot's address slice header, copied here.
+func (a *AV) setLook(idx provider.Addr, b *[]byte) {
+	var p *[]byte
+	if b != nil {
+		c := *b
+		p = &c
+	}
+	t := a.look.Load()
+	if t == nil || uint64(idx) >= uint64(len(t.addrs)) {
+		if p == nil {
+			return
+		}
+		n := 8
+		if t != nil {
+			n = 2 * len(t.addrs)
+		}
+		for uint64(n) <= uint64(idx) {
+			n *= 2
+		}
+		nt := &lookTable{addrs: make([]atomic.Pointer[[]byte], n)}
+		if t != nil {
+			for i := range t.addrs {
+				nt.addrs[i].Store(t.addrs[i].Load())
+			}
+		}
+		a.look.Store(nt)
+		t = nt
+	}
+	t.addrs[idx].Store(p)
 }
 
 // LookupCopy copies the address stored for addr into buf (fi_av_lookup),
@@ -432,6 +491,50 @@ func (a *AV) Reverse(b []byte) provider.Addr {
 		}
 	}
 	a.mu.RUnlock()
+	return r
+}
+
+// ReverseCache holds the last answer of ReverseCached for one caller. It
+// is not goroutine-safe: its user serializes the calls (a provider's
+// receive path under its own lock). The zero value is empty.
+type ReverseCache struct {
+	gen  uint64 // the AV's gen when addr was looked up, plus one (0: empty)
+	n    int
+	key  [maxCachedAddr]byte
+	addr provider.Addr
+}
+
+// maxCachedAddr is the longest address ReverseCached remembers (a
+// sockaddr_in6).
+const maxCachedAddr = 28
+
+// ReverseCached is Reverse that first asks c: a receive path that sees
+// the same source message after message (a ping-pong, a stream from one
+// peer) skips the read lock (two atomic read-modify-writes) and the map
+// lookup. The answer is the one Reverse gives: c is used only while the
+// AV has not changed since c was filled (an insert, a removal or Close
+// makes it stale).
+func (a *AV) ReverseCached(c *ReverseCache, b []byte) provider.Addr {
+	// The common sockaddr_in length compares as one 16-byte array (no
+	// memequal call); other lengths compare in reverseFill.
+	if len(b) == 16 && c.n == 16 && c.gen == a.gen.Load()+1 && [16]byte(b) == [16]byte(c.key[:16]) {
+		return c.addr
+	}
+	return a.reverseFill(c, b)
+}
+
+func (a *AV) reverseFill(c *ReverseCache, b []byte) provider.Addr {
+	g := a.gen.Load() + 1
+	if c.gen == g && len(b) == c.n && string(b) == string(c.key[:c.n]) {
+		return c.addr
+	}
+	// A change between the load above and this lookup leaves c with an
+	// answer newer than g says: the next call sees a newer gen and looks
+	// up again.
+	r := a.Reverse(b)
+	if len(b) <= len(c.key) {
+		c.gen, c.n, c.addr = g, copy(c.key[:], b), r
+	}
 	return r
 }
 
@@ -525,6 +628,8 @@ func (a *AV) Close() error {
 		return provider.EBADF
 	}
 	a.closed = true
+	a.gen.Add(1)
+	a.look.Store(nil)
 	a.slots = nil
 	a.free = nil
 	a.rev = map[string]provider.Addr{}

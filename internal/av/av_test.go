@@ -378,3 +378,94 @@ func TestConcurrent(t *testing.T) {
 		t.Fatalf("len %d", a.Len())
 	}
 }
+
+// anyLenHandler accepts addresses of any non-zero length (16-byte ones take
+// ReverseCached's inlined path).
+type anyLenHandler struct{ ipv4Handler }
+
+func (anyLenHandler) ValidAddr(f provider.AddrFormat, b []byte) bool { return len(b) > 0 }
+
+// TestReverseCached: the cached answer is Reverse's after every change that
+// can alter it (insert of an unknown address, duplicate insert, removal,
+// Close), for the inlined 16-byte path and the general one.
+func TestReverseCached(t *testing.T) {
+	for _, size := range []int{6, 16} {
+		a, err := New(Config{Type: provider.AVTable, Handler: anyLenHandler{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := func(i int) []byte { b := make([]byte, size); b[0], b[size-1] = 10, byte(i); return b }
+		var c ReverseCache
+		check := func(step string, k []byte, want provider.Addr) {
+			t.Helper()
+			for i := 0; i < 2; i++ { // fill, then hit
+				if got := a.ReverseCached(&c, k); got != want || got != a.Reverse(k) {
+					t.Fatalf("size %d, %s: ReverseCached = %v, want %v (Reverse %v)", size, step, got, want, a.Reverse(k))
+				}
+			}
+		}
+		check("empty AV", key(1), provider.AddrNotAvail)
+		a.Insert([][]byte{key(1)}, nil, 0, nil)
+		check("inserted", key(1), 0)
+		check("other address", key(2), provider.AddrNotAvail)
+		a.Insert([][]byte{key(2), key(1)}, nil, 0, nil)
+		check("duplicate", key(1), 2)
+		a.Remove([]provider.Addr{2}, 0)
+		check("duplicate removed", key(1), 0)
+		a.Remove([]provider.Addr{0}, 0)
+		check("removed", key(1), provider.AddrNotAvail)
+		fa := []provider.Addr{77}
+		a.Insert([][]byte{key(1)}, fa, provider.FlagAVUserID, nil)
+		check("user id", key(1), 77)
+		a.Close()
+		check("closed", key(1), provider.AddrNotAvail)
+	}
+	a := newAV(t, provider.AVTable)
+	a.Insert([][]byte{addr(1)}, nil, 0, nil)
+	var c ReverseCache
+	if allocs := testing.AllocsPerRun(100, func() { a.ReverseCached(&c, addr(1)) }); allocs != 0 {
+		t.Fatalf("%v allocs per ReverseCached", allocs)
+	}
+}
+
+// TestLookupTracksSlots: Lookup (lock-free) answers what the slots hold
+// through table growth, removals, reuse of freed slots and Close.
+func TestLookupTracksSlots(t *testing.T) {
+	a := newAV(t, provider.AVTable)
+	const n = 300
+	for i := 0; i < n; i++ {
+		fa := make([]provider.Addr, 1)
+		if k, err := a.Insert([][]byte{addr(i)}, fa, 0, nil); k != 1 || err != nil || fa[0] != provider.Addr(i) {
+			t.Fatalf("insert %d: %d %v %v", i, k, err, fa)
+		}
+	}
+	check := func(step string, i int, want []byte) {
+		t.Helper()
+		if got := a.Lookup(provider.Addr(i)); !bytes.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("%s: Lookup(%d) = %v, want %v", step, i, got, want)
+		}
+	}
+	for i := 0; i < n; i++ {
+		check("inserted", i, addr(i))
+	}
+	check("past the end", n, nil)
+	for i := 1; i < n; i += 2 {
+		if err := a.Remove([]provider.Addr{provider.Addr(i)}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < n; i++ {
+		if i%2 == 1 {
+			check("removed", i, nil)
+		} else {
+			check("kept", i, addr(i))
+		}
+	}
+	fa := make([]provider.Addr, 1)
+	if k, err := a.Insert([][]byte{addr(1000 % 256)}, fa, 0, nil); k != 1 || err != nil || fa[0] != 1 {
+		t.Fatalf("reinsert: %d %v %v", k, err, fa)
+	}
+	check("reused slot", 1, addr(1000%256))
+	a.Close()
+	check("closed", 0, nil)
+}

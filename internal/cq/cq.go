@@ -1,6 +1,7 @@
 package cq
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,6 +107,14 @@ type CQ struct {
 	// that an empty Read and Full take no lock.
 	state atomic.Uint64
 
+	// hand and handSlot pass one completion from WriteMsg straight to a
+	// reader waiting in ReadFrom's progress call, past the ring and its
+	// lock (see ReadFrom). handSlot is written only by the writer that
+	// moved hand from handArmed to handFilling, and read only by the
+	// reader that armed it, once it sees handFilled.
+	hand     atomic.Uint32
+	handSlot slot
+
 	mu      sync.Mutex
 	ring    []slot // power-of-two capacity
 	head, n int
@@ -144,6 +153,14 @@ func New(cfg Config) (*CQ, error) {
 
 // Config returns the effective configuration (defaults applied).
 func (q *CQ) Config() Config { return q.cfg }
+
+// States of CQ.hand.
+const (
+	handIdle    uint32 = iota
+	handArmed          // a reader in ReadFrom's progress call takes the next WriteMsg
+	handFilling        // a writer claimed the hand-off and is filling handSlot
+	handFilled         // handSlot holds the completion for the armed reader
+)
 
 // Layout of CQ.state: n in the low 31 bits, held in the next 31, then the
 // overrun and closed bits.
@@ -317,6 +334,33 @@ func (q *CQ) WriteReserved(ctx any, flags provider.Flags, length uint64, buf []b
 	return nil
 }
 
+// WriteMsg is Write for a completion with no buffer and no remote CQ data
+// (a received message into a posted receive, or a sent one): six arguments
+// instead of eleven, all in registers, for the providers that hold the CQ
+// itself rather than a provider.CQOwner (the direct receive path).
+func (q *CQ) WriteMsg(ctx any, flags provider.Flags, length, tag uint64, src provider.Addr) error {
+	// A reader is waiting in ReadFrom's progress call (most often the
+	// very call that runs this write) and the CQ is empty: the completion
+	// goes straight to that reader, with no lock and no ring slot. Empty
+	// means no entry, no reservation, not overrun, not closed, so the
+	// completion is the one the reader would have read first anyway.
+	if q.state.Load() == 0 && q.hand.Load() == handArmed && q.hand.CompareAndSwap(handArmed, handFilling) {
+		q.handSlot.set(ctx, flags, length, nil, 0, tag, src)
+		q.hand.Store(handFilled)
+		return nil
+	}
+	q.mu.Lock()
+	s, err := q.push(false)
+	if err != nil {
+		q.mu.Unlock()
+		return err
+	}
+	s.set(ctx, flags, length, nil, 0, tag, src)
+	q.mu.Unlock()
+	q.Wake()
+	return nil
+}
+
 // WriteErr adds an error completion (fi_ops_cq_owner writeerr); e is
 // copied, including ErrData. Err is made positive; 0 becomes EOTHER.
 func (q *CQ) WriteErr(e *provider.CQErrEntry) error { return q.writeErr(false, e) }
@@ -474,10 +518,30 @@ func (q *CQ) ReadFrom(entries []provider.CQEntry, src []provider.Addr) (int, err
 	// Empty and neither overrun nor closed: drive progress, and if that
 	// produced nothing either, answer EAGAIN without taking the lock (the
 	// busy-polling reader's common case).
+	//
+	// While it drives progress the reader arms the hand-off (one reader
+	// at a time): a completion that WriteMsg writes into the still empty
+	// CQ meanwhile (a receive straight into a posted buffer, completed
+	// by the progress call itself) comes back in handSlot, without the
+	// ring's lock, slot and publication on either side. (A progress
+	// source that panics leaves the hand-off armed, as the udp direct
+	// path leaves its receive queue locked: no defer on this path, whose
+	// cost would be a tenth of an empty read.)
 	ran := false
 	if q.state.Load()&(stateCount|stateClosed) == 0 {
+		armed := q.hand.CompareAndSwap(handIdle, handArmed)
 		q.Progress()
 		ran = true
+		if armed && (q.hand.Load() != handArmed || !q.hand.CompareAndSwap(handArmed, handIdle)) {
+			// A writer claimed the hand-off (seen at once, or when the
+			// disarm fails). Completions the ring took meanwhile came
+			// after it.
+			q.takeHand(entries, src)
+			if len(entries) == 1 || q.state.Load()&stateCount == 0 {
+				return 1, nil
+			}
+			return 1 + q.readMore(entries[1:], src), nil
+		}
 		if q.state.Load()&(stateCount|stateOverrun|stateClosed) == 0 {
 			return 0, provider.EAGAIN
 		}
@@ -495,6 +559,39 @@ func (q *CQ) ReadFrom(entries []provider.CQEntry, src []provider.Addr) (int, err
 		q.roomFreed()
 	}
 	return k, err
+}
+
+// takeHand moves the completion a writer handed over to the calling
+// reader (which armed the hand-off and failed to disarm it) into
+// entries[0] and src[0], once the writer has filled it. len(entries) > 0.
+func (q *CQ) takeHand(entries []provider.CQEntry, src []provider.Addr) {
+	for q.hand.Load() != handFilled {
+		// handFilling: the writer is between its claim and its store.
+		runtime.Gosched()
+	}
+	project(&entries[0], &q.handSlot.e, q.cfg.Format)
+	if len(src) > 0 {
+		src[0] = q.handSlot.src
+	}
+	q.handSlot = slot{}
+	q.hand.Store(handIdle)
+}
+
+// readMore reads what the ring holds into entries after a hand-off took
+// the first one: src (nil, or as long as entries plus one) gets the
+// sources from its second element on. An error entry at the ring's head
+// stays for the next read.
+func (q *CQ) readMore(entries []provider.CQEntry, src []provider.Addr) int {
+	if src != nil {
+		src = src[1:]
+	}
+	q.mu.Lock()
+	k, _ := q.readLocked(entries, src)
+	q.mu.Unlock()
+	if k > 0 {
+		q.roomFreed()
+	}
+	return k
 }
 
 // ReadErr moves the error entry at the head into e (fi_cq_readerr). It

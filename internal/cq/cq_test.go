@@ -153,6 +153,26 @@ func TestFormats(t *testing.T) {
 	}
 }
 
+// TestWriteMsg: WriteMsg is Write with no buffer and no data: the same
+// entry (flags masked, source kept) and the same overrun rule.
+func TestWriteMsg(t *testing.T) {
+	q := mustNew(t, Config{Format: provider.CQFormatTagged, Size: 1})
+	if err := q.WriteMsg("ctx", provider.FlagRecv|provider.FlagMsg|provider.FlagCompletion, 9, 0x7a9, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.WriteMsg("lost", provider.FlagRecv, 1, 0, 5); err != provider.EOVERRUN {
+		t.Fatalf("WriteMsg to a full CQ: %v", err)
+	}
+	ent := []provider.CQEntry{{Buf: []byte("x"), Data: 99}}
+	src := make([]provider.Addr, 1)
+	n, err := q.ReadFrom(ent, src)
+	want := provider.CQEntry{OpContext: "ctx", Flags: provider.FlagRecv | provider.FlagMsg, Len: 9, Tag: 0x7a9}
+	if n != 1 || err != nil || ent[0].OpContext != want.OpContext || ent[0].Flags != want.Flags ||
+		ent[0].Len != want.Len || ent[0].Buf != nil || ent[0].Data != 0 || ent[0].Tag != want.Tag || src[0] != 5 {
+		t.Fatalf("ReadFrom = %d %v %+v src %v, want %+v src 5", n, err, ent[0], src[0], want)
+	}
+}
+
 func TestFIFOAndBatches(t *testing.T) {
 	q := mustNew(t, Config{Size: 1000, Format: provider.CQFormatTagged})
 	for i := 0; i < 1000; i++ { // grows the ring past its initial capacity
@@ -1023,3 +1043,160 @@ func BenchmarkReserveWriteRead(b *testing.B) {
 		q.Read(ent)
 	}
 }
+
+// msgSrc is a progress source that writes with WriteMsg, as the udp direct
+// receive path does: ctxs[i] for the i-th completion of the next Progress.
+type msgSrc struct {
+	q     *CQ
+	first any // written with Write before ctxs, if not nil
+	ctxs  []any
+}
+
+func (s *msgSrc) Progress() {
+	if s.first != nil {
+		s.q.Write(s.first, provider.FlagRecv, 0, nil, 0, 0, 0)
+		s.first = nil
+	}
+	for _, c := range s.ctxs {
+		s.q.WriteMsg(c, provider.FlagRecv|provider.FlagMsg, 3, 0, 7)
+	}
+	s.ctxs = nil
+}
+
+// TestReadHandOff: a completion WriteMsg writes while the reader drives
+// progress into an empty CQ reaches the reader directly; it is read once,
+// in order with the completions the ring holds, with its format and source.
+func TestReadHandOff(t *testing.T) {
+	q := mustNew(t, Config{Format: provider.CQFormatMsg})
+	s := &msgSrc{q: q}
+	q.AddSource(s)
+	ent := make([]provider.CQEntry, 4)
+	src := make([]provider.Addr, 4)
+
+	s.ctxs = []any{"a"}
+	n, err := q.ReadFrom(ent, src)
+	want := provider.CQEntry{OpContext: "a", Flags: provider.FlagRecv | provider.FlagMsg, Len: 3}
+	if n != 1 || err != nil || ent[0].OpContext != want.OpContext || ent[0].Flags != want.Flags || ent[0].Len != 3 ||
+		src[0] != 7 {
+		t.Fatalf("handed-off read = %d %v %+v src %v, want %+v src 7", n, err, ent[0], src[0], want)
+	}
+	if n, err := q.Read(ent); n != 0 || err != provider.EAGAIN || q.Len() != 0 {
+		t.Fatalf("read after the hand-off = %d %v (Len %d), want EAGAIN", n, err, q.Len())
+	}
+
+	// Several completions in one progress call: the first is handed
+	// over, the rest queue behind it and come in the same read.
+	s.ctxs = []any{"b", "c", "d"}
+	n, err = q.ReadFrom(ent[:2], src[:2])
+	if n != 2 || err != nil || ent[0].OpContext != "b" || ent[1].OpContext != "c" || src[1] != 7 {
+		t.Fatalf("read of three = %d %v %v %v", n, err, ent[0].OpContext, ent[1].OpContext)
+	}
+	if n, err := q.Read(ent); n != 1 || err != nil || ent[0].OpContext != "d" {
+		t.Fatalf("third = %d %v %v", n, err, ent[0].OpContext)
+	}
+
+	// A CQ that is no longer empty takes no hand-off: the entry the
+	// ring took first (here in the same progress call) comes first.
+	s.first, s.ctxs = "queued", []any{"late"}
+	if n, err := q.Read(ent[:1]); n != 1 || err != nil || ent[0].OpContext != "queued" {
+		t.Fatalf("read = %d %v %v, want queued", n, err, ent[0].OpContext)
+	}
+	if n, err := q.Read(ent[:1]); n != 1 || err != nil || ent[0].OpContext != "late" {
+		t.Fatalf("read = %d %v %v, want late", n, err, ent[0].OpContext)
+	}
+	q.Write("queued", provider.FlagSend, 0, nil, 0, 0, 0)
+	s.ctxs = []any{"late"}
+	q.Progress()
+	for _, w := range []any{"queued", "late"} {
+		if n, err := q.Read(ent[:1]); n != 1 || err != nil || ent[0].OpContext != w {
+			t.Fatalf("read = %d %v %v, want %v", n, err, ent[0].OpContext, w)
+		}
+	}
+	// An error at the ring's head after a hand-off waits for the next read.
+	s.ctxs = []any{"e"}
+	q.Progress() // nobody armed: "e" goes to the ring
+	q.WriteErr(&provider.CQErrEntry{OpContext: "err", Err: provider.EIO})
+	if n, err := q.Read(ent); n != 1 || err != nil || ent[0].OpContext != "e" {
+		t.Fatalf("read before the error = %d %v", n, err)
+	}
+	if n, err := q.Read(ent); n != 0 || err != provider.EAVAIL {
+		t.Fatalf("read at the error = %d %v, want EAVAIL", n, err)
+	}
+	if allocs := testing.AllocsPerRun(100, func() {
+		s.ctxs = nil
+		q.Read(ent)
+	}); allocs != 0 {
+		t.Fatalf("%v allocs per empty read", allocs)
+	}
+}
+
+// TestHandOffConcurrent: readers that drive progress and writers using
+// WriteMsg and Write from other goroutines: every completion is read
+// exactly once (run with -race).
+func TestHandOffConcurrent(t *testing.T) {
+	q := mustNew(t, Config{Size: 1 << 16})
+	const writers, per, readers = 3, 3000, 3
+	var got sync.Map
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < per; i++ {
+				c := w*per + i
+				if i%3 == 0 {
+					q.Write(c, provider.FlagRecv, 0, nil, 0, 0, 0)
+				} else {
+					q.WriteMsg(c, provider.FlagRecv, 0, 0, 0)
+				}
+			}
+		}(w)
+	}
+	// A source that writes from inside the readers' progress calls.
+	var next atomic.Int64
+	if err := q.AddSource(&progressFunc{func() {
+		if c := next.Add(1) - 1; c < per {
+			q.WriteMsg(writers*per+int(c), provider.FlagRecv, 0, 0, 0)
+		}
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	const want = (writers + 1) * per
+	deadline := time.Now().Add(20 * time.Second)
+	var rg sync.WaitGroup
+	for r := 0; r < readers; r++ {
+		rg.Add(1)
+		go func() {
+			defer rg.Done()
+			ent := make([]provider.CQEntry, 1+r)
+			for total.Load() < want && time.Now().Before(deadline) {
+				n, _ := q.Read(ent)
+				for _, e := range ent[:n] {
+					if _, dup := got.LoadOrStore(e.OpContext, true); dup {
+						t.Errorf("completion %v read twice", e.OpContext)
+					}
+				}
+				total.Add(int64(n))
+			}
+		}()
+	}
+	finished := make(chan struct{})
+	go func() {
+		wg.Wait()
+		rg.Wait()
+		close(finished)
+	}()
+	select {
+	case <-finished:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("readers or writers stuck after 30s (%d of %d read)", total.Load(), want)
+	}
+	if total.Load() != want {
+		t.Fatalf("read %d completions, want %d", total.Load(), want)
+	}
+}
+
+type progressFunc struct{ f func() }
+
+func (p *progressFunc) Progress() { p.f() }

@@ -19,7 +19,9 @@
 //     before an error entry, and returns EAVAIL when an error entry is at
 //     the head (ReadErr then returns it);
 //   - an empty CQ first drives progress of the bound sources, then returns
-//     EAGAIN;
+//     EAGAIN; a completion written with WriteMsg during that progress call
+//     while the CQ is still empty is handed to the reader directly (no
+//     ring slot, no lock), which is the order the ring would give;
 //   - a read that takes entries fires the kicks armed with NotifyRoom
 //     (provider.RoomNotifier), as do Unreserve and Close: providers that
 //     stopped receiving for lack of room sleep until then;

@@ -89,6 +89,12 @@ func (s *Set) Run() {
 	if p == nil {
 		return
 	}
+	if len(*p) == 1 {
+		// The common case (a CQ bound to one endpoint), without the
+		// loop's spills around the call.
+		(*p)[0].Progress()
+		return
+	}
 	for _, x := range *p {
 		x.Progress()
 	}

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gofabric/fabric/internal/av"
+	"github.com/gofabric/fabric/internal/cq"
 	"github.com/gofabric/fabric/internal/srx"
 	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/provider"
@@ -42,6 +44,7 @@ type endpoint struct {
 	av             provider.AVView
 	rq             provider.SRXOwner
 	direct         *srx.Queue // rq, when the endpoint owns it: receive into posted buffers
+	directCQ       *cq.CQ     // rxCQ, when it is this module's CQ: direct receives complete through it
 	needSrc        bool       // look up the source fi_addr of every datagram
 	reportSrc      bool       // FI_SOURCE: completions carry the source
 	sourceErr      bool       // FI_SOURCE_ERR: unknown sources complete with FI_EADDRNOTAVAIL
@@ -55,7 +58,9 @@ type endpoint struct {
 	// (ReceiveInto and ReceivedDirect run under it).
 	dfrom    [sys.SizeofSockaddrMax]byte
 	dfromLen int
-	drxErr   provider.Errno // why ReceiveInto received nothing
+	drxErr   provider.Errno  // why ReceiveInto received nothing
+	dav      *av.AV          // av, when it is this module's AV: sources looked up through drev
+	drev     av.ReverseCache // the last source looked up on the direct path
 
 	// Unexpected-message buffers, guarded by poolMu (never held across a
 	// call into the SRX).
@@ -201,6 +206,8 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	if q, ok := r.SRX.(*srx.Queue); ok && r.OwnSRX {
 		ep.direct = q
 	}
+	ep.directCQ, _ = r.RxCQ.(*cq.CQ)
+	ep.dav, _ = r.AV.(*av.AV)
 	ep.reportSrc = r.Source
 	ep.sourceErr = r.SourceErr && r.Source
 	ep.needSrc = r.Source || ep.caps&(provider.CapSource|provider.CapDirectedRecv) != 0
@@ -325,8 +332,14 @@ func (ep *endpoint) Progress() {
 	if ep.state.Load() != stateEnabled {
 		return
 	}
-	if ep.direct != nil && ep.receiveDirect() {
-		return
+	if q := ep.direct; q != nil {
+		// receiveDirect, spelled out: this is every busy poll.
+		if ep.rxFull != nil && ep.rxFull.Full() {
+			return // see progressLocked
+		}
+		if q.ReceiveDirect(ep) != srx.DirectUnavailable {
+			return
+		}
 	}
 	if !ep.rxMu.TryLock() {
 		return
@@ -408,7 +421,15 @@ func (ep *endpoint) ReceivedDirect(e *provider.RxEntry, n int, olen uint64) {
 	from := ep.dfrom[:ep.dfromLen]
 	src := provider.AddrNotAvail
 	if ep.reportSrc {
-		src = ep.av.Reverse(from)
+		if ep.dav != nil {
+			src = ep.dav.ReverseCached(&ep.drev, from)
+		} else {
+			src = ep.av.Reverse(from)
+		}
+	}
+	if olen == 0 && ep.directCQ != nil && (src != provider.AddrNotAvail || !ep.sourceErr) {
+		srx.CompleteDirect(ep.directCQ, ep.rxCntr, e, n, src)
+		return
 	}
 	srx.CompleteFrom(ep.rxCQ, ep.rxCntr, e, n, olen, src, from, ep.sourceErr)
 }

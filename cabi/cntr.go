@@ -1,0 +1,348 @@
+package main
+
+/*
+#include "gofab.h"
+*/
+import "C"
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	fabric "github.com/gofabric/fabric"
+)
+
+// goCntr is the handle-table object of a C counter.
+type goCntr struct {
+	c       *fabric.Cntr
+	waitObj C.enum_fi_wait_obj
+	ws      *goWait
+	refs    atomic.Int32
+	dom     *fabric.Domain
+	mrBound atomic.Bool // bound to an MR (fi_mr_bind): reads progress the domain
+
+	// The values fi_poll last saw (fi_poll(3): a counter is reported when
+	// its success or error value changed since the last fi_poll,
+	// fi_cntr_set or fi_cntr_add).
+	ckMu       sync.Mutex
+	ckV, ckErr uint64
+
+	// The values the wait set last saw (TryWait below).
+	wsMu       sync.Mutex
+	wsV, wsErr uint64
+}
+
+// WaitFD is the counter's wait descriptor (wait sets, FI_GETWAIT).
+func (g *goCntr) WaitFD() (int, error) { return g.c.WaitFD() }
+
+// TryWait is the Go TryWait (which clears the descriptor's signal and
+// drives progress), then ErrAgain when the values changed since the last
+// TryWait: a change made before a wait set's fi_wait, whose signal the Go
+// TryWait clears, still ends the wait.
+func (g *goCntr) TryWait() error {
+	if err := g.c.TryWait(); err != nil {
+		return err
+	}
+	v, _ := g.c.Read()
+	e, _ := g.c.ReadErr()
+	g.wsMu.Lock()
+	defer g.wsMu.Unlock()
+	if v == g.wsV && e == g.wsErr {
+		return nil
+	}
+	g.wsV, g.wsErr = v, e
+	return fabric.ErrAgain
+}
+
+func (g *goCntr) bindTarget() fabric.Bindable { return g.c }
+
+func (g *goCntr) pollRef(d int32) { g.refs.Add(d) }
+
+func (g *goCntr) pollReady() bool {
+	v, _ := g.c.Read()
+	e, _ := g.c.ReadErr()
+	g.ckMu.Lock()
+	defer g.ckMu.Unlock()
+	if v == g.ckV && e == g.ckErr {
+		return false
+	}
+	g.ckV, g.ckErr = v, e
+	return true
+}
+
+// checkpoint records the current values (after fi_cntr_set/fi_cntr_add).
+func (g *goCntr) checkpoint() {
+	v, _ := g.c.Read()
+	e, _ := g.c.ReadErr()
+	g.ckMu.Lock()
+	g.ckV, g.ckErr = v, e
+	g.ckMu.Unlock()
+}
+
+func cntrOf(c *C.struct_fid_cntr) (*goCntr, uint64, bool) {
+	if c == nil || c.fid.fclass != C.FI_CLASS_CNTR {
+		return nil, 0, false
+	}
+	h := uint64((*C.struct_gofab_cntr)(unsafe.Pointer(c)).h)
+	g, ok := lookup[*goCntr](h)
+	return g, h, ok
+}
+
+//export gofab_go_domain_cntr_open
+func gofab_go_domain_cntr_open(cd *C.struct_fid_domain, attr *C.struct_fi_cntr_attr, out **C.struct_fid_cntr,
+	ctx C.uintptr_t) (rc C.int) {
+	defer recoverRC("fi_cntr_open", &rc)
+	if cd == nil || out == nil {
+		return -C.FI_EINVAL
+	}
+	*out = nil
+	d, _, ok := domainOf(&cd.fid)
+	if !ok {
+		return -C.FI_EINVAL
+	}
+	var a fabric.CntrAttr
+	wobj := C.enum_fi_wait_obj(C.FI_WAIT_UNSPEC)
+	var ws *goWait
+	if attr != nil { // NULL: the defaults (fi_cntr(3))
+		var rc C.int
+		if a.WaitObj, ws, rc = waitFromC(attr.wait_obj, attr.wait_set); rc != 0 {
+			return rc
+		}
+		a.Events, a.Flags, wobj = int(attr.events), fabric.Flags(attr.flags), attr.wait_obj
+	}
+	c, err := d.d.OpenCntr(&a)
+	if err != nil {
+		return errno(err)
+	}
+	g := &goCntr{c: c, waitObj: wobj, dom: d.d}
+	if ws != nil {
+		if rc := ws.add(g); rc != 0 {
+			_ = c.Close()
+			return rc
+		}
+		g.ws = ws
+	}
+	h, ok := handles.add(g)
+	if !ok {
+		g.closeGo()
+		return -C.FI_ENOMEM
+	}
+	cc := C.gofab_cntr_alloc(C.uint64_t(h), ctx)
+	if cc == nil {
+		handles.remove(h)
+		g.closeGo()
+		return -C.FI_ENOMEM
+	}
+	domQueuesOf(d.d).add(g)
+	*out = &cc.cntr
+	return 0
+}
+
+func (g *goCntr) closeGo() error {
+	if g.ws != nil {
+		g.ws.del(g)
+	}
+	err := g.c.Close()
+	if err != nil && g.ws != nil {
+		g.ws.add(g)
+	}
+	return err
+}
+
+//export gofab_go_cntr_close
+func gofab_go_cntr_close(fid *C.struct_fid) (rc C.int) {
+	defer recoverRC("fi_close", &rc)
+	g, h, ok := cntrOf((*C.struct_fid_cntr)(unsafe.Pointer(fid)))
+	if !ok {
+		return -C.FI_EINVAL
+	}
+	if g.refs.Load() > 0 {
+		return -C.FI_EBUSY
+	}
+	if err := g.closeGo(); err != nil {
+		return errno(err)
+	}
+	domQueuesOf(g.dom).del(g)
+	handles.remove(h)
+	C.free(unsafe.Pointer(fid))
+	return 0
+}
+
+// gofab_go_cntr_read is fi_cntr_read (errVal 0) and fi_cntr_readerr; 0
+// for a bad counter (the calls have no error return).
+//
+//export gofab_go_cntr_read
+func gofab_go_cntr_read(c *C.struct_fid_cntr, errVal C.int) (v C.uint64_t) {
+	defer func() {
+		if recover() != nil {
+			v = 0
+		}
+	}()
+	g, _, ok := cntrOf(c)
+	if !ok {
+		return 0
+	}
+	if g.mrBound.Load() {
+		domQueuesOf(g.dom).progress(g)
+	}
+	var n uint64
+	if errVal != 0 {
+		n, _ = g.c.ReadErr()
+	} else {
+		n, _ = g.c.Read()
+	}
+	return C.uint64_t(n)
+}
+
+// gofab_go_cntr_update is fi_cntr_add (op 0), fi_cntr_set (1),
+// fi_cntr_adderr (2) and fi_cntr_seterr (3).
+//
+//export gofab_go_cntr_update
+func gofab_go_cntr_update(c *C.struct_fid_cntr, v C.uint64_t, op C.int) (rc C.int) {
+	defer recoverRC("fi_cntr_add", &rc)
+	g, _, ok := cntrOf(c)
+	if !ok {
+		return -C.FI_EINVAL
+	}
+	var err error
+	switch op {
+	case 0:
+		err = g.c.Add(uint64(v))
+	case 1:
+		err = g.c.Set(uint64(v))
+	case 2:
+		err = g.c.AddErr(uint64(v))
+	default:
+		err = g.c.SetErr(uint64(v))
+	}
+	if err == nil && op < 2 {
+		g.checkpoint()
+	}
+	return errno(err)
+}
+
+//export gofab_go_cntr_wait
+func gofab_go_cntr_wait(c *C.struct_fid_cntr, threshold C.uint64_t, timeout C.int) (rc C.int) {
+	defer recoverRC("fi_cntr_wait", &rc)
+	g, _, ok := cntrOf(c)
+	if !ok {
+		return -C.FI_EINVAL
+	}
+	if g.waitObj == C.FI_WAIT_NONE || g.mrBound.Load() {
+		return g.pollWait(uint64(threshold), timeoutFromC(timeout))
+	}
+	return errno(g.c.Wait(uint64(threshold), timeoutFromC(timeout)))
+}
+
+// pollWait is fi_cntr_wait on a counter without a wait object (the Go
+// Wait gives ErrNoSys), or bound to an MR: it reads (driving progress)
+// until the value reaches threshold (0), the error value changes
+// (-FI_EAVAIL) or the timeout passes (-FI_ETIMEDOUT), as libfabric's util
+// counters do.
+func (g *goCntr) pollWait(threshold uint64, timeout time.Duration) C.int {
+	start := time.Now()
+	e0, err := g.c.ReadErr()
+	if err != nil {
+		return errno(err)
+	}
+	for i := 0; ; i++ {
+		if g.mrBound.Load() {
+			domQueuesOf(g.dom).progress(g)
+		}
+		v, err := g.c.Read()
+		if err != nil {
+			return errno(err)
+		}
+		if v >= threshold {
+			return 0
+		}
+		if e, _ := g.c.ReadErr(); e != e0 {
+			return -C.FI_EAVAIL
+		}
+		if timeout >= 0 && time.Since(start) >= timeout {
+			return -C.FI_ETIMEDOUT
+		}
+		if i > 100 {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+}
+
+// Remote accesses counted by a counter bound to an MR (fi_mr_bind,
+// FI_REMOTE_WRITE/READ) happen when the target endpoint makes progress,
+// and the Go counter drives only the endpoints bound to it. C providers
+// progress the domain when such a counter is read (tcp); so does the
+// plugin: reading or waiting on an MR-bound counter first drives the CQs
+// and counters of its domain (reads of nothing: no entry is consumed).
+
+// domQueues is the CQs and counters of one domain opened through C.
+type domQueues struct {
+	d     *fabric.Domain
+	mu    sync.Mutex
+	cqs   []*goCQ
+	cntrs []*goCntr
+	dead  bool // emptied and removed from domQueueMap
+}
+
+var domQueueMap sync.Map // *fabric.Domain -> *domQueues
+
+func domQueuesOf(d *fabric.Domain) *domQueues {
+	if v, ok := domQueueMap.Load(d); ok {
+		return v.(*domQueues)
+	}
+	v, _ := domQueueMap.LoadOrStore(d, &domQueues{d: d})
+	return v.(*domQueues)
+}
+
+// add registers obj, a *goCQ or *goCntr of the domain.
+func (q *domQueues) add(obj any) {
+	q.mu.Lock()
+	if q.dead { // emptied meanwhile: use the domain's new set
+		q.mu.Unlock()
+		domQueuesOf(q.d).add(obj)
+		return
+	}
+	switch o := obj.(type) {
+	case *goCQ:
+		q.cqs = append(q.cqs, o)
+	case *goCntr:
+		q.cntrs = append(q.cntrs, o)
+	}
+	q.mu.Unlock()
+}
+
+func (q *domQueues) del(obj any) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch o := obj.(type) {
+	case *goCQ:
+		if i := slices.Index(q.cqs, o); i >= 0 {
+			q.cqs = slices.Delete(q.cqs, i, i+1)
+		}
+	case *goCntr:
+		if i := slices.Index(q.cntrs, o); i >= 0 {
+			q.cntrs = slices.Delete(q.cntrs, i, i+1)
+		}
+	}
+	if len(q.cqs) == 0 && len(q.cntrs) == 0 {
+		q.dead = true
+		domQueueMap.CompareAndDelete(q.d, q)
+	}
+}
+
+// progress drives the domain's CQs and counters other than self.
+func (q *domQueues) progress(self *goCntr) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, c := range q.cqs {
+		_, _ = c.cq.Read(nil)
+	}
+	for _, c := range q.cntrs {
+		if c != self {
+			_, _ = c.c.Read()
+		}
+	}
+}
