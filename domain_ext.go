@@ -6,9 +6,11 @@ import (
 )
 
 // domainExt holds domain state owned by the shared machinery: the
-// domain-wide memory registration key table.
+// domain-wide memory registration key table, and the progress of counters
+// bound to regions (mrcntr.go).
 type domainExt struct {
-	mr *mrkey.Table
+	mr  *mrkey.Table
+	mrp mrProgress // endpoints progressed by counters bound to regions
 }
 
 // initExt is called by OpenDomain once the provider domain is open.

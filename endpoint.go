@@ -133,6 +133,8 @@ func newEndpoint(d *Domain, ci *Info, pe provider.Endpoint) *Endpoint {
 		ResourceMgmt: d.rmEnabled(),
 	})
 	ep.ownRQ = true
+	// Counters bound to the domain's memory regions progress it.
+	d.addEndpointSource(pe)
 	return ep
 }
 
@@ -511,6 +513,7 @@ func (ep *Endpoint) Close() error {
 	// Stop the provider (and its progress) first, then flush the receive
 	// queue: posted receives complete with FI_ECANCELED.
 	err := ep.p.Close()
+	ep.dom.removeEndpointSource(ep.p)
 	if ep.ownRQ && ep.rq != nil {
 		ep.rq.Close()
 	}

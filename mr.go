@@ -213,7 +213,11 @@ func (m *MR) Domain() *Domain {
 
 // Bind associates a counter with the region (fi_mr_bind): it counts remote
 // accesses of the kinds in flags (FlagRemoteWrite, FlagRemoteRead;
-// FI_RMA_EVENT). The counter cannot be closed while the MR is open.
+// FI_RMA_EVENT). The counter cannot be closed while the MR is open. While
+// it is bound to a region, reading or waiting on the counter drives the
+// progress of every endpoint of the domain (manual progress: the accesses
+// it counts happen as the target endpoint progresses), so an application
+// that only reads the counter sees them.
 // Errors: ErrBadFlags for other flags, ErrInval for none or a nil counter,
 // ErrDomain for a counter of another domain, ErrOpBadState after Enable of
 // a region created disabled, ErrClosed for a closed MR or counter.
@@ -239,8 +243,15 @@ func (m *MR) Bind(cntr *Cntr, flags Flags) error {
 		return opErr("fi_mr_bind", prov, err)
 	}
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lc.isClosed() { // Close ran meanwhile: it has released its counters
+		cntr.unbindMR()
+		return opErr("fi_mr_bind", prov, ErrClosed)
+	}
 	m.cntrs = append(m.cntrs, cntr)
-	m.mu.Unlock()
+	// Reads and waits of the counter drive the domain's endpoints, which
+	// perform the remote accesses it counts (mrcntr.go).
+	m.dom.mrCntrBound(cntr)
 	return nil
 }
 
@@ -274,6 +285,7 @@ func (m *MR) Close() error {
 	m.cntrs = nil
 	m.mu.Unlock()
 	for _, c := range cntrs {
+		m.dom.mrCntrUnbound(c)
 		c.unbindMR()
 	}
 	m.dom.lc.release()

@@ -251,3 +251,96 @@ func TestMRDomainBusy(t *testing.T) {
 		t.Fatalf("reg on closed domain: %v", err)
 	}
 }
+
+// TestMRBoundCntrProgressesDomain: reads of a counter bound to a region
+// drive the progress of the domain's endpoints (those opened before and
+// after the bind, not another domain's), until the last region bound to
+// it closes; an endpoint also bound to the counter directly stays
+// progressed.
+func TestMRBoundCntrProgressesDomain(t *testing.T) {
+	d := avTestOpenDomain(t, nil)
+	open := func(d *Domain) (*Endpoint, *fakeEP) {
+		t.Helper()
+		ep, err := d.OpenEndpoint(&Info{EPAttr: &EPAttr{Type: EPRDM}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ep.Close() })
+		return ep, ep.p.(*fakeEP)
+	}
+	_, before := open(d)
+	c, err := d.OpenCntr(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	// progressed reports whether a counter read progressed each endpoint.
+	progressed := func(eps ...*fakeEP) []bool {
+		n := make([]int64, len(eps))
+		for i, e := range eps {
+			n[i] = e.progress.Load()
+		}
+		if _, err := c.Read(); err != nil {
+			t.Fatal(err)
+		}
+		r := make([]bool, len(eps))
+		for i, e := range eps {
+			r[i] = e.progress.Load() > n[i]
+		}
+		return r
+	}
+	if got := progressed(before); got[0] {
+		t.Fatal("an unbound counter progressed the domain's endpoint")
+	}
+	m1 := mrTestRegKey(t, d, make([]byte, 16), 1)
+	m2 := mrTestRegKey(t, d, make([]byte, 16), 2)
+	for _, m := range []*MR{m1, m2} {
+		if err := m.Bind(c, FlagRemoteWrite); err != nil {
+			t.Fatal(err)
+		}
+	}
+	directEP, direct := open(d)
+	if err := directEP.Bind(c, FlagSend); err != nil {
+		t.Fatal(err)
+	}
+	closing, closed := open(d)
+	_, foreign := open(avTestOpenDomain(t, nil))
+	if got := progressed(before, direct, closed, foreign); !got[0] || !got[1] || !got[2] || got[3] {
+		t.Fatalf("bound to regions: progressed before/direct/after/other domain = %v, want true true true false", got)
+	}
+	if err := closing.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := progressed(closed); got[0] {
+		t.Fatal("a closed endpoint is still progressed")
+	}
+	if err := m1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := progressed(before); !got[0] {
+		t.Fatal("one of two regions closed: the domain is no longer progressed")
+	}
+	if err := m2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := progressed(before, direct); got[0] || !got[1] {
+		t.Fatalf("no region bound: progressed domain endpoint/directly bound = %v, want false true", got)
+	}
+	// The same for an FI_PEER import bound to a region.
+	pc, err := d.OpenCntr(&CntrAttr{Flags: FlagPeer, Peer: c.Owner()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	m3 := mrTestRegKey(t, d, make([]byte, 16), 3)
+	if err := m3.Bind(pc, FlagRemoteWrite); err != nil {
+		t.Fatal(err)
+	}
+	n := before.progress.Load()
+	if _, err := pc.Read(); err != nil || before.progress.Load() == n {
+		t.Fatalf("peer import bound to a region: read %v, progressed %v", err, before.progress.Load() > n)
+	}
+	if err := m3.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

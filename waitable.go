@@ -102,13 +102,7 @@ func (w *waitable) bindEndpoint(p provider.Progresser) error {
 	if err := w.lc.hold(); err != nil {
 		return err
 	}
-	var err error
-	if w.wq != nil {
-		err = w.wq.AddSource(p)
-	} else if p != nil {
-		err = w.pset.Add(p)
-	}
-	if err != nil {
+	if err := w.addSource(p); err != nil {
 		w.lc.release()
 		return closedErr(err)
 	}
@@ -117,12 +111,29 @@ func (w *waitable) bindEndpoint(p provider.Progresser) error {
 
 // unbindEndpoint undoes bindEndpoint.
 func (w *waitable) unbindEndpoint(p provider.Progresser) {
+	w.removeSource(p)
+	w.lc.release()
+}
+
+// addSource adds p (if not nil) to the progress sources driven by reads
+// and waits, without holding the object open.
+func (w *waitable) addSource(p provider.Progresser) error {
+	if w.wq != nil {
+		return w.wq.AddSource(p)
+	}
+	if p != nil {
+		return w.pset.Add(p)
+	}
+	return nil
+}
+
+// removeSource undoes addSource.
+func (w *waitable) removeSource(p provider.Progresser) {
 	if w.wq != nil {
 		w.wq.RemoveSource(p)
 	} else if p != nil {
 		w.pset.Remove(p)
 	}
-	w.lc.release()
 }
 
 // closedErr maps the internal queues' closed error to ErrClosed.

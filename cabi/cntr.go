@@ -6,7 +6,6 @@ package main
 import "C"
 
 import (
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,8 +20,6 @@ type goCntr struct {
 	waitObj C.enum_fi_wait_obj
 	ws      *goWait
 	refs    atomic.Int32
-	dom     *fabric.Domain
-	mrBound atomic.Bool // bound to an MR (fi_mr_bind): reads progress the domain
 
 	// The values fi_poll last saw (fi_poll(3): a counter is reported when
 	// its success or error value changed since the last fi_poll,
@@ -103,7 +100,8 @@ func gofab_go_domain_cntr_open(cd *C.struct_fid_domain, attr *C.struct_fi_cntr_a
 	if !ok {
 		return -C.FI_EINVAL
 	}
-	var a fabric.CntrAttr
+	// NULL attr: FI_WAIT_UNSPEC, which waitFromC resolves to a descriptor.
+	a := fabric.CntrAttr{WaitObj: fabric.WaitFD}
 	wobj := C.enum_fi_wait_obj(C.FI_WAIT_UNSPEC)
 	var ws *goWait
 	if attr != nil { // NULL: the defaults (fi_cntr(3))
@@ -117,7 +115,7 @@ func gofab_go_domain_cntr_open(cd *C.struct_fid_domain, attr *C.struct_fi_cntr_a
 	if err != nil {
 		return errno(err)
 	}
-	g := &goCntr{c: c, waitObj: wobj, dom: d.d}
+	g := &goCntr{c: c, waitObj: resolvedWait(wobj)}
 	if ws != nil {
 		if rc := ws.add(g); rc != 0 {
 			_ = c.Close()
@@ -136,7 +134,6 @@ func gofab_go_domain_cntr_open(cd *C.struct_fid_domain, attr *C.struct_fi_cntr_a
 		g.closeGo()
 		return -C.FI_ENOMEM
 	}
-	domQueuesOf(d.d).add(g)
 	*out = &cc.cntr
 	return 0
 }
@@ -165,7 +162,6 @@ func gofab_go_cntr_close(fid *C.struct_fid) (rc C.int) {
 	if err := g.closeGo(); err != nil {
 		return errno(err)
 	}
-	domQueuesOf(g.dom).del(g)
 	handles.remove(h)
 	C.free(unsafe.Pointer(fid))
 	return 0
@@ -184,9 +180,6 @@ func gofab_go_cntr_read(c *C.struct_fid_cntr, errVal C.int) (v C.uint64_t) {
 	g, _, ok := cntrOf(c)
 	if !ok {
 		return 0
-	}
-	if g.mrBound.Load() {
-		domQueuesOf(g.dom).progress(g)
 	}
 	var n uint64
 	if errVal != 0 {
@@ -231,17 +224,16 @@ func gofab_go_cntr_wait(c *C.struct_fid_cntr, threshold C.uint64_t, timeout C.in
 	if !ok {
 		return -C.FI_EINVAL
 	}
-	if g.waitObj == C.FI_WAIT_NONE || g.mrBound.Load() {
+	if g.waitObj == C.FI_WAIT_NONE {
 		return g.pollWait(uint64(threshold), timeoutFromC(timeout))
 	}
 	return errno(g.c.Wait(uint64(threshold), timeoutFromC(timeout)))
 }
 
 // pollWait is fi_cntr_wait on a counter without a wait object (the Go
-// Wait gives ErrNoSys), or bound to an MR: it reads (driving progress)
-// until the value reaches threshold (0), the error value changes
-// (-FI_EAVAIL) or the timeout passes (-FI_ETIMEDOUT), as libfabric's util
-// counters do.
+// Wait gives ErrNoSys): it reads (driving progress) until the value
+// reaches threshold (0), the error value changes (-FI_EAVAIL) or the
+// timeout passes (-FI_ETIMEDOUT), as libfabric's util counters do.
 func (g *goCntr) pollWait(threshold uint64, timeout time.Duration) C.int {
 	start := time.Now()
 	e0, err := g.c.ReadErr()
@@ -249,9 +241,6 @@ func (g *goCntr) pollWait(threshold uint64, timeout time.Duration) C.int {
 		return errno(err)
 	}
 	for i := 0; ; i++ {
-		if g.mrBound.Load() {
-			domQueuesOf(g.dom).progress(g)
-		}
 		v, err := g.c.Read()
 		if err != nil {
 			return errno(err)
@@ -267,82 +256,6 @@ func (g *goCntr) pollWait(threshold uint64, timeout time.Duration) C.int {
 		}
 		if i > 100 {
 			time.Sleep(20 * time.Microsecond)
-		}
-	}
-}
-
-// Remote accesses counted by a counter bound to an MR (fi_mr_bind,
-// FI_REMOTE_WRITE/READ) happen when the target endpoint makes progress,
-// and the Go counter drives only the endpoints bound to it. C providers
-// progress the domain when such a counter is read (tcp); so does the
-// plugin: reading or waiting on an MR-bound counter first drives the CQs
-// and counters of its domain (reads of nothing: no entry is consumed).
-
-// domQueues is the CQs and counters of one domain opened through C.
-type domQueues struct {
-	d     *fabric.Domain
-	mu    sync.Mutex
-	cqs   []*goCQ
-	cntrs []*goCntr
-	dead  bool // emptied and removed from domQueueMap
-}
-
-var domQueueMap sync.Map // *fabric.Domain -> *domQueues
-
-func domQueuesOf(d *fabric.Domain) *domQueues {
-	if v, ok := domQueueMap.Load(d); ok {
-		return v.(*domQueues)
-	}
-	v, _ := domQueueMap.LoadOrStore(d, &domQueues{d: d})
-	return v.(*domQueues)
-}
-
-// add registers obj, a *goCQ or *goCntr of the domain.
-func (q *domQueues) add(obj any) {
-	q.mu.Lock()
-	if q.dead { // emptied meanwhile: use the domain's new set
-		q.mu.Unlock()
-		domQueuesOf(q.d).add(obj)
-		return
-	}
-	switch o := obj.(type) {
-	case *goCQ:
-		q.cqs = append(q.cqs, o)
-	case *goCntr:
-		q.cntrs = append(q.cntrs, o)
-	}
-	q.mu.Unlock()
-}
-
-func (q *domQueues) del(obj any) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	switch o := obj.(type) {
-	case *goCQ:
-		if i := slices.Index(q.cqs, o); i >= 0 {
-			q.cqs = slices.Delete(q.cqs, i, i+1)
-		}
-	case *goCntr:
-		if i := slices.Index(q.cntrs, o); i >= 0 {
-			q.cntrs = slices.Delete(q.cntrs, i, i+1)
-		}
-	}
-	if len(q.cqs) == 0 && len(q.cntrs) == 0 {
-		q.dead = true
-		domQueueMap.CompareAndDelete(q.d, q)
-	}
-}
-
-// progress drives the domain's CQs and counters other than self.
-func (q *domQueues) progress(self *goCntr) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for _, c := range q.cqs {
-		_, _ = c.cq.Read(nil)
-	}
-	for _, c := range q.cntrs {
-		if c != self {
-			_, _ = c.c.Read()
 		}
 	}
 }

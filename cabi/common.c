@@ -22,6 +22,21 @@ static const struct {
 	T(gofab_domain_fi_ops),
 	T(gofab_domain_ops),
 	T(gofab_domain_mr_ops),
+	T(gofab_ep_fi_ops),
+	T(gofab_ep_ops),
+	T(gofab_sep_ops),
+	T(gofab_ep_cm_ops),
+	T(gofab_ep_msg_ops),
+	T(gofab_ep_tagged_ops),
+	T(gofab_ep_rma_ops),
+	T(gofab_ep_atomic_ops),
+	T(gofab_ep_collective_ops),
+	T(gofab_pep_fi_ops),
+	T(gofab_pep_ops),
+	T(gofab_pep_cm_ops),
+	T(gofab_stx_fi_ops),
+	T(gofab_stx_ops),
+	T(gofab_connreq_fi_ops),
 	T(gofab_cq_fi_ops),
 	T(gofab_cq_ops),
 	T(gofab_cntr_fi_ops),
@@ -70,6 +85,18 @@ uint64_t gofab_fid_handle(const struct fid *fid)
 		return ((const struct gofab_fabric *)fid)->h;
 	case FI_CLASS_DOMAIN:
 		return ((const struct gofab_domain *)fid)->h;
+	case FI_CLASS_EP:
+	case FI_CLASS_SEP:
+	case FI_CLASS_RX_CTX:
+	case FI_CLASS_TX_CTX:
+	case FI_CLASS_SRX_CTX:
+		return ((const struct gofab_ep *)fid)->h;
+	case FI_CLASS_PEP:
+		return ((const struct gofab_pep *)fid)->h;
+	case FI_CLASS_STX_CTX:
+		return ((const struct gofab_stx *)fid)->h;
+	case FI_CLASS_CONNREQ:
+		return ((const struct gofab_connreq *)fid)->h;
 	case FI_CLASS_CQ:
 		return ((const struct gofab_cq *)fid)->h;
 	case FI_CLASS_CNTR:

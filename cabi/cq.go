@@ -29,7 +29,6 @@ type goCQ struct {
 	ws       *goWait // wait set (FI_WAIT_SET), or nil
 	legacy   bool    // API < 1.5 (see legacyErrData)
 	refs     atomic.Int32
-	dom      *fabric.Domain
 
 	mu sync.Mutex
 	sc cqScratch
@@ -99,8 +98,8 @@ func gofab_go_domain_cq_open(cd *C.struct_fid_domain, attr *C.struct_fi_cq_attr,
 	if err != nil {
 		return errno(err)
 	}
-	g := &goCQ{cq: cq, format: cq.Attr().Format, waitObj: attr.wait_obj, waitCond: a.WaitCond,
-		legacy: legacyErrData(d.d.Fabric()), dom: d.d}
+	g := &goCQ{cq: cq, format: cq.Attr().Format, waitObj: resolvedWait(attr.wait_obj), waitCond: a.WaitCond,
+		legacy: legacyErrData(d.d.Fabric())}
 	if ws != nil {
 		if rc := ws.add(cq); rc != 0 {
 			_ = cq.Close()
@@ -119,7 +118,6 @@ func gofab_go_domain_cq_open(cd *C.struct_fid_domain, attr *C.struct_fi_cq_attr,
 		g.closeGo()
 		return -C.FI_ENOMEM
 	}
-	domQueuesOf(d.d).add(g)
 	*out = &cc.cq
 	return 0
 }
@@ -150,7 +148,6 @@ func gofab_go_cq_close(fid *C.struct_fid) (rc C.int) {
 	if err := g.closeGo(); err != nil {
 		return errno(err)
 	}
-	domQueuesOf(g.dom).del(g)
 	handles.remove(h)
 	g.errMu.Lock()
 	g.errBuf.free()

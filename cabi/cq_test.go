@@ -366,26 +366,3 @@ func TestCQReadWhileSRead(t *testing.T) {
 		t.Errorf("close %d", rc)
 	}
 }
-
-// TestDomQueues: the per-domain registry that MR-bound counters progress
-// keeps what is open and forgets an emptied domain.
-func TestDomQueues(t *testing.T) {
-	dom, _ := udpSelf(t)
-	cq, c := &goCQ{}, &goCntr{}
-	domQueuesOf(dom).add(cq)
-	domQueuesOf(dom).add(c)
-	q := domQueuesOf(dom)
-	if len(q.cqs) != 1 || len(q.cntrs) != 1 {
-		t.Fatalf("registry %d CQs %d counters", len(q.cqs), len(q.cntrs))
-	}
-	q.del(cq)
-	q.del(c)
-	if _, ok := domQueueMap.Load(dom); ok || !q.dead {
-		t.Fatal("an emptied domain stays registered")
-	}
-	q.add(cq) // through a stale set: lands in the domain's new one
-	if n := len(domQueuesOf(dom).cqs); n != 1 {
-		t.Fatalf("re-added CQ: %d", n)
-	}
-	domQueuesOf(dom).del(cq)
-}

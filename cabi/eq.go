@@ -113,7 +113,7 @@ func gofab_go_fabric_eq_open(cf *C.struct_fid_fabric, attr *C.struct_fi_eq_attr,
 	if err != nil {
 		return errno(err)
 	}
-	g := &goEQ{eq: eq, waitObj: attr.wait_obj, legacy: legacyErrData(f.f)}
+	g := &goEQ{eq: eq, waitObj: resolvedWait(attr.wait_obj), legacy: legacyErrData(f.f)}
 	if ws != nil {
 		if rc := ws.add(g); rc != 0 {
 			_ = eq.Close()

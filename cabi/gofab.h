@@ -125,6 +125,8 @@ int gofab_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
 int gofab_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		     uint64_t flags, struct fid_mr **mr);
 
+/* The endpoint side (cabi-ep). */
+#include "gofab_ep.h"
 /* The queue side (cabi-queues). */
 #include "gofab_q.h"
 

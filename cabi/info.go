@@ -95,8 +95,9 @@ func calloc[T any]() *T {
 
 // infoToC returns info as a C fi_info allocated member by member with the
 // malloc family (core's fi_freeinfo frees it), the provider name mapped
-// to its C name; nil when memory runs out. Handle and nic are NULL, as are
-// the fabric and domain back pointers.
+// to its C name; nil when memory runs out. Handle is the fid of the
+// passive endpoint or connection request Info.Handle names (pep.go); nic
+// is NULL, as are the fabric and domain back pointers.
 func infoToC(info *fabric.Info) *C.struct_fi_info {
 	ci := calloc[C.struct_fi_info]()
 	if ci == nil {
@@ -108,6 +109,7 @@ func infoToC(info *fabric.Info) *C.struct_fi_info {
 	ci.addr_format = C.uint32_t(info.AddrFormat)
 	ci.src_addr, ci.src_addrlen = cbytes(info.SrcAddr)
 	ci.dest_addr, ci.dest_addrlen = cbytes(info.DestAddr)
+	ci.handle = handleToC(info.Handle)
 	if t := info.TxAttr; t != nil {
 		c := calloc[C.struct_fi_tx_attr]()
 		if ok = c != nil; ok {
@@ -208,8 +210,8 @@ func infoToC(info *fabric.Info) *C.struct_fi_info {
 
 // infoFromC returns a Go copy of a C fi_info (hints, or the info given to
 // fi_domain, fi_endpoint ...): NULL attribute pointers stay nil, the C
-// provider name is mapped to the Go one. handle is not converted (nil):
-// the endpoint code maps a passive endpoint's fid through the handle table.
+// provider name is mapped to the Go one; handle is mapped by handleFromC
+// (pep.go).
 func infoFromC(ci *C.struct_fi_info) (*fabric.Info, error) {
 	if ci == nil {
 		return nil, provider.EINVAL
@@ -221,21 +223,16 @@ func infoFromC(ci *C.struct_fi_info) (*fabric.Info, error) {
 		SrcAddr:    gobytes(ci.src_addr, ci.src_addrlen),
 		DestAddr:   gobytes(ci.dest_addr, ci.dest_addrlen),
 	}
-	if c := ci.tx_attr; c != nil {
-		info.TxAttr = &provider.TxAttr{
-			Caps: provider.Caps(c.caps), Mode: provider.Mode(c.mode), OpFlags: provider.Flags(c.op_flags),
-			MsgOrder: provider.Order(c.msg_order), CompOrder: provider.CompOrder(c.comp_order),
-			InjectSize: uint64(c.inject_size), Size: uint64(c.size), IOVLimit: uint64(c.iov_limit),
-			RMAIOVLimit: uint64(c.rma_iov_limit), TClass: uint32(c.tclass),
-		}
+	if h, ok := handleFromC(ci.handle); ok {
+		info.Handle = h
+	} else {
+		return nil, provider.EINVAL // a closed passive endpoint, a consumed request
 	}
-	if c := ci.rx_attr; c != nil {
-		info.RxAttr = &provider.RxAttr{
-			Caps: provider.Caps(c.caps), Mode: provider.Mode(c.mode), OpFlags: provider.Flags(c.op_flags),
-			MsgOrder: provider.Order(c.msg_order), CompOrder: provider.CompOrder(c.comp_order),
-			TotalBufferedRecv: uint64(c.total_buffered_recv), Size: uint64(c.size),
-			IOVLimit: uint64(c.iov_limit),
-		}
+	if ci.tx_attr != nil {
+		info.TxAttr = txAttrFromC(ci.tx_attr)
+	}
+	if ci.rx_attr != nil {
+		info.RxAttr = rxAttrFromC(ci.rx_attr)
 	}
 	if c := ci.ep_attr; c != nil {
 		info.EPAttr = &provider.EPAttr{
@@ -275,5 +272,23 @@ func fabricAttrFromC(c *C.struct_fi_fabric_attr) *fabric.FabricAttr {
 	return &fabric.FabricAttr{
 		Name: C.GoString(c.name), ProvName: goProvName(C.GoString(c.prov_name)),
 		ProvVersion: uint32(c.prov_version), APIVersion: uint32(c.api_version),
+	}
+}
+
+func txAttrFromC(c *C.struct_fi_tx_attr) *provider.TxAttr {
+	return &provider.TxAttr{
+		Caps: provider.Caps(c.caps), Mode: provider.Mode(c.mode), OpFlags: provider.Flags(c.op_flags),
+		MsgOrder: provider.Order(c.msg_order), CompOrder: provider.CompOrder(c.comp_order),
+		InjectSize: uint64(c.inject_size), Size: uint64(c.size), IOVLimit: uint64(c.iov_limit),
+		RMAIOVLimit: uint64(c.rma_iov_limit), TClass: uint32(c.tclass),
+	}
+}
+
+func rxAttrFromC(c *C.struct_fi_rx_attr) *provider.RxAttr {
+	return &provider.RxAttr{
+		Caps: provider.Caps(c.caps), Mode: provider.Mode(c.mode), OpFlags: provider.Flags(c.op_flags),
+		MsgOrder: provider.Order(c.msg_order), CompOrder: provider.CompOrder(c.comp_order),
+		TotalBufferedRecv: uint64(c.total_buffered_recv), Size: uint64(c.size),
+		IOVLimit: uint64(c.iov_limit),
 	}
 }

@@ -144,7 +144,6 @@ func gofab_go_mr_bind(fid, bfid *C.struct_fid, flags C.uint64_t) (rc C.int) {
 		if err := g.mr.Bind(c.c, fabric.Flags(flags)); err != nil {
 			return errno(err)
 		}
-		c.mrBound.Store(true)
 		return 0
 	case C.FI_CLASS_EP:
 		return -C.FI_ENOSYS

@@ -118,15 +118,18 @@ type waiter interface {
 }
 
 // waitFromC maps a C wait_obj (and wait_set, for FI_WAIT_SET) to the Go
-// wait object. C's FI_WAIT_NONE and FI_WAIT_UNSPEC are Go's WaitNone and
-// WaitUnspec (numbered differently); FI_WAIT_SET opens the Go object with
-// WaitFD, which the caller adds to the returned set.
+// wait object. C's FI_WAIT_NONE is Go's WaitNone (numbered differently).
+// FI_WAIT_UNSPEC opens the Go object with WaitFD, as libfabric's own queues
+// resolve it to a file descriptor: callers such as ofi_rxm ask FI_GETWAITOBJ
+// and FI_GETWAIT of an UNSPEC queue and need a descriptor (resolvedWait
+// reports FD for it). FI_WAIT_SET opens the Go object with WaitFD, which the
+// caller adds to the returned set.
 func waitFromC(wo C.enum_fi_wait_obj, set *C.struct_fid_wait) (fabric.WaitObj, *goWait, C.int) {
 	switch wo {
 	case C.FI_WAIT_NONE:
 		return provider.WaitNone, nil, 0
 	case C.FI_WAIT_UNSPEC:
-		return provider.WaitUnspec, nil, 0
+		return provider.WaitFD, nil, 0
 	case C.FI_WAIT_SET:
 		w, ok := waitOf(set)
 		if !ok {
@@ -137,6 +140,15 @@ func waitFromC(wo C.enum_fi_wait_obj, set *C.struct_fid_wait) (fabric.WaitObj, *
 		return fabric.WaitObj(wo), nil, 0 // same numbers (consts.go)
 	}
 	return 0, nil, -C.FI_EINVAL
+}
+
+// resolvedWait is the wait object FI_GETWAITOBJ reports for a queue opened
+// with wo: FI_WAIT_UNSPEC became a descriptor (waitFromC).
+func resolvedWait(wo C.enum_fi_wait_obj) C.enum_fi_wait_obj {
+	if wo == C.FI_WAIT_UNSPEC {
+		return C.FI_WAIT_FD
+	}
+	return wo
 }
 
 // fidObject returns the handle-table object of a plugin fid (nil for

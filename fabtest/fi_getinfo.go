@@ -273,9 +273,34 @@ func getinfoHintLimitsHonouredOrENODATA(t *testing.T, tg Target) {
 		probes = append(probes, probe{"inject_size=max+1", func(h *fabric.Info) { h.TxAttr.InjectSize = inj + 1 },
 			nil, false})
 	}
-	if base.TxAttr.Size < ^uint64(0) {
-		probes = append(probes, probe{"tx size+1", func(h *fabric.Info) { h.TxAttr.Size = base.TxAttr.Size + 1 },
-			nil, false})
+	// The queue sizes a hint-less query reports are the provider's
+	// defaults, which may be below the largest it grants (libfabric's tcp
+	// reports 256 and grants up to 1024 tx, 65536 rx entries): one more is
+	// either granted or ENODATA; a size no queue can have is ENODATA.
+	maybe := []probe{
+		{"tx size+1", func(h *fabric.Info) { h.TxAttr.Size = base.TxAttr.Size + 1 },
+			func(in *fabric.Info) bool { return in.TxAttr.Size > base.TxAttr.Size }, true},
+		{"rx size+1", func(h *fabric.Info) { h.RxAttr.Size = base.RxAttr.Size + 1 },
+			func(in *fabric.Info) bool { return in.RxAttr.Size > base.RxAttr.Size }, true},
+	}
+	probes = append(probes,
+		probe{"tx size=2^48", func(h *fabric.Info) { h.TxAttr.Size = 1 << 48 }, nil, false},
+		probe{"rx size=2^48", func(h *fabric.Info) { h.RxAttr.Size = 1 << 48 }, nil, false})
+	for _, p := range maybe {
+		h := tg.hints(0)
+		p.set(h)
+		infos, err := fabric.GetInfo(fabric.APIVersion, tg.node(), "", fabric.FlagSource, h)
+		if errors.Is(err, fabric.ErrNoData) {
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v; want ENODATA or an info granting it", p.name, err)
+		}
+		for _, in := range infos {
+			if !p.check(in) {
+				t.Errorf("%s: returned info does not satisfy the hint: %s", p.name, fabric.InfoToString(in))
+			}
+		}
 	}
 	if base.DomainAttr.CQDataSize < 8 {
 		probes = append(probes, probe{"cq_data_size=8", func(h *fabric.Info) { h.DomainAttr.CQDataSize = 8 }, nil, false})

@@ -3,7 +3,9 @@ package fabtest
 import (
 	"errors"
 	"reflect"
+	"runtime"
 	"testing"
+	"time"
 
 	fabric "github.com/gofabric/fabric"
 )
@@ -16,6 +18,7 @@ var mrCases = []testCase{
 	{"fi_mr/reg_close_realloc_repeat", mrRegCloseReallocRepeat},
 	{"fi_mr/keys_and_remote_addressing", mrKeysAndRemoteAddressing},
 	{"fi_mr/bind_counter_rules", mrBindCounterRules},
+	{"fi_mr/bound_counter_read_alone_sees_remote_writes", mrBoundCounterReadAloneSeesRemoteWrites},
 	{"fi_mr/desc_accepted_by_data_ops", mrDescAcceptedByDataOps},
 }
 
@@ -208,6 +211,88 @@ func mrBindCounterRules(t *testing.T, tg Target) {
 	if err := c.Close(); err != nil {
 		t.Fatalf("counter close after the MR closed: %v", err)
 	}
+}
+
+// mrBoundCounterReadAloneSeesRemoteWrites: a counter bound to a region
+// with FI_REMOTE_WRITE (FI_RMA_EVENT) counts the peer's RMA writes to it
+// when the target application only reads, or waits on, that counter: no
+// target CQ is read and no endpoint is bound to the counter, so the
+// counter's reads must drive the progress that performs the writes.
+func mrBoundCounterReadAloneSeesRemoteWrites(t *testing.T, tg Target) {
+	a, b, ab, _ := tg.pair(t, envOpts{caps: fabric.CapRMA | fabric.CapRMAEvent})
+	c, err := b.dom.OpenCntr(nil)
+	skipIfNotSupported(t, "fi_cntr_open", err)
+	t.Cleanup(func() { closeOK(t, "counter", c.Close()) })
+	var regFlags fabric.Flags
+	if b.info.DomainAttr.MRMode&fabric.MRRMAEvent != 0 {
+		regFlags = fabric.FlagRMAEvent
+	}
+	buf := make([]byte, 64)
+	mr, err := b.dom.RegMR(buf, fabric.FlagRemoteWrite, 0, 0x5a, regFlags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeOK(t, "mr", mr.Close()) })
+	if err := mr.Bind(c, fabric.FlagRemoteWrite); err != nil {
+		t.Fatalf("fi_mr_bind: %v", err)
+	}
+	if err := mr.Enable(); err != nil {
+		t.Fatalf("fi_mr_enable: %v", err)
+	}
+	write := func(data string) {
+		t.Helper()
+		retry(t, "fi_write", func() error {
+			return a.ep.RMAWrite([]byte(data), nil, ab, mr.Address(), mr.Key(), nil)
+		}, a.txcq)
+	}
+	// Read: the initiator's CQ and the target's counter, nothing else.
+	write("first")
+	deadline := time.Now().Add(scaled(5 * time.Second))
+	for {
+		v, err := c.Read()
+		if err != nil {
+			t.Fatalf("fi_cntr_read: %v", err)
+		}
+		if v == 1 {
+			break
+		}
+		if v > 1 || time.Now().After(deadline) {
+			t.Fatalf("counter %d after one remote write (want 1 within %v)", v, scaled(5*time.Second))
+		}
+		a.txcq.Read(nil)
+	}
+	if string(buf[:5]) != "first" {
+		t.Fatalf("region holds %q after the counted write", buf[:5])
+	}
+	// Wait: the initiator progresses in another goroutine meanwhile.
+	write("again")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				a.txcq.Read(nil)
+				runtime.Gosched()
+			}
+		}
+	}()
+	err = c.Wait(2, scaled(5*time.Second))
+	close(stop)
+	<-done
+	if err != nil {
+		t.Fatalf("fi_cntr_wait(2) on the region's counter: %v", err)
+	}
+	if string(buf[:5]) != "again" {
+		t.Fatalf("region holds %q after the second counted write", buf[:5])
+	}
+	if e, _ := c.ReadErr(); e != 0 {
+		t.Fatalf("error count %d", e)
+	}
+	drainTx(t, a.txcq, 2)
 }
 
 func mrDescAcceptedByDataOps(t *testing.T, tg Target) {

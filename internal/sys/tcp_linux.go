@@ -17,7 +17,8 @@ import (
 
 // TCPSocket creates a non-blocking TCP socket of the family of addr (a
 // sockaddr_in or sockaddr_in6), with SO_REUSEADDR set when reuseAddr is
-// true (listening sockets). It does not bind.
+// true (listening sockets, and sockets bound to a given port). It does not
+// bind.
 func TCPSocket(addr []byte, reuseAddr bool) (*Conn, error) {
 	fam, ok := sockaddrFamily(addr)
 	if !ok {

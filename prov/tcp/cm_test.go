@@ -278,6 +278,9 @@ func TestSetNameAndPortRange(t *testing.T) {
 	if err := ep.SetName(oname); err != provider.EADDRINUSE {
 		t.Fatalf("setname to an address in use: %v", err)
 	}
+	if err := ep.SetName(l.name); err != provider.EADDRINUSE {
+		t.Fatalf("setname to a listening address: %v", err)
+	}
 	if err := other.ep.SetName(info.SrcAddr); err != provider.EOPBADSTATE {
 		t.Fatalf("setname after enable: %v", err)
 	}
@@ -350,4 +353,50 @@ func TestSlowConnectRequest(t *testing.T) {
 		// The request's connection is gone; closing the listener with the
 		// request unclaimed must release it.
 	}
+}
+
+// TestSourcePortReuse: as with libfabric's tcp (SO_REUSEADDR), an active
+// endpoint can be opened on a fixed source port whose previous connection
+// it closed first (the port is in TIME_WAIT), and a passive endpoint on a
+// port whose accepted connection it closed first.
+func TestSourcePortReuse(t *testing.T) {
+	info := loInfo(t, opts{})
+	l := listen(t, info)
+	lport := binary.BigEndian.Uint16(l.name[2:])
+	probe := newNode(t, info, opts{}) // an ephemeral port, free once closed
+	pname, _ := probe.ep.Name()
+	probe.close()
+	cinfo := *info
+	cinfo.SrcAddr = withPort(info.SrcAddr, binary.BigEndian.Uint16(pname[2:]))
+	// closeFirst shuts a down, waits for the peer's FIN_WAIT/CLOSE_WAIT
+	// dance to start, then shuts b down: a's port ends in TIME_WAIT.
+	closeFirst := func(a, b *node) {
+		t.Helper()
+		if err := a.ep.Shutdown(0); err != nil {
+			t.Fatal(err)
+		}
+		expectEvent(t, b.eq, provider.EventShutdown)
+		if err := b.ep.Shutdown(0); err != nil {
+			t.Fatal(err)
+		}
+		a.close()
+		b.close()
+	}
+	cli, srv := pairWith(t, l, &cinfo, opts{}, nil, nil)
+	closeFirst(cli, srv)
+	ep, err := newEndpoint(&cinfo)
+	if err != nil {
+		t.Fatalf("active endpoint on a source port in TIME_WAIT: %v", err)
+	}
+	ep.Close()
+	cli, srv = pairWith(t, l, info, opts{}, nil, nil)
+	closeFirst(srv, cli)
+	l.p.Close()
+	pinfo := *info
+	pinfo.SrcAddr = withPort(info.SrcAddr, lport)
+	pe, err := newPEP(&pinfo)
+	if err != nil {
+		t.Fatalf("passive endpoint on a port in TIME_WAIT: %v", err)
+	}
+	pe.Close()
 }

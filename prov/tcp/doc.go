@@ -73,10 +73,12 @@
 //     for them (libfabric's tcp lists neither for FI_EP_MSG).
 //   - TCP_NODELAY is set on every data connection by default, as in
 //     libfabric; FI_TCP_NODELAY=0 turns it off.
-//   - Sockets of active endpoints are created without SO_REUSEADDR, so
-//     fi_setname to an address another socket is bound to fails with
-//     FI_EADDRINUSE (libfabric sets it on every socket); passive endpoints
-//     keep it.
+//   - Passive endpoints, and active endpoints bound to a given source
+//     port, have SO_REUSEADDR, as in libfabric: such a port can be bound
+//     again while its last connection is in TIME_WAIT. Active endpoints
+//     bound to an ephemeral port do not (libfabric sets it on every
+//     socket), so fi_setname to the address of such an endpoint fails with
+//     FI_EADDRINUSE, as it does to a listening address.
 //   - Operations posted between Connect and FI_CONNECTED are queued and
 //     sent once connected; posting on an endpoint that is not connected
 //     (never, or no longer) returns FI_ENOTCONN.
@@ -99,5 +101,8 @@
 // send, receive and CQ reads allocate nothing.
 //
 // Environment: FI_TCP_IFACE, FI_TCP_PORT_LOW_RANGE, FI_TCP_PORT_HIGH_RANGE,
-// FI_TCP_TX_SIZE, FI_TCP_RX_SIZE (default 256), FI_TCP_NODELAY.
+// FI_TCP_TX_SIZE, FI_TCP_RX_SIZE (default 256), FI_TCP_NODELAY. As in
+// libfabric, these are the sizes fi_getinfo reports when the hints name
+// none; hints may ask for up to 1024 (tx) and 65536 (rx), and an endpoint
+// on a shared receive context gets an rx size of 65536 by default.
 package tcp

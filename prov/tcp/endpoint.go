@@ -110,6 +110,16 @@ func isSpecific(sa []byte) bool {
 	return ok && (!a.AP.Addr().IsUnspecified() || a.AP.Port() != 0)
 }
 
+// fixedPort reports whether sa names a port (not 0). An active endpoint
+// bound to a given port has SO_REUSEADDR, as in libfabric (which sets it
+// on every socket): the port can be bound again while its last connection
+// is in TIME_WAIT. One bound to an ephemeral port has not, so binding
+// another endpoint to its address fails with EADDRINUSE.
+func fixedPort(sa []byte) bool {
+	a, _, ok := decodeSockaddr(sa)
+	return ok && a.AP.Port() != 0
+}
+
 func newEndpoint(info *provider.Info) (*endpoint, error) {
 	if err := checkMsgInfo(info); err != nil {
 		return nil, err
@@ -162,7 +172,7 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 		if _, f, ok := decodeSockaddr(fam); !ok || !formatOK(info.AddrFormat, f) {
 			return nil, provider.EINVAL
 		}
-		conn, err := sys.TCPSocket(fam, false)
+		conn, err := sys.TCPSocket(fam, src != nil && fixedPort(src))
 		if err != nil {
 			return nil, err
 		}
@@ -216,7 +226,7 @@ func (ep *endpoint) SetName(addr []byte) error {
 	if _, f, ok := decodeSockaddr(addr); !ok || !formatOK(ep.fmt, f) {
 		return provider.EINVAL
 	}
-	return sys.TCPRebind(ep.conn, addr, false)
+	return sys.TCPRebind(ep.conn, addr, fixedPort(addr))
 }
 
 // Peer returns the connected peer's address (fi_getpeer).

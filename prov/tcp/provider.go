@@ -19,8 +19,14 @@ const (
 	// InjectSize is tx_attr.inject_size.
 	InjectSize = 128
 	// DefaultQueueSize is tx_attr.size and rx_attr.size (FI_TCP_TX_SIZE,
-	// FI_TCP_RX_SIZE).
+	// FI_TCP_RX_SIZE) when the hints name no size.
 	DefaultQueueSize = 256
+	// MaxTxSize and MaxRxSize are the largest tx_attr.size and
+	// rx_attr.size hints accepted, as libfabric's tcp does: it reports
+	// the default sizes but checks hints against these (ofi_rxm, layered
+	// over tcp, asks for an rx size of 4096).
+	MaxTxSize = 1024
+	MaxRxSize = 65536
 	// IOVLimit is tx/rx_attr.iov_limit and tx_attr.rma_iov_limit.
 	IOVLimit = 4
 	// CMDataSize is FI_OPT_CM_DATA_SIZE (read-only).
@@ -173,8 +179,7 @@ func baseInfo(hints *provider.Info) *provider.Info {
 		tx |= want & extraTxCaps
 		rx |= want & extraRxCaps
 	}
-	qs := envSize(envTxSize)
-	rs := envSize(envRxSize)
+	qs, rs := querySizes(hints)
 	return &provider.Info{
 		Caps: caps,
 		TxAttr: &provider.TxAttr{
@@ -229,6 +234,37 @@ func baseInfo(hints *provider.Info) *provider.Info {
 			APIVersion:  provider.APIVersion,
 		},
 	}
+}
+
+// querySizes returns tx_attr.size and rx_attr.size for hints, as
+// libfabric's tcp computes them: the defaults (FI_TCP_TX_SIZE,
+// FI_TCP_RX_SIZE) unless the hints name a size, which is granted up to
+// MaxTxSize and MaxRxSize (or the default if larger); a larger hint gets the
+// maximum, which the generic check then refuses with ENODATA. An endpoint
+// on a shared receive context (ep_attr.rx_ctx_cnt = FI_SHARED_CONTEXT)
+// gets MaxRxSize by default.
+func querySizes(hints *provider.Info) (tx, rx uint64) {
+	tx, rx = envSize(envTxSize), envSize(envRxSize)
+	if hints == nil {
+		return tx, rx
+	}
+	if hints.EPAttr != nil && hints.EPAttr.RxCtxCnt == provider.SharedContext {
+		rx = max(rx, MaxRxSize)
+	}
+	grant := func(def, limit, want uint64) uint64 {
+		limit = max(limit, def)
+		if want == 0 {
+			return def
+		}
+		return min(want, limit)
+	}
+	if hints.TxAttr != nil {
+		tx = grant(tx, MaxTxSize, hints.TxAttr.Size)
+	}
+	if hints.RxAttr != nil {
+		rx = grant(rx, MaxRxSize, hints.RxAttr.Size)
+	}
+	return tx, rx
 }
 
 // GetInfo returns one Info per local interface address (FI_TCP_IFACE restricts
