@@ -2,8 +2,9 @@
 # The project's test command (see README): formatting, vet, staticcheck, the
 # race-enabled test suite (conformance; interop whenever the C libfabric tools
 # are installed, and FABRIC_INTEROP=1 makes a missing tool a failure instead of
-# a skip), a short run of every fuzz target, every benchmark once, and the
-# cross-compiles.
+# a skip), a short run of every fuzz target, every benchmark once, fabtests'
+# quick set against our providers through the C plugin (FABTESTS=1 or
+# FABRIC_INTEROP=1; scripts/fabtests.sh --gate), and the cross-compiles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CGO_ENABLED=${CGO_ENABLED:-0}
@@ -89,6 +90,18 @@ done
 
 echo "== benchmarks once"
 go test -run '^$' -bench . -benchtime=1x -timeout 10m ./...
+
+echo "== scripts/fabtests.sh self-test (its parser and gate on canned input)"
+./scripts/fabtests.sh --self-test
+
+echo "== fabtests quick set, ours against the C record (scripts/fabtests.sh --gate)"
+# About 7 minutes here (the C providers took 170 s and 235 s for this set);
+# FABTESTS=0 skips it even under FABRIC_INTEROP=1.
+if [ "${FABTESTS:-}" = 1 ] || { [ "${FABRIC_INTEROP:-0}" = 1 ] && [ "${FABTESTS:-}" != 0 ]; }; then
+	./scripts/fabtests.sh --gate
+else
+	echo "skipped: FABTESTS=1 (or FABRIC_INTEROP=1) runs it"
+fi
 
 echo "== cross-compile"
 GOOS=darwin go vet ./...
