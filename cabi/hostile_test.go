@@ -23,7 +23,9 @@ func TestHostileC(t *testing.T) {
 		t.Run(p, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			pr := start(t, ctx, env(dir), bin, p, filepath.Join(dir, "libgofabric.so"))
+			// FI_LOG_LEVEL=warn: an entry point that panicked (and answered
+			// -FI_EOTHER through recoverRC) logs it, and that is a failure too.
+			pr := start(t, ctx, append(env(dir), "FI_LOG_LEVEL=warn"), bin, p, filepath.Join(dir, "libgofabric.so"))
 			err := pr.wait(ctx)
 			res := parseHostile(pr.stdout())
 			var table strings.Builder
@@ -46,6 +48,9 @@ func TestHostileC(t *testing.T) {
 				if !r.ok() {
 					t.Errorf("%s returned %d %s, want %s", r.name, r.rc, errName(r.rc), r.want)
 				}
+			}
+			if strings.Contains(pr.stderr(), "panic in C entry point") {
+				t.Errorf("an entry point panicked (recovered):\n%s", pr.stderr())
 			}
 			for _, l := range res.bad {
 				t.Errorf("malformed line %q", l)

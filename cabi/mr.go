@@ -75,7 +75,7 @@ func gofab_go_mr_regattr(fid *C.struct_fid, attr *C.struct_fi_mr_attr, flags C.u
 	if count > 0 {
 		a.IOV = make([][]byte, count)
 		for i, v := range unsafe.Slice((*qIOV)(cmem(iovp)), count) {
-			if v.len > 0 && v.base < minPointer {
+			if (v.len > 0 && v.base < minPointer) || uint64(v.len) > maxLen {
 				return -C.FI_EINVAL
 			}
 			a.IOV[i] = cBytes(v.base, int(v.len))

@@ -97,6 +97,9 @@ func run(t *testing.T, dir, name string, args ...string) string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = env(dir)
+	// A temporary working directory: libinfinipath (loaded by the C
+	// library's psm provider) drops *.btr files into it when a process crashes.
+	cmd.Dir = t.TempDir()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

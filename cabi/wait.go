@@ -44,6 +44,9 @@ func cBytes(u uintptr, n int) []byte {
 	if n == 0 {
 		return nil
 	}
+	if n < 0 || n > maxLen { // a size_t beyond any real buffer (SIZE_MAX ...): never a panic in unsafe.Slice
+		n = maxLen
+	}
 	return unsafe.Slice((*byte)(cmem(u)), n)
 }
 
