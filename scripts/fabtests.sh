@@ -7,6 +7,7 @@
 #   scripts/fabtests.sh --gate [-t SETS]         Go only, against the records (CI)
 #   scripts/fabtests.sh --bench [-P PAIRS]       pingpong/bandwidth, C vs Go
 #   scripts/fabtests.sh --self-test              the parser and the gate on canned input
+#   scripts/fabtests.sh --have-tarball           exit 0 when the fabtests tarball is found
 #
 # What it does:
 #   - builds fabtests from the tarball (README beside it) into a cache keyed
@@ -92,6 +93,7 @@ while [ $# -gt 0 ]; do
 	--gate) MODE=gate; RUN_C=0; shift ;;
 	--bench) MODE=bench; shift ;;
 	--self-test) MODE=selftest; shift ;;
+	--have-tarball) MODE=have; shift ;;
 	-h | --help) usage ;;
 	*) echo "unknown argument: $1" >&2; usage ;;
 	esac
@@ -143,10 +145,12 @@ if [ "$MODE" = selftest ]; then
 fi
 
 # ---------------------------------------------------------------- setup
-if [ -z "$OUT" ]; then OUT=$(mktemp -d /tmp/fabtests.XXXXXX); fi
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-echo "fabtests.sh: logs and results in $OUT"
+if [ "$MODE" != have ]; then
+	if [ -z "$OUT" ]; then OUT=$(mktemp -d /tmp/fabtests.XXXXXX); fi
+	mkdir -p "$OUT"
+	OUT=$(cd "$OUT" && pwd)
+	echo "fabtests.sh: logs and results in $OUT"
+fi
 
 ensure_deps() {
 	local need=()
@@ -167,17 +171,29 @@ ensure_deps() {
 	apt-get install -y -qq "${need[@]}" >/dev/null
 }
 
-find_tarball() {
+# tarball_path prints the fabtests tarball's path; false when there is none.
+tarball_path() {
 	local t
 	for t in "${FABTESTS_TARBALL:-}" "$ROOT/../shared/third_party/fabtests-1.17.0.tar.gz" \
-		"$ROOT/../../shared/third_party/fabtests-1.17.0.tar.gz"; do
+		"$ROOT/../../shared/third_party/fabtests-1.17.0.tar.gz" \
+		/work/shared/third_party/fabtests-1.17.0.tar.gz; do
 		if [ -n "$t" ] && [ -f "$t" ]; then
 			echo "$t"
 			return 0
 		fi
 	done
-	die "fabtests-1.17.0.tar.gz not found (set FABTESTS_TARBALL)"
+	return 1
 }
+
+find_tarball() {
+	tarball_path || die "fabtests-1.17.0.tar.gz not found (set FABTESTS_TARBALL)"
+}
+
+# --have-tarball: exit status only (scripts/test.sh decides whether to gate).
+if [ "$MODE" = have ]; then
+	tarball_path >/dev/null
+	exit
+fi
 
 # Sets BIN to the directory of the fabtests binaries, building them once per
 # tarball content.
