@@ -12,9 +12,10 @@
 // are IEEE 754 (a NaN is never less, greater or equal to anything, -0 ==
 // +0), logical operations yield 1 for true and 0 for false.
 //
-// Which operations apply to which datatypes (fi_atomic(3) gives the
-// operations' definitions; the split follows what those definitions mean
-// for each type, as libfabric's own software atomics do):
+// Which operations apply to which datatypes (fi_atomic(3) defines the
+// operations but has no per-datatype table; this is the project's table:
+// bitwise operations need an integer's bits, ordered comparisons need an
+// order, and the logical operations are kept to integers too):
 //
 //   - integers (8 to 128 bits, signed and unsigned): every operation;
 //   - FI_FLOAT, FI_DOUBLE: all but the logical and bitwise operations
@@ -136,7 +137,9 @@ func ApplyFetch(op provider.AtomicOp, dt provider.Datatype, dst, src, result []b
 
 // ApplyCompare performs the compare atomic op (FI_CSWAP..FI_MSWAP): dst,
 // src, compare and result have the same length; result receives the
-// target's initial values and must not overlap the other buffers.
+// target's initial values and must not overlap the other buffers. For the
+// ordered compares the compare value is the left operand, as in
+// fi_atomic(3): FI_CSWAP_LE swaps when compare <= *dst.
 func ApplyCompare(op provider.AtomicOp, dt provider.Datatype, dst, src, compare, result []byte) error {
 	return run(provider.AtomicCompare, op, dt, dst, src, compare, result)
 }
