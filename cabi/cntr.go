@@ -18,7 +18,7 @@ import (
 type goCntr struct {
 	c       *fabric.Cntr
 	waitObj C.enum_fi_wait_obj
-	ws      *goWait
+	wset    inWaitSet // FI_WAIT_SET
 	refs    atomic.Int32
 
 	// The values fi_poll last saw (fi_poll(3): a counter is reported when
@@ -116,12 +116,8 @@ func gofab_go_domain_cntr_open(cd *C.struct_fid_domain, attr *C.struct_fi_cntr_a
 		return errno(err)
 	}
 	g := &goCntr{c: c, waitObj: resolvedWait(wobj)}
-	if ws != nil {
-		if rc := ws.add(g); rc != 0 {
-			_ = c.Close()
-			return rc
-		}
-		g.ws = ws
+	if rc := g.wset.join(ws, g, c.Close); rc != 0 {
+		return rc
 	}
 	h, ok := handles.add(g)
 	if !ok {
@@ -139,14 +135,7 @@ func gofab_go_domain_cntr_open(cd *C.struct_fid_domain, attr *C.struct_fi_cntr_a
 }
 
 func (g *goCntr) closeGo() error {
-	if g.ws != nil {
-		g.ws.del(g)
-	}
-	err := g.c.Close()
-	if err != nil && g.ws != nil {
-		g.ws.add(g)
-	}
-	return err
+	return g.wset.leaveAndClose(g.c.Close)
 }
 
 //export gofab_go_cntr_close

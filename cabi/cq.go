@@ -26,8 +26,8 @@ type goCQ struct {
 	format   fabric.CQFormat // as opened (never CQFormatUnspec)
 	waitObj  C.enum_fi_wait_obj
 	waitCond fabric.CQWaitCond
-	ws       *goWait // wait set (FI_WAIT_SET), or nil
-	legacy   bool    // API < 1.5 (see legacyErrData)
+	wset     inWaitSet // FI_WAIT_SET
+	legacy   bool      // API < 1.5 (see legacyErrData)
 	refs     atomic.Int32
 
 	mu sync.Mutex
@@ -100,12 +100,8 @@ func gofab_go_domain_cq_open(cd *C.struct_fid_domain, attr *C.struct_fi_cq_attr,
 	}
 	g := &goCQ{cq: cq, format: cq.Attr().Format, waitObj: resolvedWait(attr.wait_obj), waitCond: a.WaitCond,
 		legacy: legacyErrData(d.d.Fabric())}
-	if ws != nil {
-		if rc := ws.add(cq); rc != 0 {
-			_ = cq.Close()
-			return rc
-		}
-		g.ws = ws
+	if rc := g.wset.join(ws, cq, cq.Close); rc != 0 {
+		return rc
 	}
 	h, ok := handles.add(g)
 	if !ok {
@@ -125,14 +121,7 @@ func gofab_go_domain_cq_open(cd *C.struct_fid_domain, attr *C.struct_fi_cq_attr,
 // closeGo leaves the wait set and closes the Go CQ; on failure the CQ
 // stays in the set.
 func (g *goCQ) closeGo() error {
-	if g.ws != nil {
-		g.ws.del(g.cq)
-	}
-	err := g.cq.Close()
-	if err != nil && g.ws != nil {
-		g.ws.add(g.cq)
-	}
-	return err
+	return g.wset.leaveAndClose(g.cq.Close)
 }
 
 //export gofab_go_cq_close

@@ -20,7 +20,7 @@ import (
 type goEQ struct {
 	eq      *fabric.EQ
 	waitObj C.enum_fi_wait_obj
-	ws      *goWait
+	wset    inWaitSet // FI_WAIT_SET
 	legacy  bool
 
 	// mu serializes the reads that peek before consuming (a buffer too
@@ -114,12 +114,8 @@ func gofab_go_fabric_eq_open(cf *C.struct_fid_fabric, attr *C.struct_fi_eq_attr,
 		return errno(err)
 	}
 	g := &goEQ{eq: eq, waitObj: resolvedWait(attr.wait_obj), legacy: legacyErrData(f.f)}
-	if ws != nil {
-		if rc := ws.add(g); rc != 0 {
-			_ = eq.Close()
-			return rc
-		}
-		g.ws = ws
+	if rc := g.wset.join(ws, g, eq.Close); rc != 0 {
+		return rc
 	}
 	h, ok := handles.add(g)
 	if !ok {
@@ -137,14 +133,7 @@ func gofab_go_fabric_eq_open(cf *C.struct_fid_fabric, attr *C.struct_fi_eq_attr,
 }
 
 func (g *goEQ) closeGo() error {
-	if g.ws != nil {
-		g.ws.del(g)
-	}
-	err := g.eq.Close()
-	if err != nil && g.ws != nil {
-		g.ws.add(g)
-	}
-	return err
+	return g.wset.leaveAndClose(g.eq.Close)
 }
 
 //export gofab_go_eq_close

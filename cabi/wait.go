@@ -239,6 +239,40 @@ func waitOf(w *C.struct_fid_wait) (*goWait, bool) {
 }
 
 // add puts member m (opened with WaitFD) into the set.
+// inWaitSet is a queue's membership in a wait set (FI_WAIT_SET): the set
+// and the member the set watches. The zero value is no membership.
+type inWaitSet struct {
+	ws *goWait
+	m  waiter
+}
+
+// join adds m to ws (nil ws: no wait set). On failure it closes the queue
+// with closeQ, as an open that fails leaves nothing behind.
+func (s *inWaitSet) join(ws *goWait, m waiter, closeQ func() error) C.int {
+	if ws == nil {
+		return 0
+	}
+	if rc := ws.add(m); rc != 0 {
+		_ = closeQ()
+		return rc
+	}
+	s.ws, s.m = ws, m
+	return 0
+}
+
+// leaveAndClose leaves the wait set and closes the queue with closeQ; when
+// the close fails the queue stays in the set.
+func (s *inWaitSet) leaveAndClose(closeQ func() error) error {
+	if s.ws != nil {
+		s.ws.del(s.m)
+	}
+	err := closeQ()
+	if err != nil && s.ws != nil {
+		s.ws.add(s.m)
+	}
+	return err
+}
+
 func (w *goWait) add(m waiter) C.int {
 	fd, err := m.WaitFD()
 	if err != nil {
