@@ -191,3 +191,29 @@ func TestProcessVMOtherUID(t *testing.T) {
 	c.wait(t)
 	runtime.KeepAlive(secret)
 }
+
+// BenchmarkProcessVMReadv: a single-copy read of our own memory, the cost
+// the shm provider's CMA path pays per large message (compare with
+// BenchmarkCopy: one memmove of the same size).
+func BenchmarkProcessVMReadv(b *testing.B) {
+	for _, size := range []int{4 << 10, 64 << 10, 1 << 20} {
+		src, dst := make([]byte, size), make([]byte, size)
+		local, remote := [][]byte{dst}, []RemoteIOV{IOVOf(src)}
+		pid := os.Getpid()
+		b.Run(strconv.Itoa(size), func(b *testing.B) {
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if n, err := ProcessVMReadv(pid, local, remote); n != size || err != nil {
+					b.Fatal(n, err)
+				}
+			}
+		})
+		b.Run("copy-"+strconv.Itoa(size), func(b *testing.B) {
+			b.SetBytes(int64(size))
+			for i := 0; i < b.N; i++ {
+				copy(dst, src)
+			}
+		})
+	}
+}

@@ -37,3 +37,28 @@ func TestCMAProbeTable(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCMAProbe: any environment value and ptrace_scope content gives an
+// answer with a reason, never a panic; a true FI_SHM_DISABLE_CMA always
+// turns CMA off and a failed self read always does.
+func FuzzCMAProbe(f *testing.F) {
+	f.Add("1", "0\n", false)
+	f.Add("", "1\n", false)
+	f.Add("no", "-7", true)
+	f.Fuzz(func(t *testing.T, disable, scope string, selfFails bool) {
+		var self error
+		if selfFails {
+			self = provider.EPERM
+		}
+		ok, why := cmaProbe(disable, scope, nil, false, self)
+		if why == "" {
+			t.Fatal("no reason")
+		}
+		if v, set := parseBool(disable); set && v && ok {
+			t.Fatalf("FI_SHM_DISABLE_CMA=%q but CMA on", disable)
+		}
+		if selfFails && ok {
+			t.Fatal("self read failed but CMA on")
+		}
+	})
+}

@@ -151,3 +151,39 @@ func TestFutexAllocs(t *testing.T) {
 		t.Fatalf("%v allocs per wait+wake", n)
 	}
 }
+
+// BenchmarkFutexWakeNone: the wake a sender issues when the sleepers word
+// says someone sleeps but nobody is in the kernel queue any more.
+func BenchmarkFutexWakeNone(b *testing.B) {
+	var w uint32
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		FutexWake(&w, 1)
+	}
+}
+
+// BenchmarkFutexPingPong: two goroutines hand a word back and forth through
+// FutexWait/FutexWake: the round trip of a sleeping receiver's wake-up.
+func BenchmarkFutexPingPong(b *testing.B) {
+	var w uint32 // even: ping's turn, odd: pong's
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < b.N; i++ {
+			for v := atomic.LoadUint32(&w); v%2 == 0; v = atomic.LoadUint32(&w) {
+				FutexWait(&w, v, time.Second)
+			}
+			atomic.AddUint32(&w, 1)
+			FutexWake(&w, 1)
+		}
+	}()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		atomic.AddUint32(&w, 1)
+		FutexWake(&w, 1)
+		for v := atomic.LoadUint32(&w); v%2 == 1; v = atomic.LoadUint32(&w) {
+			FutexWait(&w, v, time.Second)
+		}
+	}
+	<-done
+}

@@ -12,10 +12,10 @@ var ShmDir = "/dev/shm"
 // so that another user's process cannot attach.
 const ShmMode = 0o600
 
-// staleGraceSec is how many seconds CleanStale leaves alone an empty file that nobody
-// locks: one that CreateShm's fallback path (no O_TMPFILE) created and has
-// not locked yet.
-const staleGraceSec = 10
+// staleGraceSec is how many seconds CleanStale leaves alone an empty file
+// that nobody locks: one that CreateShm's fallback path (no O_TMPFILE) may
+// have created and not locked yet. A variable for the tests.
+var staleGraceSec int64 = 10
 
 // ShmFile is one shared-memory region: a file of ShmDir mapped MAP_SHARED
 // read-write, so that every process that maps it sees the same bytes.

@@ -2,6 +2,7 @@ package sys
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -321,5 +322,97 @@ func TestShmCreateFallback(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(ShmDir, f.Name())); err != nil {
 		t.Fatal("a failed duplicate create removed the owner's file")
+	}
+}
+
+// TestCleanStaleOldEmpty: an empty unlocked file is left alone during the
+// grace period (CreateShm's fallback may be between create and lock) and
+// removed after it.
+func TestCleanStaleOldEmpty(t *testing.T) {
+	p := testPrefix(t)
+	if err := os.WriteFile(filepath.Join(ShmDir, p+"empty"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := CleanStale(p); n != 0 || err != nil {
+		t.Fatalf("CleanStale in the grace period = %d, %v", n, err)
+	}
+	old := staleGraceSec
+	staleGraceSec = -1 // every file is older than this
+	defer func() { staleGraceSec = old }()
+	if n, err := CleanStale(p); n != 1 || err != nil {
+		t.Fatalf("CleanStale after the grace period = %d, %v", n, err)
+	}
+}
+
+// TestShmCreateRace: of goroutines creating one name at once, exactly one
+// gets it.
+func TestShmCreateRace(t *testing.T) {
+	name := testPrefix(t) + "race"
+	const n = 8
+	res := make(chan *ShmFile, n)
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			f, err := CreateShm(name, 4096)
+			if err != nil {
+				errs <- err
+				return
+			}
+			res <- f
+		}()
+	}
+	won := 0
+	for i := 0; i < n; i++ {
+		select {
+		case f := <-res:
+			won++
+			defer func() { f.Unlink(); f.Close() }()
+		case err := <-errs:
+			if err != provider.EADDRINUSE {
+				t.Errorf("loser: %v, want FI_EADDRINUSE", err)
+			}
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d creators won", won)
+	}
+}
+
+// TestShmCreateTooBig: a size the tmpfs cannot hold fails at create time
+// (fallocate), not later with SIGBUS, and leaves no file.
+func TestShmCreateTooBig(t *testing.T) {
+	p := testPrefix(t)
+	var fs unix.Statfs_t
+	if err := unix.Statfs(ShmDir, &fs); err != nil {
+		t.Fatal(err)
+	}
+	size := int64(fs.Blocks)*fs.Bsize + 1<<30 // more than the whole tmpfs
+	f, err := CreateShm(p+"big", int(size))
+	if err == nil {
+		f.Unlink()
+		f.Close()
+		t.Fatalf("CreateShm of %d bytes on a %d-byte tmpfs succeeded", size, int64(fs.Blocks)*fs.Bsize)
+	}
+	if err != provider.ENOSPC && err != provider.ENOMEM {
+		t.Fatalf("CreateShm too big: %v, want FI_ENOSPC", err)
+	}
+	if left := leftFiles(p); len(left) != 0 {
+		t.Fatalf("files left: %v", left)
+	}
+}
+
+// BenchmarkOwnerAlive: the liveness check the provider runs every 100 ms
+// per peer with pending operations.
+func BenchmarkOwnerAlive(b *testing.B) {
+	name := fmt.Sprintf("gofabric-systest-%d-bench", os.Getpid())
+	f, err := CreateShm(name, 4096)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { f.Unlink(); f.Close() }()
+	for i := 0; i < b.N; i++ {
+		if alive, err := OwnerAlive(name); !alive || err != nil {
+			b.Fatal(alive, err)
+		}
 	}
 }
