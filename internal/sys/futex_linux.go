@@ -2,6 +2,7 @@ package sys
 
 import (
 	"math"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -69,4 +70,20 @@ func FutexWake(addr *uint32, n int) (int, error) {
 		return 0, TranslateErrno(e).AsError()
 	}
 	return int(r), nil
+}
+
+// atomic.Uint32 is one uint32 (its noCopy field takes no space): a pointer
+// to it is a pointer to the word.
+var _ [4 - unsafe.Sizeof(atomic.Uint32{})]byte
+var _ [unsafe.Sizeof(atomic.Uint32{}) - 4]byte
+
+// FutexWaitAtomic is FutexWait on the word of w (the form internal/shmring
+// gives its shared words).
+func FutexWaitAtomic(w *atomic.Uint32, val uint32, timeout time.Duration) error {
+	return FutexWait((*uint32)(unsafe.Pointer(w)), val, timeout)
+}
+
+// FutexWakeAtomic is FutexWake on the word of w.
+func FutexWakeAtomic(w *atomic.Uint32, n int) (int, error) {
+	return FutexWake((*uint32)(unsafe.Pointer(w)), n)
 }

@@ -187,3 +187,37 @@ func BenchmarkFutexPingPong(b *testing.B) {
 	}
 	<-done
 }
+
+// TestFutexAtomic: the atomic.Uint32 forms wait and wake on the same word
+// as the *uint32 forms.
+func TestFutexAtomic(t *testing.T) {
+	var w atomic.Uint32
+	if err := FutexWaitAtomic(&w, 0, time.Millisecond); err != provider.ETIMEDOUT {
+		t.Fatalf("wait: %v", err)
+	}
+	if err := FutexWaitAtomic(&w, 1, time.Second); err != nil {
+		t.Fatalf("mismatch: %v", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		deadline := time.Now().Add(helperWait)
+		for w.Load() == 0 && time.Now().Before(deadline) {
+			FutexWait((*uint32)(unsafe.Pointer(&w)), 0, time.Until(deadline))
+		}
+	}()
+	found := false
+	for deadline := time.Now().Add(helperWait); !found && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		n, err := FutexWakeAtomic(&w, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found = n == 1
+	}
+	w.Store(1)
+	FutexWakeAtomic(&w, FutexWakeAll)
+	<-done
+	if !found {
+		t.Fatal("FutexWakeAtomic never found the waiter of the *uint32 form")
+	}
+}
