@@ -76,6 +76,8 @@ type endpoint struct {
 	unexpN    int
 	unexpSize int
 
+	fdr fdReady
+
 	mu       sync.Mutex // Enable/Close
 	autoDone chan struct{}
 	closeCh  chan struct{}
@@ -291,6 +293,9 @@ func (ep *endpoint) Progress() {
 		ep.progressRx()
 		ep.rxMu.Unlock()
 	}
+	if ep.fdr.on.Load() {
+		ep.fdDrain()
+	}
 	ep.exit()
 }
 
@@ -385,5 +390,6 @@ func (ep *endpoint) Close() error {
 	ep.rxMu.Unlock()
 	ep.cancelTx()
 	ep.peers.closeAll()
+	ep.fdClose()
 	return ep.file.Close()
 }

@@ -272,6 +272,8 @@ type domain struct {
 	authKey []byte
 }
 
-func (d *domain) Endpoint(info *provider.Info) (provider.Endpoint, error) { return newEndpoint(d, info) }
+func (d *domain) Endpoint(info *provider.Info) (provider.Endpoint, error) {
+	return newEndpoint(d, info)
+}
 
 func (*domain) Close() error { return nil }
