@@ -238,7 +238,7 @@ type Region struct {
 	mask     uint64 // Slots-1
 	shift    uint   // log2(SlotSize)
 	tail     *atomic.Uint64
-	head     uint64 // consumer position (owner only, process-local)
+	head     atomic.Uint64 // consumer position (process-local; written by the owner's consumer only)
 	cells    []byte
 	pmask    uint64
 	phead    *atomic.Uint64
@@ -323,8 +323,9 @@ func (r *Region) Publish(pos uint64) {
 // Peek returns the command at the consumer's head if one is published
 // (the slot after its sequence number), else nil.
 func (r *Region) Peek() []byte {
-	off := (r.head & r.mask) << r.shift
-	if u64At(r.ring, off).Load() != r.head+1 {
+	head := r.head.Load()
+	off := (head & r.mask) << r.shift
+	if u64At(r.ring, off).Load() != head+1 {
 		return nil
 	}
 	return r.ring[off+8 : off+uint64(r.SlotSize)]
@@ -333,15 +334,18 @@ func (r *Region) Peek() []byte {
 // Release frees the slot at the consumer's head (after Peek returned it)
 // and advances the head.
 func (r *Region) Release() {
-	off := (r.head & r.mask) << r.shift
-	u64At(r.ring, off).Store(r.head + uint64(r.Slots))
-	r.head++
+	head := r.head.Load()
+	off := (head & r.mask) << r.shift
+	u64At(r.ring, off).Store(head + uint64(r.Slots))
+	r.head.Store(head + 1)
 }
 
 // Pending reports whether a command is published at the consumer's head.
+// Unlike Peek and Release it may be called from any goroutine.
 func (r *Region) Pending() bool {
-	off := (r.head & r.mask) << r.shift
-	return u64At(r.ring, off).Load() == r.head+1
+	head := r.head.Load()
+	off := (head & r.mask) << r.shift
+	return u64At(r.ring, off).Load() == head+1
 }
 
 // Wake bumps the wake word when the owner has sleepers: the caller then
