@@ -7,24 +7,27 @@ import (
 	"time"
 
 	fabric "github.com/gofabric/fabric"
-	"github.com/gofabric/fabric/internal/shmring"
+	"github.com/gofabric/fabric/prov/shm"
 )
 
 // attachRegion maps the region of the endpoint named addr, as a hostile
 // process of the same user could.
-func attachRegion(t *testing.T, addr []byte) *shmring.Region {
+func attachRegion(t *testing.T, addr []byte) region {
 	t.Helper()
-	name := string(addr[len("fi_shm://") : len(addr)-1])
-	f, err := shmring.StandinOpen(name)
+	r, done, err := shm.AttachForTest(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.Close() })
-	h, err := shmring.Attach(f.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return shmring.NewRegion(f.Bytes(), h)
+	t.Cleanup(done)
+	return r
+}
+
+// region is what the tests use of a mapped region.
+type region interface {
+	Reserve() (uint64, []byte, bool)
+	Publish(uint64)
+	Bytes() []byte
+	Pending() bool
 }
 
 // TestGarbageCommandsAreDropped: published commands full of random bytes
@@ -46,11 +49,11 @@ func TestGarbageCommandsAreDropped(t *testing.T) {
 			}
 			switch i % 4 {
 			case 1: // a plausible message header with garbage lengths
-				cmd[0], cmd[1] = shmring.OpMsg, shmring.FlagFirst
+				cmd[0], cmd[1] = shm.OpMsg, shm.FlagFirst
 			case 2:
-				cmd[0], cmd[1] = shmring.OpTagged, shmring.FlagInline
+				cmd[0], cmd[1] = shm.OpTagged, shm.FlagInline
 			case 3:
-				cmd[0], cmd[1] = shmring.OpMsg, shmring.FlagLast
+				cmd[0], cmd[1] = shm.OpMsg, shm.FlagLast
 			}
 			r.Publish(pos)
 		}
