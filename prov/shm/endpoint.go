@@ -72,6 +72,8 @@ type endpoint struct {
 	rx   rxState
 
 	umu       sync.Mutex
+	acksOut   []ackOut // acks waiting for room in their sender's queue
+	nAcksOut  atomic.Int32
 	ubufFree  [numUbufClasses][]*ubuf
 	unexpN    int
 	unexpSize int
@@ -286,7 +288,7 @@ func (ep *endpoint) Progress() {
 	if ep.enter() != 0 {
 		return
 	}
-	if ep.tx.pending.Load() != 0 {
+	if ep.tx.pending.Load()|ep.tx.nacks.Load() != 0 {
 		ep.progressTx()
 	}
 	if ep.rxMu.TryLock() {

@@ -32,6 +32,31 @@ type peerTable struct {
 	tab     atomic.Pointer[[]atomic.Pointer[peer]]
 	retired []*peer
 	byName  map[string]*peer // peers beyond MaxPeers
+	byID    map[uint64]*peer // peers answered (acks), by endpoint id
+}
+
+// peerByID returns the mapped region of endpoint id, to answer it (acks),
+// or nil if it cannot be written (gone, damaged, another auth key).
+func (ep *endpoint) peerByID(id uint64) *peer {
+	t := &ep.peers
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p, ok := t.byID[id]; ok {
+		if p == nil || p.err != 0 {
+			return nil
+		}
+		return p
+	}
+	if t.byID == nil {
+		t.byID = map[uint64]*peer{}
+	}
+	p, _ := ep.openPeer(id)
+	if p != nil && p.err != 0 {
+		p.file.Close()
+		p = nil
+	}
+	t.byID[id] = p
+	return p
 }
 
 // lookup returns the cached peer for addr whose AV bytes are b.
@@ -156,5 +181,10 @@ func (t *peerTable) closeAll() {
 	for _, p := range t.byName {
 		p.file.Close()
 	}
-	t.retired, t.byName = nil, nil
+	for _, p := range t.byID {
+		if p != nil {
+			p.file.Close()
+		}
+	}
+	t.retired, t.byName, t.byID = nil, nil, nil
 }

@@ -37,6 +37,8 @@ type ubuf struct {
 	n     int
 	class int    // -1: not pooled
 	src   uint64 // sender's endpoint id
+	ack   bool   // the sender waits for an ack (delivery complete)
+	msgID uint64 // the message's id, for the ack
 }
 
 // rxSeg is a segmented message being received from one sender.
@@ -49,6 +51,7 @@ type rxSeg struct {
 	src    provider.Addr
 	e      *provider.RxEntry
 	ub     *ubuf // unexpected: the data is collected here, queued at the end
+	ack    bool  // the sender waits for an ack
 }
 
 type rxState struct {
@@ -64,12 +67,20 @@ type rxState struct {
 	warned bool
 }
 
+// ackOut is an ack that did not fit in the sender's queue yet.
+type ackOut struct {
+	src, msgID, status uint64
+}
+
 func (r *rxState) init() { r.segs = make(map[uint64]*rxSeg) }
 
 // progressRx handles up to ProgressBudget commands. ep.rxMu is held.
 func (ep *endpoint) progressRx() {
 	r := ep.own
 	c := &ep.rx.c
+	if ep.nAcksOut.Load() != 0 {
+		ep.flushAcks()
+	}
 	for i := 0; i < ProgressBudget; i++ {
 		if ep.rxFull != nil && ep.rxFull.Full() {
 			// FI_RM_ENABLED: no room for a receive completion; the
@@ -81,7 +92,7 @@ func (ep *endpoint) progressRx() {
 		if cmd == nil {
 			return
 		}
-		if ep.direct != nil && cmd[0] == shmring.OpMsg && cmd[1]&shmring.FlagInline != 0 {
+		if ep.direct != nil && cmd[0] == shmring.OpMsg && cmd[1]&(shmring.FlagInline|shmring.FlagDeliver) == shmring.FlagInline {
 			if ep.direct.ReceiveDirect(ep) == srx.DirectDone {
 				continue
 			}
@@ -96,6 +107,8 @@ func (ep *endpoint) progressRx() {
 			if !ep.rxMsg(c) {
 				return // back-pressure: the command stays queued
 			}
+		case shmring.OpAck:
+			ep.gotAck(c)
 		default:
 			ep.dropCmd(shmring.ErrBadOp)
 		}
@@ -122,7 +135,8 @@ func (ep *endpoint) ReceiveInto(iov [][]byte) (int, bool) {
 		return 0, false
 	}
 	c := &ep.rx.c
-	if ep.own.Decode(cmd, c) != nil || c.Op != shmring.OpMsg || c.Flags&shmring.FlagInline == 0 {
+	if ep.own.Decode(cmd, c) != nil || c.Op != shmring.OpMsg ||
+		c.Flags&(shmring.FlagInline|shmring.FlagDeliver) != shmring.FlagInline {
 		return 0, false
 	}
 	p := c.Payload
@@ -219,6 +233,9 @@ func (ep *endpoint) rxMsg(c *shmring.Cmd) bool {
 		n, olen := srx.Deliver(e, c.Payload)
 		ep.completeRx(e, n, olen, src)
 		ep.rq.FreeEntry(e)
+		if c.Flags&shmring.FlagDeliver != 0 {
+			ep.sendAck(c.Src, c.MsgID, 0)
+		}
 		return true
 	case err == provider.ENOENT && e != nil:
 		ub := ep.getUbuf(uint64(len(c.Payload)))
@@ -228,6 +245,7 @@ func (ep *endpoint) rxMsg(c *shmring.Cmd) bool {
 		}
 		ub.n = copy(ub.b, c.Payload)
 		ub.src = c.Src
+		ub.ack, ub.msgID = c.Flags&shmring.FlagDeliver != 0, c.MsgID
 		ep.queueUnexpected(e, ub, c, tagged)
 		return true
 	case err == provider.EAGAIN:
@@ -242,6 +260,7 @@ func (ep *endpoint) queueUnexpected(e *provider.RxEntry, ub *ubuf, c *shmring.Cm
 	e.Peer = ep
 	e.PeerContext = ub
 	if ep.queue(e, tagged) != nil {
+		ep.ackUbuf(ub, provider.ECANCELED)
 		ep.putUbuf(ub)
 		ep.rq.FreeEntry(e)
 	}
@@ -268,6 +287,7 @@ func (ep *endpoint) rxSegment(c *shmring.Cmd, tagged bool) bool {
 				return false
 			}
 			ub.src = c.Src
+			ub.ack, ub.msgID = c.Flags&shmring.FlagDeliver != 0, c.MsgID
 		case err == provider.EAGAIN:
 			return false
 		default:
@@ -276,7 +296,8 @@ func (ep *endpoint) rxSegment(c *shmring.Cmd, tagged bool) bool {
 		}
 		setCQData(e, c)
 		st = ep.newSeg()
-		*st = rxSeg{msgID: c.MsgID, total: c.Size, tagged: tagged, src: src, e: e, ub: ub}
+		*st = rxSeg{msgID: c.MsgID, total: c.Size, tagged: tagged, src: src, e: e, ub: ub,
+			ack: c.Flags&shmring.FlagDeliver != 0}
 		ep.rx.segs[c.Src] = st
 	} else if st == nil || st.msgID != c.MsgID || st.tagged != tagged {
 		ep.dropCmd(shmring.ErrBadLength)
@@ -313,12 +334,16 @@ func (ep *endpoint) rxSegment(c *shmring.Cmd, tagged bool) bool {
 		e.Peer = ep
 		e.PeerContext = st.ub
 		if ep.queue(e, tagged) != nil {
+			ep.ackUbuf(st.ub, provider.ECANCELED)
 			ep.putUbuf(st.ub)
 			ep.rq.FreeEntry(e)
 		}
 	} else {
 		ep.completeRx(st.e, int(st.placed), st.total-st.placed, st.src)
 		ep.rq.FreeEntry(st.e)
+		if st.ack {
+			ep.sendAck(c.Src, st.msgID, 0)
+		}
 	}
 	ep.freeSeg(st)
 	return true
@@ -365,6 +390,9 @@ func (ep *endpoint) abortSeg(id uint64, st *rxSeg, e provider.Errno) {
 	} else {
 		srx.CompleteErr(ep.rxCQ, ep.rxCntr, st.e, e, provider.AddrNotAvail)
 	}
+	if st.ack {
+		ep.sendAck(id, st.msgID, uint64(e))
+	}
 	ep.rq.FreeEntry(st.e)
 	ep.freeSeg(st)
 }
@@ -406,6 +434,7 @@ func (ep *endpoint) StartMsg(e *provider.RxEntry) error {
 	e.PeerContext = nil
 	n, olen := srx.Deliver(e, ub.b[:ub.n])
 	ep.completeRx(e, n, olen, e.Addr)
+	ep.ackUbuf(ub, 0)
 	ep.putUbuf(ub)
 	ep.rq.FreeEntry(e)
 	return nil
@@ -421,6 +450,7 @@ func (ep *endpoint) DiscardMsg(e *provider.RxEntry) error {
 		return provider.EINVAL
 	}
 	e.PeerContext = nil
+	ep.ackUbuf(ub, 0)
 	ep.putUbuf(ub)
 	ep.rq.FreeEntry(e)
 	return nil
@@ -465,9 +495,67 @@ func (ep *endpoint) putUbuf(u *ubuf) {
 	ep.umu.Lock()
 	ep.unexpN--
 	ep.unexpSize -= len(u.b)
-	u.n, u.src = 0, 0
+	u.n, u.src, u.ack, u.msgID = 0, 0, false, 0
 	if u.class >= 0 {
 		ep.ubufFree[u.class] = append(ep.ubufFree[u.class], u)
 	}
 	ep.umu.Unlock()
+}
+
+// ackUbuf acks the unexpected message in ub if its sender waits for it.
+func (ep *endpoint) ackUbuf(ub *ubuf, status provider.Errno) {
+	if ub.ack {
+		ub.ack = false
+		ep.sendAck(ub.src, ub.msgID, uint64(status))
+	}
+}
+
+// sendAck pushes an ack for message msgID into the queue of sender src
+// (delivery complete); status 0 is success, else an errno. An ack that
+// does not fit now is kept and pushed by a later Progress. Safe from any
+// goroutine.
+func (ep *endpoint) sendAck(src, msgID, status uint64) {
+	if ep.enter() != 0 {
+		return // closed: the sender learns it from the closing flag
+	}
+	defer ep.exit()
+	p := ep.peerByID(src)
+	if p == nil {
+		return // the sender is gone (or not ours to write)
+	}
+	if ep.nAcksOut.Load() == 0 && pushAck(ep.id, p, msgID, status) {
+		return
+	}
+	ep.umu.Lock()
+	ep.acksOut = append(ep.acksOut, ackOut{src: src, msgID: msgID, status: status})
+	ep.nAcksOut.Store(int32(len(ep.acksOut)))
+	ep.umu.Unlock()
+}
+
+func pushAck(self uint64, p *peer, msgID, status uint64) bool {
+	pos, cmd, ok := p.r.Reserve()
+	if !ok {
+		return false
+	}
+	c := shmring.Cmd{Op: shmring.OpAck, Src: self, MsgID: msgID, Data: status}
+	shmring.PutHeader(cmd, &c)
+	p.r.Publish(pos)
+	wake(p)
+	return true
+}
+
+// flushAcks pushes the acks kept by sendAck, in order.
+func (ep *endpoint) flushAcks() {
+	ep.umu.Lock()
+	defer ep.umu.Unlock()
+	k := 0
+	for ; k < len(ep.acksOut); k++ {
+		a := ep.acksOut[k]
+		p := ep.peerByID(a.src)
+		if p != nil && !pushAck(ep.id, p, a.msgID, a.status) {
+			break
+		}
+	}
+	ep.acksOut = append(ep.acksOut[:0], ep.acksOut[k:]...)
+	ep.nAcksOut.Store(int32(len(ep.acksOut)))
 }

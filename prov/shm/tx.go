@@ -35,6 +35,8 @@ type txOp struct {
 	res    provider.CQReserver // room reserved for the completion
 	comp   bool                // write a success completion
 	failed bool                // completed in error already
+	dc     bool                // FI_DELIVERY_COMPLETE: completes on the receiver's ack
+	fence  bool                // FI_FENCE: starts once every earlier operation completed
 	next   *txOp
 }
 
@@ -45,9 +47,17 @@ type txState struct {
 	tail    *txOp
 	free    []*txOp
 	nextID  uint64
+	// acks holds the operations pushed and waiting for the receiver's
+	// ack (FI_DELIVERY_COMPLETE), by message id; nacks is len(acks),
+	// readable without mu.
+	acks  map[uint64]*txOp
+	nacks atomic.Int32
 }
 
-func (t *txState) init() { t.free = make([]*txOp, 0, 16) }
+func (t *txState) init() {
+	t.free = make([]*txOp, 0, 16)
+	t.acks = make(map[uint64]*txOp)
+}
 
 // Send transmits m (fi_send, fi_sendv, fi_sendmsg, fi_senddata, fi_inject).
 func (ep *endpoint) Send(m provider.Msg) error { return ep.post(&m, shmring.OpMsg) }
@@ -94,13 +104,16 @@ func (ep *endpoint) postIn(m *provider.Msg, op uint8) error {
 		res = ep.txRes
 	}
 	n := m.Len()
+	if m.Flags&(provider.FlagDeliveryComplete|provider.FlagFence) != 0 {
+		return ep.postSlow(p, m, op, n, res, comp)
+	}
 	if ep.tx.pending.Load() != 0 {
 		// Earlier operations are queued: this one goes behind them.
 		ep.progressTx()
 	}
 	if ep.tx.pending.Load() == 0 {
 		if n <= p.inline {
-			if ep.sendInline(p, m, op, n) {
+			if ep.sendInline(p, m, op, n, 0, 0) {
 				ep.completeTx(res, comp, m.Context, op)
 				return nil
 			}
@@ -109,7 +122,7 @@ func (ep *endpoint) postIn(m *provider.Msg, op uint8) error {
 			}
 		} else if n <= int(p.r.BufSize) {
 			// One segment: copied now, so injects complete here too.
-			switch ep.sendOneSeg(p, m, op, n) {
+			switch ep.sendOneSeg(p, m, op, n, 0, 0) {
 			case segSent:
 				ep.completeTx(res, comp, m.Context, op)
 				return nil
@@ -125,7 +138,60 @@ func (ep *endpoint) postIn(m *provider.Msg, op uint8) error {
 		// for nothing.
 		return unreserveAgain(res)
 	}
-	return ep.queueOp(p, m, op, n, res, comp)
+	return ep.queueOp(p, m, op, n, res, comp, false, false)
+}
+
+// postSlow posts an operation with FI_DELIVERY_COMPLETE or FI_FENCE. An
+// inject's data is copied before the call returns: it is sent at once
+// (one slot or one bounce buffer) or refused with EAGAIN, and (delivery
+// complete) waits for its ack like any other.
+func (ep *endpoint) postSlow(p *peer, m *provider.Msg, op uint8, n int, res provider.CQReserver, comp bool) error {
+	t := &ep.tx
+	dc := m.Flags&provider.FlagDeliveryComplete != 0
+	fence := m.Flags&provider.FlagFence != 0
+	if m.Flags&provider.FlagInject == 0 {
+		return ep.queueOp(p, m, op, n, res, comp, dc, fence)
+	}
+	ep.progressTx()
+	if t.pending.Load() != 0 || (fence && t.nacks.Load() != 0) || n > int(p.r.BufSize) {
+		return unreserveAgain(res)
+	}
+	var cflags uint8
+	var id uint64
+	if dc {
+		cflags, id = shmring.FlagDeliver, ep.nextMsgID()
+	}
+	sent := false
+	if n <= p.inline {
+		sent = ep.sendInline(p, m, op, n, id, cflags)
+	} else {
+		sent = ep.sendOneSeg(p, m, op, n, id, cflags) == segSent
+	}
+	if !sent {
+		return unreserveAgain(res)
+	}
+	if !dc {
+		ep.completeTx(res, comp, m.Context, op)
+		return nil
+	}
+	t.mu.Lock()
+	o := ep.allocOp()
+	*o = txOp{p: p, op: op, flags: m.Flags, ctx: m.Context, tag: m.Tag, total: uint64(n), off: uint64(n),
+		res: res, comp: comp, dc: true, msgID: id}
+	t.acks[id] = o
+	t.nacks.Add(1)
+	t.mu.Unlock()
+	return nil
+}
+
+func (ep *endpoint) allocOp() *txOp {
+	t := &ep.tx
+	if k := len(t.free); k > 0 {
+		o := t.free[k-1]
+		t.free = t.free[:k-1]
+		return o
+	}
+	return &txOp{}
 }
 
 func unreserveAgain(res provider.CQReserver) error {
@@ -174,12 +240,14 @@ func wake(p *peer) {
 
 // sendInline writes m into one command slot of p's queue; false when the
 // queue is full.
-func (ep *endpoint) sendInline(p *peer, m *provider.Msg, op uint8, n int) bool {
+// msgID and cflags (shmring.FlagDeliver) are set for delivery complete.
+func (ep *endpoint) sendInline(p *peer, m *provider.Msg, op uint8, n int, msgID uint64, cflags uint8) bool {
 	pos, cmd, ok := p.r.Reserve()
 	if !ok {
 		return false
 	}
-	c := shmring.Cmd{Op: op, Flags: shmring.FlagInline, Len: uint32(n), Src: ep.id, Tag: m.Tag, Size: uint64(n)}
+	c := shmring.Cmd{Op: op, Flags: shmring.FlagInline | cflags, Len: uint32(n), Src: ep.id, Tag: m.Tag,
+		Size: uint64(n), MsgID: msgID}
 	if m.Flags&provider.FlagRemoteCQData != 0 {
 		c.Flags |= shmring.FlagCQData
 		c.Data = m.Data
@@ -206,7 +274,7 @@ const (
 )
 
 // sendOneSeg sends m (at most one buffer) as a single segment.
-func (ep *endpoint) sendOneSeg(p *peer, m *provider.Msg, op uint8, n int) segResult {
+func (ep *endpoint) sendOneSeg(p *peer, m *provider.Msg, op uint8, n int, msgID uint64, cflags uint8) segResult {
 	idx, ok := p.r.GetBuf()
 	if !ok {
 		return segNoRoom
@@ -225,8 +293,11 @@ func (ep *endpoint) sendOneSeg(p *peer, m *provider.Msg, op uint8, n int) segRes
 			d = d[copy(d, b):]
 		}
 	}
-	c := shmring.Cmd{Op: op, Flags: shmring.FlagFirst | shmring.FlagLast, Len: uint32(n), Src: ep.id,
-		Tag: m.Tag, Size: uint64(n), Buf: idx, MsgID: ep.nextMsgID()}
+	if msgID == 0 {
+		msgID = ep.nextMsgID()
+	}
+	c := shmring.Cmd{Op: op, Flags: shmring.FlagFirst | shmring.FlagLast | cflags, Len: uint32(n), Src: ep.id,
+		Tag: m.Tag, Size: uint64(n), Buf: idx, MsgID: msgID}
 	if m.Flags&provider.FlagRemoteCQData != 0 {
 		c.Flags |= shmring.FlagCQData
 		c.Data = m.Data
@@ -242,24 +313,22 @@ func (ep *endpoint) nextMsgID() uint64 {
 }
 
 // queueOp queues m for progress to send.
-func (ep *endpoint) queueOp(p *peer, m *provider.Msg, op uint8, n int, res provider.CQReserver, comp bool) error {
+func (ep *endpoint) queueOp(p *peer, m *provider.Msg, op uint8, n int, res provider.CQReserver, comp, dc, fence bool) error {
 	t := &ep.tx
 	t.mu.Lock()
-	if t.pending.Load() >= QueueSize {
+	if t.pending.Load()+t.nacks.Load() >= QueueSize {
 		t.mu.Unlock()
 		return unreserveAgain(res)
 	}
-	var o *txOp
-	if k := len(t.free); k > 0 {
-		o = t.free[k-1]
-		t.free = t.free[:k-1]
-	} else {
-		o = &txOp{}
-	}
-	*o = txOp{p: p, op: op, flags: m.Flags, ctx: m.Context, tag: m.Tag, total: uint64(n), res: res, comp: comp}
+	o := ep.allocOp()
+	*o = txOp{p: p, op: op, flags: m.Flags, ctx: m.Context, tag: m.Tag, total: uint64(n), res: res, comp: comp,
+		dc: dc, fence: fence}
 	if m.Flags&provider.FlagRemoteCQData != 0 {
 		o.cflags = shmring.FlagCQData
 		o.data = m.Data
+	}
+	if dc {
+		o.cflags |= shmring.FlagDeliver
 	}
 	if m.IOV == nil {
 		o.iovArr[0] = m.Buf
@@ -292,6 +361,18 @@ func (ep *endpoint) progressTx() {
 
 func (ep *endpoint) progressTxLocked() {
 	t := &ep.tx
+	if t.nacks.Load() != 0 {
+		// A receiver that closes never acks: its closing flag ends the
+		// operations waiting for it.
+		for id, o := range t.acks {
+			if o.p.r.Closing() {
+				delete(t.acks, id)
+				t.nacks.Add(-1)
+				ep.failOp(o, provider.ECONNRESET)
+				ep.freeOp(o)
+			}
+		}
+	}
 	for o := t.head; o != nil; o = t.head {
 		if !ep.pushOp(o) {
 			return
@@ -301,6 +382,12 @@ func (ep *endpoint) progressTxLocked() {
 			t.tail = nil
 		}
 		t.pending.Add(-1)
+		o.next = nil
+		if !o.failed && o.dc {
+			t.acks[o.msgID] = o
+			t.nacks.Add(1)
+			continue
+		}
 		if !o.failed {
 			ep.completeTx(o.res, o.comp, o.ctx, o.op)
 		}
@@ -316,6 +403,9 @@ func (ep *endpoint) freeOp(o *txOp) {
 // pushOp pushes the segments of o it can; true when all are out.
 func (ep *endpoint) pushOp(o *txOp) bool {
 	p := o.p
+	if o.fence && o.off == 0 && ep.tx.nacks.Load() != 0 {
+		return false // FI_FENCE: earlier operations have not completed
+	}
 	if p.r.Closing() {
 		ep.failOp(o, provider.ECONNRESET)
 		return true
@@ -326,7 +416,7 @@ func (ep *endpoint) pushOp(o *txOp) bool {
 			if o.cflags&shmring.FlagCQData != 0 {
 				m.Flags = provider.FlagRemoteCQData
 			}
-			if !ep.sendInline(p, &m, o.op, int(o.total)) {
+			if !ep.sendInline(p, &m, o.op, int(o.total), o.msgID, o.cflags&shmring.FlagDeliver) {
 				return false
 			}
 			o.off = o.total
@@ -433,6 +523,36 @@ func (ep *endpoint) cancelTx() {
 	}
 	t.head, t.tail = nil, nil
 	t.pending.Store(0)
+	for id, o := range t.acks {
+		ep.failOp(o, provider.ECANCELED)
+		delete(t.acks, id)
+	}
+	t.nacks.Store(0)
+}
+
+// gotAck completes the delivery-complete operation an ack names. An ack
+// that names no such operation of that peer is dropped.
+func (ep *endpoint) gotAck(c *shmring.Cmd) {
+	t := &ep.tx
+	t.mu.Lock()
+	o := t.acks[c.MsgID]
+	if o == nil || o.p.id != c.Src {
+		t.mu.Unlock()
+		ep.dropCmd(shmring.ErrBadOp)
+		return
+	}
+	delete(t.acks, c.MsgID)
+	t.nacks.Add(-1)
+	if c.Data != 0 {
+		ep.failOp(o, provider.Errno(min(c.Data, 1<<16)))
+	} else {
+		ep.completeTx(o.res, o.comp, o.ctx, o.op)
+	}
+	ep.freeOp(o)
+	if t.pending.Load() != 0 {
+		ep.progressTxLocked() // a fenced operation may start now
+	}
+	t.mu.Unlock()
 }
 
 // sameCtx compares two operation contexts without panicking on
