@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gofabric/fabric/internal/av"
 	"github.com/gofabric/fabric/internal/cq"
 	"github.com/gofabric/fabric/internal/shmring"
 	"github.com/gofabric/fabric/internal/srx"
@@ -58,6 +59,7 @@ type endpoint struct {
 	txCntr    provider.CntrOwner
 	rxCntr    provider.CntrOwner
 	av        provider.AVView
+	dav       *av.AV // av, when it is this module's (srcOf caches its answers)
 	rq        provider.SRXOwner
 	direct    *srx.Queue
 	directCQ  *cq.CQ
@@ -249,6 +251,7 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	}
 	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
 	ep.av, ep.rq = r.AV, r.SRX
+	ep.dav, _ = r.AV.(*av.AV)
 	if q, ok := r.SRX.(*srx.Queue); ok && r.OwnSRX {
 		ep.direct = q
 	}

@@ -65,6 +65,16 @@ type rxState struct {
 	ddata  uint64
 	dcq    bool
 	warned bool
+
+	srcCache [srcCacheSize]srcEntry
+}
+
+// srcCacheSize is the number of senders whose fi_addr srcOf remembers.
+const srcCacheSize = 64
+
+type srcEntry struct {
+	id, gen uint64 // gen: the AV's Gen()+1 when looked up (0: empty)
+	addr    provider.Addr
 }
 
 // ackOut is an ack that did not fit in the sender's queue yet.
@@ -175,7 +185,20 @@ func (ep *endpoint) srcOf(id uint64) provider.Addr {
 	if !ep.needSrc {
 		return provider.AddrNotAvail
 	}
-	return ep.lookupSrc(ep.rx.nameBuf[:0], id)
+	if ep.dav == nil {
+		return ep.lookupSrc(ep.rx.nameBuf[:0], id)
+	}
+	// A cache of recent senders, valid while the AV is unchanged: a
+	// stream from a few peers skips the name formatting, the AV's lock
+	// and its map.
+	gen := ep.dav.Gen() + 1
+	c := &ep.rx.srcCache[id%srcCacheSize]
+	if c.id == id && c.gen == gen {
+		return c.addr
+	}
+	a := ep.lookupSrc(ep.rx.nameBuf[:0], id)
+	*c = srcEntry{id: id, gen: gen, addr: a}
+	return a
 }
 
 // lookupSrc looks id's name up in the AV (with and without its NUL),
