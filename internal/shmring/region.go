@@ -348,6 +348,10 @@ func (r *Region) Pending() bool {
 	return u64At(r.ring, off).Load() == head+1
 }
 
+// Head returns the consumer's position: the number of commands consumed.
+// It may be called from any goroutine.
+func (r *Region) Head() uint64 { return r.head.Load() }
+
 // Wake bumps the wake word when the owner has sleepers: the caller then
 // wakes them (futex) and Wake reports true. With nobody asleep it costs
 // one atomic load.

@@ -22,6 +22,10 @@ type fdReady struct {
 
 var _ provider.FDWaiter = (*endpoint)(nil)
 
+// fdArmDelay is how long work must wait unprogressed before the
+// descriptor is made readable.
+const fdArmDelay = 50 * time.Microsecond
+
 // WaitFD returns a descriptor that is readable while progress may be
 // possible, or -1 if none can be made.
 func (ep *endpoint) WaitFD() int {
@@ -57,6 +61,14 @@ func (ep *endpoint) fdLoop() {
 		}
 		if f.armed.Load() || !ep.busy() {
 			time.Sleep(100 * time.Microsecond)
+			continue
+		}
+		// Arm only when nobody is progressing: an application that
+		// polls consumes the command within microseconds, and then
+		// needs no descriptor (and no system calls per message).
+		head := ep.own.Head()
+		time.Sleep(fdArmDelay)
+		if !ep.busy() || ep.own.Head() != head {
 			continue
 		}
 		if _, err := f.w.Write([]byte{1}); err != nil {
