@@ -8,13 +8,13 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/gofabric/fabric/internal/av"
 	"github.com/gofabric/fabric/internal/cq"
 	"github.com/gofabric/fabric/internal/shmring"
 	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -48,7 +48,7 @@ type endpoint struct {
 	caps    provider.Caps
 	authKey []byte
 
-	file *shmring.StandinFile
+	file *sys.ShmFile
 	own  *shmring.Region
 
 	// Set by Enable, read-only afterwards.
@@ -173,8 +173,8 @@ func (ep *endpoint) createRegion(id uint64) error {
 		if random {
 			id = randomID()
 		}
-		f, err := shmring.StandinCreate(fileName(id), int(size))
-		if err == syscall.EEXIST && random && try < 8 {
+		f, err := sys.CreateShm(fileName(id), int(size))
+		if err == provider.EADDRINUSE && random && try < 8 {
 			continue
 		}
 		if err != nil {
@@ -192,22 +192,11 @@ func (ep *endpoint) createRegion(id uint64) error {
 	}
 }
 
-// errnoOf translates a system error of the region files.
+// errnoOf returns the libfabric error of a region file operation
+// (internal/sys returns them translated).
 func errnoOf(err error) provider.Errno {
-	switch err {
-	case syscall.EEXIST:
-		return provider.EADDRINUSE
-	case syscall.ENOENT:
-		return provider.ENOENT
-	case syscall.EACCES, syscall.EPERM:
-		return provider.EACCES
-	case syscall.ENOMEM, syscall.ENOSPC:
-		return provider.ENOMEM
-	case syscall.EINVAL:
-		return provider.EINVAL
-	}
-	if e, ok := err.(syscall.Errno); ok {
-		return provider.Errno(e)
+	if e, ok := err.(provider.Errno); ok {
+		return e
 	}
 	return provider.EIO
 }

@@ -1,6 +1,9 @@
 package shm
 
-import "github.com/gofabric/fabric/internal/shmring"
+import (
+	"github.com/gofabric/fabric/internal/shmring"
+	"github.com/gofabric/fabric/internal/sys"
+)
 
 // AttachForTest maps the region of the endpoint named addr, as another
 // process of the same user could; close unmaps it.
@@ -9,7 +12,7 @@ func AttachForTest(addr []byte) (r *shmring.Region, close func(), err error) {
 	if !ok {
 		return nil, nil, errnoOf(nil)
 	}
-	f, err := shmring.StandinOpen(fileName(id))
+	f, err := sys.OpenShm(fileName(id))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,8 +1,10 @@
 package shm
 
-import "github.com/gofabric/fabric/internal/shmring"
+import (
+	"github.com/gofabric/fabric/internal/shmring"
+	"github.com/gofabric/fabric/internal/sys"
+)
 
-// futexWake wakes the sleepers of region r. Until the shared futex of
-// internal/sys lands, sleepers poll with a bounded sleep and nothing needs
-// waking.
-func futexWake(r *shmring.Region) {}
+// futexWake wakes the sleepers of region r (its owner's waits sleep on the
+// wake word, a shared futex). Region.Wake has already bumped the word.
+func futexWake(r *shmring.Region) { sys.FutexWakeAtomic(r.Seq(), sys.FutexWakeAll) }
