@@ -44,15 +44,16 @@ const (
 )
 
 // Capabilities. The primary ones (FI_MSG, FI_TAGGED, FI_DIRECTED_RECV)
-// and the secondary FI_SOURCE and FI_MULTI_RECV are offered as asked for
+// and the secondary FI_SOURCE, FI_MULTI_RECV and FI_FENCE are offered as asked for
 // by the hints; without hints (or without caps in them) all are listed.
 const (
-	txCaps     = provider.CapMsg | provider.CapTagged | provider.CapSend
+	txCaps     = provider.CapMsg | provider.CapTagged | provider.CapSend | provider.CapFence
 	rxCaps     = provider.CapMsg | provider.CapTagged | provider.CapRecv | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv
 	domainCaps = provider.CapLocalComm
 	infoCaps   = txCaps | rxCaps | domainCaps
 	// askCaps are returned only when asked for (when the hints name caps).
-	askCaps = provider.CapMsg | provider.CapTagged | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv
+	askCaps = provider.CapMsg | provider.CapTagged | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv |
+		provider.CapFence
 )
 
 const rxOrder = provider.OrderSAS
