@@ -174,8 +174,15 @@ func (ep *endpoint) createRegion(id uint64) error {
 			id = randomID()
 		}
 		f, err := sys.CreateShm(fileName(id), int(size))
-		if err == provider.EADDRINUSE && random && try < 8 {
-			continue
+		if err == provider.EADDRINUSE && try < 8 {
+			if random {
+				continue
+			}
+			// A name given by src_addr: the file may be left over by a
+			// process that died without closing (its lock is gone).
+			if n, _ := sys.CleanStale(fileName(id)); n > 0 {
+				continue
+			}
 		}
 		if err != nil {
 			return errnoOf(err)

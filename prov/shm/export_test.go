@@ -32,3 +32,13 @@ const (
 	FlagLast   = shmring.FlagLast
 	FlagInline = shmring.FlagInline
 )
+
+// MakeStaleForTest leaves the region file of service as a process that
+// died would: created, then closed without being unlinked.
+func MakeStaleForTest(service string) error {
+	f, err := sys.CreateShm(fileName(serviceID(service)), 4096)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}

@@ -58,6 +58,11 @@ const (
 
 const rxOrder = provider.OrderSAS
 
+// supportedTxOpFlags are the default transmit flags (tx_attr.op_flags) a
+// hint may ask for: they are echoed back.
+const supportedTxOpFlags = provider.FlagInject | provider.FlagInjectComplete | provider.FlagTransmitComplete |
+	provider.FlagDeliveryComplete | provider.FlagCompletion | provider.FlagFence
+
 // Version is the provider version (117.0, as libfabric 1.17's).
 var Version = provider.Version(117, 0)
 
@@ -83,6 +88,7 @@ var log = provider.NewLogger(Name)
 func baseInfo(hints *provider.Info) *provider.Info {
 	ctrl, data := provider.ProgressAuto, provider.ProgressManual
 	caps, tx, rx := provider.Caps(infoCaps), provider.Caps(txCaps), provider.Caps(rxCaps)
+	var txOpFlags provider.Flags
 	if hints != nil {
 		if d := hints.DomainAttr; d != nil {
 			if p := d.ControlProgress; p == provider.ProgressAuto || p == provider.ProgressManual {
@@ -108,12 +114,16 @@ func baseInfo(hints *provider.Info) *provider.Info {
 			tx &^= drop
 			rx &^= drop
 		}
+		if hints.TxAttr != nil {
+			txOpFlags = hints.TxAttr.OpFlags & supportedTxOpFlags
+		}
 	}
 	return &provider.Info{
 		Caps:       caps,
 		AddrFormat: provider.AddrStr,
 		TxAttr: &provider.TxAttr{
 			Caps:       tx,
+			OpFlags:    txOpFlags,
 			MsgOrder:   provider.OrderSAS,
 			CompOrder:  provider.CompOrderNone,
 			InjectSize: InjectSize,
@@ -166,7 +176,8 @@ func baseInfo(hints *provider.Info) *provider.Info {
 // GetInfo returns the one shm configuration. Addresses (FI_ADDR_STR):
 // src_addr is the "any" name (an endpoint opened from it picks a random
 // one) unless node/service with FI_SOURCE, or the hints' src_addr, name
-// one; node/service without FI_SOURCE name dest_addr. node is a shm name
+// one; node/service without FI_SOURCE name dest_addr (this host without a
+// service: the endpoint of the empty service). node is a shm name
 // ("fi_shm://gofabric-shm-<16 hex>") or this host ("", "localhost", a
 // loopback address, the host name); with a service it names the
 // endpoint bound to that service (see serviceName). Anything else is
@@ -189,9 +200,14 @@ func (shmProvider) GetInfo(version uint32, node, service string, flags provider.
 		if err != nil {
 			return nil, err
 		}
-		if flags&provider.FlagSource != 0 {
+		switch {
+		case flags&provider.FlagSource != 0:
 			src = name
-		} else {
+		case isAny(name):
+			// This host without a service: the endpoint of the empty
+			// service (dest_addr must name an endpoint).
+			dest = appendName(nil, serviceID(""))
+		default:
 			dest = name
 		}
 	}
@@ -214,6 +230,12 @@ func (shmProvider) GetInfo(version uint32, node, service string, flags provider.
 	info.SrcAddr = src
 	info.DestAddr = dest
 	return []*provider.Info{info}, nil
+}
+
+// isAny reports whether name is the "any" name.
+func isAny(name []byte) bool {
+	id, ok := parseName(name)
+	return ok && id == 0
 }
 
 // localNode reports whether node names this host.
