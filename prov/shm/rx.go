@@ -70,6 +70,7 @@ func (r *rxState) init() { r.segs = make(map[uint64]*rxSeg) }
 func (ep *endpoint) progressRx() {
 	r := ep.own
 	c := &ep.rx.c
+	ep.flushAnswers()
 	for i := 0; i < ProgressBudget; i++ {
 		if ep.rxFull != nil && ep.rxFull.Full() {
 			// FI_RM_ENABLED: no room for a receive completion; the
@@ -95,6 +96,10 @@ func (ep *endpoint) progressRx() {
 		case shmring.OpMsg, shmring.OpTagged:
 			if !ep.rxMsg(c) {
 				return // back-pressure: the command stays queued
+			}
+		case opWrite, opRead, opAtomic, opWriteAck, opReadResp, opAtomicResp:
+			if !ep.rxRMA(c) {
+				return // back-pressure (rma.go)
 			}
 		default:
 			ep.dropCmd(shmring.ErrBadOp)
