@@ -148,7 +148,6 @@ func (ep *endpoint) rxAtomic(c *shmring.Cmd) bool {
 	}
 	s := &ep.rma
 	var tbl [RMAIOVLimit]remoteIOV
-	var pieces [maxDstPieces][]byte
 	var dst [][]byte
 	var rest []byte
 	var count uint64
@@ -181,7 +180,7 @@ func (ep *endpoint) rxAtomic(c *shmring.Cmd) bool {
 		case d.kind != provider.AtomicBase:
 			access = provider.FlagRemoteRead | provider.FlagRemoteWrite
 		}
-		dst, e = ep.checkRemote(tbl[:d.n], uint64(d.size), access, pieces[:0])
+		dst, e = ep.checkRemote(tbl[:d.n], uint64(d.size), access, s.pieces[:0])
 		for _, b := range dst {
 			if len(b)%d.size != 0 { // an element split across registered buffers
 				e = provider.EINVAL

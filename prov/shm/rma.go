@@ -138,8 +138,9 @@ type rmaState struct {
 	respFree  []*resp
 	respN     atomic.Int32
 	respPeers map[uint64]*peer
-	scratch   []byte // fetched values before they are pushed
-	cur       resp   // the answer being pushed without queueing
+	scratch   []byte               // fetched values before they are pushed
+	pieces    [maxDstPieces][]byte // target memory of the atomic being applied
+	cur       resp                 // the answer being pushed without queueing
 }
 
 // mrSegmenter is implemented by MR tables that resolve ranges across the
