@@ -15,7 +15,7 @@ import (
 // noAV is an AV with nothing in it.
 type noAV struct{}
 
-func (noAV) Lookup(provider.Addr) []byte { return nil }
+func (noAV) Lookup(provider.Addr) []byte  { return nil }
 func (noAV) Reverse([]byte) provider.Addr { return provider.AddrNotAvail }
 
 // fuzzTarget is an enabled endpoint exposing mem[64:128] (key 1, remote
