@@ -855,6 +855,9 @@ func (ep *endpoint) flushAnswers() {
 func (ep *endpoint) pushResp(r *resp) bool {
 	p := r.p
 	if p.r.Closing() {
+		// The initiator is gone (a dead one, whose region is not marked,
+		// is for the peer-death checks to find: until then its answers
+		// wait, and past maxResponses so does the queue).
 		return true
 	}
 	for !r.started || r.off < r.total {
@@ -935,6 +938,40 @@ func requestOf(code uint8) uint8 {
 		return opRead
 	}
 	return opAtomic
+}
+
+// failRMAPeer completes every operation towards p with e (the peer died
+// or its region is unusable): the hook for the peer-death checks. The
+// caller holds no RMA lock.
+func (ep *endpoint) failRMAPeer(p *peer, e provider.Errno) {
+	s := &ep.rma
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Unlink the queued ones first, keeping the others' order.
+	prev := int32(-1)
+	for i := s.qhead; i >= 0; {
+		o := s.ops[i]
+		next := o.next
+		if o.p == p {
+			if prev < 0 {
+				s.qhead = next
+			} else {
+				s.ops[prev].next = next
+			}
+			if s.qtail == i {
+				s.qtail = prev
+			}
+			s.pending.Add(-1)
+		} else {
+			prev = i
+		}
+		i = next
+	}
+	for _, o := range s.ops {
+		if o.id != 0 && o.p == p {
+			ep.completeOp(o, e)
+		}
+	}
 }
 
 // closeRMA ends the RMA state (Close): operations in flight complete with

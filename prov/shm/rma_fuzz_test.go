@@ -183,3 +183,52 @@ func TestParseRemoteBounds(t *testing.T) {
 		t.Errorf("parseAtomicAux of a valid compare: %+v %v", d, ok)
 	}
 }
+
+// oneAV is an AV holding one address, at fi_addr 0.
+type oneAV struct{ name []byte }
+
+func (a oneAV) Lookup(x provider.Addr) []byte {
+	if x == 0 {
+		return a.name
+	}
+	return nil
+}
+func (oneAV) Reverse([]byte) provider.Addr { return provider.AddrNotAvail }
+
+// TestFailRMAPeer: the peer-death hook completes the operations towards
+// a peer in error, queued ones and ones waiting for an answer alike.
+func TestFailRMAPeer(t *testing.T) {
+	target := newFuzzTarget(t)
+	ep, err := newEndpoint(&domain{}, baseInfo(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	txcq, _ := cq.New(cq.Config{})
+	if err := ep.Enable(&provider.Resources{TxCQ: txcq, AV: oneAV{target.ep.name}, SRX: srx.New(srx.Config{}),
+		MR: mrkey.New(mrkey.Config{})}); err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	buf := make([]byte, 8)
+	const n = RingSlots + 10 // more than the target's queue holds: some wait to be pushed
+	for i := range n {
+		m := provider.Msg{Buf: buf, Context: i, Flags: provider.FlagCompletion, RMAOne: provider.RMAIOV{Len: 8, Key: 1}}
+		if err := ep.Read(m); err != nil {
+			t.Fatalf("read %d: %v", i, err)
+		}
+	}
+	if ep.rma.pending.Load() == 0 {
+		t.Fatal("no read waits to be pushed")
+	}
+	p, _ := ep.peerFor(0)
+	ep.failRMAPeer(p, provider.ECONNRESET)
+	var ee provider.CQErrEntry
+	for i := range n {
+		if err := txcq.ReadErr(&ee); err != nil || ee.Err != provider.ECONNRESET {
+			t.Fatalf("completion %d: %v %+v", i, err, ee)
+		}
+	}
+	if got, _ := txcq.Read(make([]provider.CQEntry, 1)); got != 0 || ep.rma.pending.Load() != 0 {
+		t.Fatalf("after failing the peer: %d more completions, %d queued", got, ep.rma.pending.Load())
+	}
+}
