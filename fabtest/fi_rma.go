@@ -2,6 +2,7 @@ package fabtest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ var rmaCases = []testCase{
 	{"fi_rma/key_access_range_errors_leave_target_untouched", rmaKeyAccessRangeErrorsLeaveTargetUntouched},
 	{"fi_rma/rma_event_endpoint_counters", rmaRMAEventEndpointCounters},
 	{"fi_rma/mr_counter_counts_its_region_only", rmaMRCounterCountsItsRegionOnly},
+	{"fi_rma/read_write_writedata_from_separate_process", rmaReadWriteWritedataFromSeparateProcess},
 }
 
 // region is memory of a target env registered for remote access.
@@ -642,4 +644,93 @@ func rmaMRCounterCountsItsRegionOnly(t *testing.T, tg Target) {
 	settle(t, a, b, ab)
 	cntrIs(t, "x's FI_REMOTE_WRITE", cx, 2, 0)
 	cntrIs(t, "y's FI_REMOTE_WRITE", cy, 1, 0)
+}
+
+// rmaProcHalf is half the region of the cross-process case.
+const rmaProcHalf = 128 << 10
+
+// rmaReadWriteWritedataFromSeparateProcess: another process reads the
+// first half of a region (pattern 21), writes the second half (pattern
+// 22), then sends 8 bytes with remote CQ data 0xfeed at the end; the
+// target sees the data completion after the write.
+func rmaReadWriteWritedataFromSeparateProcess(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	b := tg.open(t, envOpts{caps: fabric.CapRMA})
+	mask := cqDataMask(t, b)
+	mem := make([]byte, 2*rmaProcHalf+8)
+	pattern(mem[:rmaProcHalf], 21)
+	r := b.expose(mem, remoteRW, 0x5f00)
+	peer := append(bytes.Clone(b.addr), le64(r.addr, r.key)...)
+	h := spawnHelper(t, tg, "rma-rw", peer, 1)
+	deadline := time.Now().Add(scaled(30 * time.Second))
+	var ent [1]fabric.CQEntry
+	for exited := false; ; {
+		n, err := b.rxcq.Read(ent[:])
+		if n == 1 {
+			const want = fabric.FlagRemoteWrite | fabric.FlagRemoteCQData
+			if ent[0].Flags&want != want || ent[0].Data != 0xfeed&mask {
+				t.Fatalf("target completion %+v; want flags %v, data %#x", ent[0], want, 0xfeed&mask)
+			}
+			break
+		}
+		if err != nil && !errors.Is(err, fabric.ErrAgain) {
+			var ee fabric.CQErrEntry
+			b.rxcq.ReadErr(&ee)
+			t.Fatalf("target CQ: %v %+v", err, ee)
+		}
+		if !exited {
+			select {
+			case err := <-h.done:
+				h.report(t, err)
+				exited = true
+			default:
+			}
+		}
+		if time.Now().After(deadline) || exited && t.Failed() {
+			if !exited {
+				h.kill(t)
+			}
+			t.Fatalf("no remote CQ data from the peer process")
+		}
+	}
+	want := pattern(make([]byte, rmaProcHalf), 22)
+	sameMem(t, "second half written by the peer process", mem[rmaProcHalf:2*rmaProcHalf], want)
+	if !bytes.Equal(mem[2*rmaProcHalf:], le64(0x0123456789abcdef)) {
+		t.Fatalf("writedata bytes %x", mem[2*rmaProcHalf:])
+	}
+	select {
+	case err := <-h.done:
+		h.report(t, err)
+	case <-time.After(scaled(10 * time.Second)):
+		h.kill(t)
+	}
+}
+
+// helperRMAReadWrite is the peer process of
+// rmaReadWriteWritedataFromSeparateProcess: peer is the target's address
+// followed by the region's remote address and key.
+func helperRMAReadWrite(t *testing.T, tg Target, peer []byte) {
+	if len(peer) < 16 {
+		t.Fatalf("peer %x: want an address, a remote address and a key", peer)
+	}
+	name, tail := peer[:len(peer)-16], peer[len(peer)-16:]
+	addr, key := binary.LittleEndian.Uint64(tail), binary.LittleEndian.Uint64(tail[8:])
+	e := tg.open(t, envOpts{caps: fabric.CapRMA})
+	dst := e.insert(name)
+	ctx := new(int)
+	got := make([]byte, rmaProcHalf)
+	retry(t, "fi_read", func() error { return e.ep.RMARead(got, nil, dst, addr, key, ctx) }, e.txcq)
+	waitOK(t, "fi_read", e.txcq)
+	if i := firstDiff(got, pattern(make([]byte, rmaProcHalf), 21)); i >= 0 {
+		t.Fatalf("read from the parent differs at byte %d", i)
+	}
+	src := pattern(make([]byte, rmaProcHalf), 22)
+	retry(t, "fi_write", func() error { return e.ep.RMAWrite(src, nil, dst, addr+rmaProcHalf, key, ctx) }, e.txcq)
+	waitOK(t, "fi_write", e.txcq)
+	mask := cqDataMask(t, e)
+	last := le64(0x0123456789abcdef)
+	retry(t, "fi_writedata", func() error {
+		return e.ep.RMAWriteData(last, nil, 0xfeed&mask, dst, addr+2*rmaProcHalf, key, ctx)
+	}, e.txcq)
+	waitOK(t, "fi_writedata", e.txcq)
 }

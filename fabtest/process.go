@@ -130,6 +130,8 @@ func Helper(t *testing.T) {
 		helperMsgEcho(t, tg, peer, iters)
 	case "atomic-sum":
 		helperAtomicSum(t, tg, peer, iters)
+	case "rma-rw":
+		helperRMAReadWrite(t, tg, peer)
 	default:
 		t.Fatalf("unknown helper role %q", role)
 	}
