@@ -107,7 +107,7 @@ func (ep *endpoint) postAtomic(m *provider.AtomicMsg) error {
 		return err
 	}
 	*o = rmaOp{id: o.id, next: -1, code: opAtomic, p: p, ctx: m.Context, flags: flags, comp: comp, res: res,
-		cntr: cntr, noResp: noResp}
+		cntr: cntr, noResp: noResp, fence: m.Flags&provider.FlagFence != 0}
 	if m.Flags&provider.FlagRemoteCQData != 0 {
 		o.cflags, o.data = shmring.FlagCQData, m.Data
 	}

@@ -78,6 +78,8 @@ type rmaOp struct {
 	off    uint64 // data bytes pushed
 	first  bool   // the first command is out
 	noResp bool   // inject write without completion: no answer
+	fence  bool   // FI_FENCE: starts once every earlier operation completed
+	live   bool   // counted in rmaState.started
 
 	dst  [IOVLimit][]byte // read destination, atomic results
 	ndst int
@@ -123,6 +125,7 @@ type rmaState struct {
 	qhead   int32 // push queue (-1: empty)
 	qtail   int32
 	pending atomic.Int32 // operations in the push queue
+	started atomic.Int32 // operations started and not completed
 
 	// Set by Enable.
 	mr          provider.MRKeys
@@ -210,7 +213,7 @@ func (ep *endpoint) postRMA(m *provider.Msg, code uint8) error {
 		return err
 	}
 	*o = rmaOp{id: o.id, next: -1, code: code, p: p, ctx: m.Context, flags: flags, comp: comp, res: res, cntr: cntr,
-		noResp: inject && !comp}
+		noResp: inject && !comp, fence: m.Flags&provider.FlagFence != 0}
 	if m.Flags&provider.FlagRemoteCQData != 0 {
 		o.cflags, o.data = shmring.FlagCQData, m.Data
 	}
@@ -284,6 +287,9 @@ func (ep *endpoint) newOp(comp bool) (*rmaOp, provider.CQReserver, error) {
 // freeRMA returns o to the table (s.mu held).
 func (ep *endpoint) freeRMA(o *rmaOp) {
 	i := int32(o.id&0xffff) - 1
+	if o.live {
+		ep.rma.started.Add(-1)
+	}
 	*o = rmaOp{}
 	ep.rma.free = append(ep.rma.free, i)
 }
@@ -308,7 +314,7 @@ func (ep *endpoint) startOp(o *rmaOp, inject bool) error {
 	if s.pending.Load() != 0 {
 		ep.pushQueued()
 	}
-	if s.pending.Load() == 0 {
+	if s.pending.Load() == 0 && (!o.fence || ep.quiet()) {
 		if inject && !ep.fitsOne(o) {
 			ep.dropOp(o)
 			return provider.EAGAIN
@@ -334,6 +340,12 @@ func (ep *endpoint) startOp(o *rmaOp, inject bool) error {
 	s.qtail = int32(o.id&0xffff) - 1
 	s.pending.Add(1)
 	return nil
+}
+
+// quiet reports whether no operation of the endpoint is under way: the
+// condition for starting an FI_FENCE operation.
+func (ep *endpoint) quiet() bool {
+	return ep.rma.started.Load() == 0 && ep.tx.nacks.Load() == 0 && ep.tx.pending.Load() == 0
 }
 
 // pushed finishes an operation whose request is all out: one that wants
@@ -369,6 +381,9 @@ func (ep *endpoint) pushQueued() {
 	for s.qhead >= 0 {
 		o := s.ops[s.qhead]
 		next := o.next
+		if o.fence && !o.first && !ep.quiet() {
+			return // FI_FENCE: earlier operations have not completed
+		}
 		if done, _ := ep.pushRMA(o); !done {
 			return
 		}
@@ -435,6 +450,8 @@ func (ep *endpoint) pushRMA(o *rmaOp) (done, sent bool) {
 		if !o.first {
 			c.Flags |= shmring.FlagFirst
 			putRemote(dst, o.rma[:o.nrma])
+			o.live = true
+			ep.rma.started.Add(1)
 		}
 		n := gatherAt(dst[hdr:], o.src[:o.nsrc], o.off)
 		c.Len = uint32(hdr + n)

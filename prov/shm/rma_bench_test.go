@@ -184,3 +184,42 @@ func BenchmarkAtomic(b *testing.B) {
 		}
 	})
 }
+
+// TestRMAFenceWaitsForEarlierOperations: an FI_FENCE write is not started
+// while an earlier read is unanswered; it is once the read completed.
+func TestRMAFenceWaitsForEarlierOperations(t *testing.T) {
+	r := newRMABench(t)
+	mem := make([]byte, 64)
+	mr, err := r.b.dom.RegMR(mem, fabric.FlagRemoteRead|fabric.FlagRemoteWrite, 0, 0x53, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mr.Close()
+	rd, rctx, wctx := make([]byte, 8), new(int), new(int)
+	if err := r.a.ep.RMARead(rd, nil, r.ab, mr.Address(), mr.Key(), rctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.a.ep.RMAWriteMsg(&fabric.Msg{IOV: [][]byte{[]byte("fenced!!")}, Addr: r.ab, Context: wctx,
+		RMA: []fabric.RMAIOV{{Addr: mr.Address() + 8, Len: 8, Key: mr.Key()}}}, fabric.FlagFence|fabric.FlagCompletion); err != nil {
+		t.Fatal(err)
+	}
+	// Only the target progresses: it answers the read; the fenced write
+	// has not been sent, so nothing writes its memory.
+	for range 100 {
+		r.b.rxcq.Read(nil)
+	}
+	if string(mem[8:16]) != "\x00\x00\x00\x00\x00\x00\x00\x00" {
+		t.Fatalf("the fenced write landed before the read completed: %q", mem[8:16])
+	}
+	ctxs := map[any]bool{}
+	for len(ctxs) < 2 {
+		r.wait()
+		ctxs[r.ent[0].OpContext] = true
+	}
+	if !ctxs[rctx] || !ctxs[wctx] {
+		t.Fatalf("completions %v", ctxs)
+	}
+	if string(mem[8:16]) != "fenced!!" {
+		t.Fatalf("target memory after the fenced write: %q", mem[8:16])
+	}
+}
