@@ -69,6 +69,8 @@ type endpoint struct {
 	peers peerTable
 
 	tx txState
+	// rma is the RMA and atomic state (rma.go).
+	rma rmaState
 
 	rxMu sync.Mutex
 	rx   rxState
@@ -111,7 +113,7 @@ func randomID() uint64 {
 
 // checkLimits refuses an Info whose limits exceed the provider's.
 func checkLimits(info *provider.Info) error {
-	if a := info.TxAttr; a != nil && (a.IOVLimit > IOVLimit || a.InjectSize > InjectSize) {
+	if a := info.TxAttr; a != nil && (a.IOVLimit > IOVLimit || a.InjectSize > InjectSize || a.RMAIOVLimit > RMAIOVLimit) {
 		return provider.EINVAL
 	}
 	if a := info.RxAttr; a != nil && a.IOVLimit > IOVLimit {
@@ -255,6 +257,7 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 		ep.directCQ, _ = r.RxCQ.(*cq.CQ)
 	}
 	ep.reportSrc = r.Source
+	ep.enableRMA(r)
 	ep.needSrc = r.Source || ep.caps&provider.CapDirectedRecv != 0
 	ep.state.Store(stateEnabled)
 	if ep.auto {
@@ -290,6 +293,7 @@ func (ep *endpoint) Progress() {
 	if ep.tx.pending.Load()|ep.tx.nacks.Load() != 0 {
 		ep.progressTx()
 	}
+	ep.progressRMA()
 	if ep.rxMu.TryLock() {
 		ep.progressRx()
 		ep.rxMu.Unlock()
@@ -338,7 +342,7 @@ func (ep *endpoint) autoProgress() {
 
 // busy reports whether progress has something to do.
 func (ep *endpoint) busy() bool {
-	return ep.own.Pending() || ep.tx.pending.Load() != 0
+	return ep.own.Pending() || ep.tx.pending.Load() != 0 || ep.rmaBusy()
 }
 
 // WaitReady waits until a command is waiting in the inbound queue or a
@@ -390,6 +394,7 @@ func (ep *endpoint) Close() error {
 	ep.rx.close(ep)
 	ep.rxMu.Unlock()
 	ep.cancelTx()
+	ep.closeRMA()
 	ep.peers.closeAll()
 	ep.fdClose()
 	return ep.file.Close()
