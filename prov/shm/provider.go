@@ -249,6 +249,7 @@ func resolve(node, service string) ([]byte, error) {
 
 // Fabric opens a fabric.
 func (shmProvider) Fabric(attr *provider.FabricAttr) (provider.Fabric, error) {
+	cleanStale()
 	return &fabric{}, nil
 }
 

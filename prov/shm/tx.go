@@ -95,6 +95,10 @@ func (ep *endpoint) postIn(m *provider.Msg, op uint8) error {
 		// A peer we may not write to (auth key).
 		return ep.failPost(m, op, e)
 	}
+	if p.r.Closing() {
+		// The peer closed, or died (death.go).
+		return ep.failPost(m, op, provider.ECONNRESET)
+	}
 	// With resource management the completion's room is claimed first.
 	var res provider.CQReserver
 	if ep.txRes != nil && comp {
