@@ -25,11 +25,11 @@ const deathMsg = 8 << 20
 
 // startDeathChild runs TestDeathChild in mode and returns it with its
 // output lines; the child is killed and reaped at cleanup.
-func startDeathChild(t *testing.T, mode string, parent []byte) (*exec.Cmd, <-chan string) {
+func startDeathChild(t *testing.T, mode string, parent []byte, env ...string) (*exec.Cmd, <-chan string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestDeathChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), deathChildEnv+"="+mode+" "+hex.EncodeToString(parent))
+	cmd.Env = append(append(os.Environ(), deathChildEnv+"="+mode+" "+hex.EncodeToString(parent)), env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -72,13 +72,17 @@ func childLine(t *testing.T, lines <-chan string) string {
 }
 
 // TestPeerKilledMidTransfer: a peer process is killed with SIGKILL while
-// an 8 MiB message goes to it (stalled: it stopped draining its queue) and
-// another comes from it (stalled half-way: it stopped pushing). Both our
+// an 8 MiB message goes to it (stalled: it stopped draining its queue, and
+// our CMA request waits for its answer) and another comes from it
+// (segmented, stalled half-way: it stopped pushing). Both our
 // operations complete with FI_ECONNRESET within 1 s of the kill, a later
 // send to it fails at once, and its region file is gone.
 func TestPeerKilledMidTransfer(t *testing.T) {
 	a := newNode(t, nodeOpts{})
-	cmd, lines := startDeathChild(t, "stall", a.addr)
+	// Segments both ways (the child refuses our CMA request and sends
+	// segmented), so both transfers stall half-way when the child stops
+	// progressing.
+	cmd, lines := startDeathChild(t, "stall", a.addr, "FI_SHM_DISABLE_CMA=1")
 	name := make([]byte, 64)
 	if err := a.ep.Recv(name, nil, fabric.AddrUnspec, nil); err != nil {
 		t.Fatal(err)
@@ -92,6 +96,12 @@ func TestPeerKilledMidTransfer(t *testing.T) {
 	in := make([]byte, deathMsg)
 	if err := a.ep.TRecv(in, nil, fabric.AddrUnspec, 1, 0, "recv"); err != nil {
 		t.Fatal(err)
+	}
+	// The receive is posted: the child may send (the data then goes
+	// straight into in, where we can see it arrive).
+	retry(t, "go", func() error { return a.ep.Send([]byte("go"), nil, peer, "go") }, a.txcq)
+	if _, ee := wait(t, a.txcq, a.rxcq); ee != nil {
+		t.Fatalf("go: %+v", ee)
 	}
 	if err := a.ep.TSend(pattern(deathMsg, 2), nil, peer, 2, "send"); err != nil {
 		t.Fatal(err)
@@ -165,9 +175,11 @@ func TestStaleRegionRemovedAtOpen(t *testing.T) {
 
 // TestDeathChild is the peer process of the death tests (deathChildEnv):
 //
-//   - stall: sends its name to the parent, posts an 8 MiB send to it and
-//     an 8 MiB tagged receive, says "stalled" and sleeps without progress
-//     until it is killed;
+//   - stall: posts an 8 MiB tagged receive, sends its name to the parent,
+//     waits for its "go", posts an 8 MiB send to it, says "stalled" and
+//     sleeps without progress until it is killed;
+//   - echo: receives a 1 MiB tagged message (tag 5) and sends it back
+//     (tag 6), says "echoed";
 //   - name: opens an endpoint, says its name, sleeps until killed;
 //   - open: opens an shm fabric, says "opened", sleeps until killed.
 func TestDeathChild(t *testing.T) {
@@ -191,6 +203,29 @@ func TestDeathChild(t *testing.T) {
 		}
 		defer fab.Close()
 		fmt.Println("child: opened")
+	case "echo":
+		parent, err := hex.DecodeString(parentHex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newNode(t, nodeOpts{})
+		p := c.insert(parent)
+		in := make([]byte, 1<<20)
+		if err := c.ep.TRecv(in, nil, fabric.AddrUnspec, 5, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		retry(t, "name", func() error { return c.ep.Send(c.addr, nil, p, nil) }, c.txcq)
+		if _, ee := wait(t, c.txcq, c.rxcq); ee != nil {
+			t.Fatalf("name: %+v", ee)
+		}
+		if got, ee := wait(t, c.rxcq, c.txcq); ee != nil || got.Len != uint64(len(in)) {
+			t.Fatalf("echo receive: %+v %+v", got, ee)
+		}
+		retry(t, "echo", func() error { return c.ep.TSend(in, nil, p, 6, nil) }, c.txcq, c.rxcq)
+		if _, ee := wait(t, c.txcq, c.rxcq); ee != nil {
+			t.Fatalf("echo send: %+v", ee)
+		}
+		fmt.Println("child: echoed")
 	case "stall":
 		parent, err := hex.DecodeString(parentHex)
 		if err != nil {
@@ -198,10 +233,17 @@ func TestDeathChild(t *testing.T) {
 		}
 		c := newNode(t, nodeOpts{})
 		p := c.insert(parent)
-		retry(t, "name", func() error { return c.ep.Send(c.addr, nil, p, nil) }, c.txcq)
+		goMsg := make([]byte, 8)
+		if err := c.ep.Recv(goMsg, nil, fabric.AddrUnspec, nil); err != nil {
+			t.Fatal(err)
+		}
 		in := make([]byte, deathMsg)
 		if err := c.ep.TRecv(in, nil, fabric.AddrUnspec, 2, 0, nil); err != nil {
 			t.Fatal(err)
+		}
+		retry(t, "name", func() error { return c.ep.Send(c.addr, nil, p, nil) }, c.txcq)
+		if _, ee := wait(t, c.rxcq, c.txcq); ee != nil {
+			t.Fatalf("go: %+v", ee)
 		}
 		if err := c.ep.TSend(pattern(deathMsg, 1), nil, p, 1, nil); err != nil {
 			t.Fatal(err)

@@ -83,6 +83,7 @@ type endpoint struct {
 	fdr   fdReady
 	death deathState
 	waits waitState
+	cma   cmaState
 
 	mu       sync.Mutex // Enable/Close
 	autoDone chan struct{}

@@ -38,7 +38,7 @@ func testEPProgress(t *testing.T, progress provider.Progress) (*endpoint, *cq.CQ
 		t.Fatal(err)
 	}
 	ep := pe.(*endpoint)
-	c, err := cq.New(cq.Config{})
+	c, err := cq.New(cq.Config{Format: provider.CQFormatTagged})
 	if err != nil {
 		t.Fatal(err)
 	}
