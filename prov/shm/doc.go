@@ -41,6 +41,15 @@
 //     queue once the data is in a receive buffer; the send completes on
 //     the ack (FI_ECONNRESET if the receiver closes first). FI_FENCE holds
 //     an operation back until every earlier one completed.
+//   - Cross-memory attach (cma.go): a message of FI_SHM_CMA_MIN bytes or
+//     more (default CMAMin) is announced by one request naming the
+//     sender's buffers; the receiver pulls it with process_vm_readv into
+//     the posted buffer (single copy) and acks, and the send completes on
+//     the ack. A receiver that cannot read the sender (yama, seccomp,
+//     FI_SHM_DISABLE_CMA, another pid namespace: checked by reading back
+//     the sender's id word) answers "use segments" and the message goes
+//     segmented in its place; the peer is remembered, and the choice is
+//     logged at FI_LOG_LEVEL=info.
 //   - Unexpected messages are copied into provider memory, at most
 //     MaxUnexpectedBytes and MaxUnexpected per endpoint; beyond that the
 //     endpoint stops draining its queue until receives are posted
@@ -70,9 +79,21 @@
 // Progress, which drains the inbound queue (ProgressBudget commands) and
 // pushes pending transmits; polling an idle endpoint costs an atomic load.
 // With FI_PROGRESS_AUTO a goroutine per endpoint progresses while there is
-// work and backs off while idle. Blocking reads (fi_cq_sread) and
-// FI_WAIT_FD wait objects are served through provider.Waiter and
-// provider.FDWaiter.
+// work, polls briefly, then sleeps. Blocking reads (fi_cq_sread, counter
+// waits) go through provider.Waiter, FI_WAIT_FD wait objects through
+// provider.FDWaiter (an eventfd armed by a goroutine started at the first
+// WaitFD). Every sleeper sleeps on its region's shared futex word (wait.go):
+// a sender that pushes a command wakes it (one atomic load when nobody
+// sleeps, so an application that polls pays no system call per message).
+//
+// # Faults
+//
+// A region's owner holds an flock on its file while it lives. Operations
+// waiting on a peer (its queue or buffers full, an ack awaited, a message
+// half received) make progress check the peer's liveness every 100 ms;
+// a dead peer's operations complete with FI_ECONNRESET within about
+// 200 ms of its death and its file is removed (death.go). Files of dead
+// processes are removed when a process opens its first shm fabric.
 //
 // # Attributes
 //
