@@ -283,21 +283,27 @@ func (ep *endpoint) exit() { ep.inflight.Add(-1) }
 // Progress drains the inbound command queue (a bounded batch) and
 // advances pending transmits. A Progress already running elsewhere makes
 // it return at once.
+//
+// It does not count itself in inflight (two atomic read-modify-writes
+// per poll): everything it touches in shared memory it touches under rxMu
+// or the transmit lock, after checking the state there, and Close sets
+// the state before it takes those locks and unmaps only after.
 func (ep *endpoint) Progress() {
-	if ep.enter() != 0 {
+	if ep.state.Load() != stateEnabled {
 		return
 	}
 	if ep.tx.pending.Load()|ep.tx.nacks.Load() != 0 {
 		ep.progressTx()
 	}
 	if ep.rxMu.TryLock() {
-		ep.progressRx()
+		if ep.state.Load() == stateEnabled {
+			ep.progressRx()
+		}
 		ep.rxMu.Unlock()
 	}
 	if ep.fdr.on.Load() {
 		ep.fdDrain()
 	}
-	ep.exit()
 }
 
 // pollSpin is how long the auto-progress goroutine and WaitReady poll
@@ -350,8 +356,14 @@ func (ep *endpoint) WaitReady(deadline time.Time) error {
 		if ep.state.Load() == stateClosed {
 			return provider.EBADF
 		}
-		if ep.state.Load() == stateEnabled && ep.busy() {
-			return nil
+		if ep.enter() == 0 {
+			// Counted in inflight: Close does not unmap the region
+			// while busy reads it.
+			b := ep.busy()
+			ep.exit()
+			if b {
+				return nil
+			}
 		}
 		now := time.Now()
 		if !deadline.IsZero() && !now.Before(deadline) {
