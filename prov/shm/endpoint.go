@@ -69,6 +69,8 @@ type endpoint struct {
 	peers peerTable
 
 	tx txState
+	// rma is the RMA and atomic state (rma.go).
+	rma rmaState
 
 	rxMu sync.Mutex
 	rx   rxState
@@ -80,7 +82,10 @@ type endpoint struct {
 	unexpN    int
 	unexpSize int
 
-	fdr fdReady
+	fdr   fdReady
+	death deathState
+	waits waitState
+	cma   cmaState
 
 	mu       sync.Mutex // Enable/Close
 	autoDone chan struct{}
@@ -111,7 +116,7 @@ func randomID() uint64 {
 
 // checkLimits refuses an Info whose limits exceed the provider's.
 func checkLimits(info *provider.Info) error {
-	if a := info.TxAttr; a != nil && (a.IOVLimit > IOVLimit || a.InjectSize > InjectSize) {
+	if a := info.TxAttr; a != nil && (a.IOVLimit > IOVLimit || a.InjectSize > InjectSize || a.RMAIOVLimit > RMAIOVLimit) {
 		return provider.EINVAL
 	}
 	if a := info.RxAttr; a != nil && a.IOVLimit > IOVLimit {
@@ -255,6 +260,7 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 		ep.directCQ, _ = r.RxCQ.(*cq.CQ)
 	}
 	ep.reportSrc = r.Source
+	ep.enableRMA(r)
 	ep.needSrc = r.Source || ep.caps&provider.CapDirectedRecv != 0
 	ep.state.Store(stateEnabled)
 	if ep.auto {
@@ -283,38 +289,35 @@ func (ep *endpoint) exit() { ep.inflight.Add(-1) }
 // Progress drains the inbound command queue (a bounded batch) and
 // advances pending transmits. A Progress already running elsewhere makes
 // it return at once.
-//
-// It does not count itself in inflight (two atomic read-modify-writes
-// per poll): everything it touches in shared memory it touches under rxMu
-// or the transmit lock, after checking the state there, and Close sets
-// the state before it takes those locks and unmaps only after.
 func (ep *endpoint) Progress() {
-	if ep.state.Load() != stateEnabled {
+	if ep.enter() != 0 {
 		return
 	}
 	if ep.tx.pending.Load()|ep.tx.nacks.Load() != 0 {
 		ep.progressTx()
 	}
+	ep.progressRMA()
 	if ep.rxMu.TryLock() {
-		if ep.state.Load() == stateEnabled {
-			ep.progressRx()
-		}
+		ep.progressRx()
+		ep.checkPeers()
 		ep.rxMu.Unlock()
 	}
 	if ep.fdr.on.Load() {
 		ep.fdDrain()
 	}
+	ep.exit()
 }
 
 // pollSpin is how long the auto-progress goroutine and WaitReady poll
 // before they start sleeping.
 const pollSpin = 50 * time.Microsecond
 
-// autoProgress is the FI_PROGRESS_AUTO goroutine: it progresses while
-// there is work and backs off (sleeping, up to 1 ms) while idle.
+// autoProgress is the FI_PROGRESS_AUTO goroutine: it drains the
+// inbound queue while commands arrive, polls for pollSpin after the last
+// one, then sleeps on the region's futex (wait.go) until a producer wakes
+// it; pending transmits are retried every txPoll meanwhile.
 func (ep *endpoint) autoProgress() {
 	defer close(ep.autoDone)
-	idle := time.Duration(0)
 	last := time.Now()
 	for {
 		select {
@@ -322,59 +325,25 @@ func (ep *endpoint) autoProgress() {
 			return
 		default:
 		}
-		if ep.busy() {
+		if ep.own.Pending() {
 			ep.Progress()
-			idle, last = 0, time.Now()
+			last = time.Now()
 			continue
+		}
+		if ep.waitingOnPeers() {
+			ep.Progress()
 		}
 		if time.Since(last) < pollSpin {
 			runtime.Gosched()
 			continue
 		}
-		idle = min(max(2*idle, 10*time.Microsecond), time.Millisecond)
-		t := time.NewTimer(idle)
-		select {
-		case <-ep.closeCh:
-			t.Stop()
-			return
-		case <-t.C:
-		}
+		ep.sleepOwn(ep.idleSleep(time.Time{}))
 	}
 }
 
 // busy reports whether progress has something to do.
 func (ep *endpoint) busy() bool {
-	return ep.own.Pending() || ep.tx.pending.Load() != 0
-}
-
-// WaitReady waits until a command is waiting in the inbound queue or a
-// transmit is pending, the deadline passes (ETIMEDOUT) or the endpoint
-// closes (EBADF).
-func (ep *endpoint) WaitReady(deadline time.Time) error {
-	sleep := time.Duration(0)
-	for {
-		if ep.state.Load() == stateClosed {
-			return provider.EBADF
-		}
-		if ep.enter() == 0 {
-			// Counted in inflight: Close does not unmap the region
-			// while busy reads it.
-			b := ep.busy()
-			ep.exit()
-			if b {
-				return nil
-			}
-		}
-		now := time.Now()
-		if !deadline.IsZero() && !now.Before(deadline) {
-			return provider.ETIMEDOUT
-		}
-		sleep = min(max(2*sleep, 5*time.Microsecond), 500*time.Microsecond)
-		if !deadline.IsZero() {
-			sleep = min(sleep, deadline.Sub(now))
-		}
-		time.Sleep(sleep)
-	}
+	return ep.own.Pending() || ep.tx.pending.Load() != 0 || ep.rmaBusy()
 }
 
 // Close stops the endpoint: its file is unlinked and marked closing, data
@@ -388,11 +357,13 @@ func (ep *endpoint) Close() error {
 	}
 	ep.state.Store(stateClosed)
 	ep.own.SetClosing()
+	ep.wakeOwn()
 	if err := ep.file.Unlink(); err != nil {
 		log.Warn(provider.SubsysEPData, "unlink region", slog.String("name", fileName(ep.id)), slog.Any("err", err))
 	}
 	if ep.autoDone != nil {
 		close(ep.closeCh)
+		ep.wakeOwn()
 		<-ep.autoDone
 	}
 	for ep.inflight.Load() != 0 {
@@ -402,6 +373,7 @@ func (ep *endpoint) Close() error {
 	ep.rx.close(ep)
 	ep.rxMu.Unlock()
 	ep.cancelTx()
+	ep.closeRMA()
 	ep.peers.closeAll()
 	ep.fdClose()
 	return ep.file.Close()

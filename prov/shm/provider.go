@@ -36,6 +36,10 @@ const (
 	// (back-pressure: senders see a full queue), and nothing is dropped.
 	MaxUnexpectedBytes = 64 << 20
 	MaxUnexpected      = 4096
+	// CMAMin is the smallest message sent by cross-memory attach (single
+	// copy, process_vm_readv by the receiver) where the kernel permits it
+	// (cma.go); smaller ones, and all where it does not, are segmented.
+	CMAMin = 64 << 10
 	// ProgressBudget is the most commands one Progress call handles.
 	ProgressBudget = 64
 	// MaxPeers bounds the fi_addr values the per-endpoint peer table
@@ -47,13 +51,16 @@ const (
 // and the secondary FI_SOURCE, FI_MULTI_RECV and FI_FENCE are offered as asked for
 // by the hints; without hints (or without caps in them) all are listed.
 const (
-	txCaps     = provider.CapMsg | provider.CapTagged | provider.CapSend | provider.CapFence
-	rxCaps     = provider.CapMsg | provider.CapTagged | provider.CapRecv | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv
+	txCaps     = provider.CapMsg | provider.CapTagged | provider.CapSend | provider.CapFence | rmaTxCaps
+	rxCaps     = provider.CapMsg | provider.CapTagged | provider.CapRecv | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv | rmaRxCaps
 	domainCaps = provider.CapLocalComm
 	infoCaps   = txCaps | rxCaps | domainCaps
 	// askCaps are returned only when asked for (when the hints name caps).
 	askCaps = provider.CapMsg | provider.CapTagged | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv |
-		provider.CapFence
+		provider.CapFence | provider.CapRMA | provider.CapAtomic | provider.CapRMAEvent
+	// The RMA and atomic capabilities (rma.go, atomic.go).
+	rmaTxCaps = provider.CapRMA | provider.CapAtomic | provider.CapRead | provider.CapWrite
+	rmaRxCaps = provider.CapRMA | provider.CapAtomic | provider.CapRemoteRead | provider.CapRemoteWrite | provider.CapRMAEvent
 )
 
 const rxOrder = provider.OrderSAS
@@ -122,13 +129,14 @@ func baseInfo(hints *provider.Info) *provider.Info {
 		Caps:       caps,
 		AddrFormat: provider.AddrStr,
 		TxAttr: &provider.TxAttr{
-			Caps:       tx,
-			OpFlags:    txOpFlags,
-			MsgOrder:   provider.OrderSAS,
-			CompOrder:  provider.CompOrderNone,
-			InjectSize: InjectSize,
-			Size:       QueueSize,
-			IOVLimit:   IOVLimit,
+			Caps:        tx,
+			OpFlags:     txOpFlags,
+			MsgOrder:    provider.OrderSAS,
+			CompOrder:   provider.CompOrderNone,
+			InjectSize:  InjectSize,
+			Size:        QueueSize,
+			IOVLimit:    IOVLimit,
+			RMAIOVLimit: RMAIOVLimit,
 		},
 		RxAttr: &provider.RxAttr{
 			Caps:      rx,
@@ -272,6 +280,8 @@ func resolve(node, service string) ([]byte, error) {
 
 // Fabric opens a fabric.
 func (shmProvider) Fabric(attr *provider.FabricAttr) (provider.Fabric, error) {
+	cleanStale()
+	cmaProbe()
 	return &fabric{}, nil
 }
 

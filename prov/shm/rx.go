@@ -91,6 +91,7 @@ func (ep *endpoint) progressRx() {
 	if ep.nAcksOut.Load() != 0 {
 		ep.flushAcks()
 	}
+	ep.flushAnswers()
 	for i := 0; i < ProgressBudget; i++ {
 		if ep.rxFull != nil && ep.rxFull.Full() {
 			// FI_RM_ENABLED: no room for a receive completion; the
@@ -119,6 +120,10 @@ func (ep *endpoint) progressRx() {
 			}
 		case shmring.OpAck:
 			ep.gotAck(c)
+		case opWrite, opRead, opAtomic, opWriteAck, opReadResp, opAtomicResp:
+			if !ep.rxRMA(c) {
+				return // back-pressure (rma.go)
+			}
 		default:
 			ep.dropCmd(shmring.ErrBadOp)
 		}
@@ -266,6 +271,9 @@ func (ep *endpoint) completeRx(e *provider.RxEntry, n int, olen uint64, src prov
 // (back-pressure) and draining stops.
 func (ep *endpoint) rxMsg(c *shmring.Cmd) bool {
 	tagged := c.Op == shmring.OpTagged
+	if c.Flags&shmring.FlagCMA != 0 {
+		return ep.rxCMA(c, tagged)
+	}
 	if c.Flags&shmring.FlagInline == 0 {
 		return ep.rxSegment(c, tagged)
 	}
