@@ -54,9 +54,9 @@ func (ep *endpoint) waitingOnPeers() bool {
 }
 
 // rmaWaiting reports whether RMA or atomic operations are queued or wait
-// for their answers.
+// for their answers, or answers to other initiators wait for room.
 func (ep *endpoint) rmaWaiting() bool {
-	return ep.rma.pending.Load() != 0 || ep.rma.started.Load() != 0
+	return ep.rma.pending.Load() != 0 || ep.rma.started.Load() != 0 || ep.rma.respN.Load() != 0
 }
 
 // suspect records p, with operations waiting on it, for this check.
@@ -74,10 +74,14 @@ func (d *deathState) suspect(p *peer) {
 // with ep.rxMu held; it costs a few loads when nothing waits on a peer.
 func (ep *endpoint) checkPeers() {
 	if len(ep.rx.segs) == 0 && ep.tx.pending.Load() == 0 && ep.tx.nacks.Load() == 0 && !ep.rmaWaiting() {
-		ep.death.watch.Store(false)
+		if ep.death.watch.Load() {
+			ep.death.watch.Store(false)
+		}
 		return
 	}
-	ep.death.watch.Store(true)
+	if !ep.death.watch.Load() {
+		ep.death.watch.Store(true)
+	}
 	d := &ep.death
 	if !d.mu.TryLock() {
 		return
@@ -111,6 +115,9 @@ func (ep *endpoint) checkPeers() {
 		busy = true
 	}
 	if s := &ep.rma; ep.rmaWaiting() {
+		for _, q := range s.respQ { // under rxMu
+			d.suspect(q.p)
+		}
 		if s.mu.TryLock() {
 			for _, o := range s.ops {
 				if o.id != 0 && o.p != nil {
