@@ -25,6 +25,7 @@ var peerCases = []testCase{
 	{"fi_peer/owner_provider_transmit_error", peerOwnerTransmitError},
 	{"fi_peer/owner_provider_srx_expected_unexpected_discard", peerOwnerSrxFlow},
 	{"fi_peer/owner_provider_srx_directed_unknown_source", peerOwnerSrxDirected},
+	{"fi_peer/owner_provider_srx_unknown_source_two_peers", peerOwnerSrxUnknownSourceTwoPeers},
 	{"fi_peer/owner_provider_srx_both_providers_posting_order", peerOwnerSrxBothProviders},
 	{"fi_peer/owner_provider_srx_sizes_cq_data_multi_recv", peerOwnerSrxSizesData},
 	{"fi_peer/owner_provider_av", peerOwnerAV},

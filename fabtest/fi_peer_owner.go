@@ -105,23 +105,7 @@ func openPeerOwner(t *testing.T, tg Target) *peerOwnerEnv {
 	pe.oep = pe.bindEnable(o.dom, o.info, "owner", o.txcq, pe.ocq, nil, pe.osrx, o.av)
 
 	// The peer: imports of the owner's CQ, counter and SRX (FI_PEER).
-	p := tg.open(t, envOpts{caps: pcaps, modify: sharedRxInfo, noEnable: true})
-	pe.p = p
-	if pe.pcq, err = p.dom.OpenCQ(&fabric.CQAttr{Flags: fabric.FlagPeer, Peer: pe.ocq.Owner(),
-		Format: fabric.CQFormatTagged}); err != nil {
-		t.Fatalf("import the owner's CQ: %v", err)
-	}
-	t.Cleanup(func() { closeOK(t, "peer cq", pe.pcq.Close()) })
-	if pe.pcntr, err = p.dom.OpenCntr(&fabric.CntrAttr{Flags: fabric.FlagPeer, Peer: pe.ocntr.Owner()}); err != nil {
-		t.Fatalf("import the owner's counter: %v", err)
-	}
-	t.Cleanup(func() { closeOK(t, "peer cntr", pe.pcntr.Close()) })
-	if pe.psrx, err = p.dom.OpenSRX(&fabric.RxAttr{OpFlags: fabric.FlagPeer},
-		&fabric.PeerSRX{Owner: pe.osrx.Owner()}); err != nil {
-		t.Fatalf("import the owner's SRX: %v", err)
-	}
-	t.Cleanup(func() { closeOK(t, "peer srx", pe.psrx.Close()) })
-	pe.pep = pe.bindEnable(p.dom, p.info, "peer", pe.pcq, pe.pcq, pe.pcntr, pe.psrx, p.av)
+	pe.p, pe.pcq, pe.pcntr, pe.psrx, pe.pep = pe.importInto(tg, pcaps)
 
 	// Senders of both providers.
 	paddr, err := pe.pep.Name()
@@ -146,6 +130,32 @@ func openPeerOwner(t *testing.T, tg Target) *peerOwnerEnv {
 		t.Fatalf("the owner's AV gave %v, the id reserved for the peer's sender", pe.ou)
 	}
 	return pe
+}
+
+// importInto opens a domain of the target and an endpoint on it bound to
+// FI_PEER imports of the owner's CQ, counter and SRX.
+func (pe *peerOwnerEnv) importInto(tg Target, caps fabric.Caps) (*env, *fabric.CQ, *fabric.Cntr, *fabric.SRX,
+	*fabric.Endpoint) {
+	t := pe.t
+	t.Helper()
+	p := tg.open(t, envOpts{caps: caps, modify: sharedRxInfo, noEnable: true})
+	pcq, err := p.dom.OpenCQ(&fabric.CQAttr{Flags: fabric.FlagPeer, Peer: pe.ocq.Owner(), Format: fabric.CQFormatTagged})
+	if err != nil {
+		t.Fatalf("import the owner's CQ: %v", err)
+	}
+	t.Cleanup(func() { closeOK(t, "peer cq", pcq.Close()) })
+	pcntr, err := p.dom.OpenCntr(&fabric.CntrAttr{Flags: fabric.FlagPeer, Peer: pe.ocntr.Owner()})
+	if err != nil {
+		t.Fatalf("import the owner's counter: %v", err)
+	}
+	t.Cleanup(func() { closeOK(t, "peer cntr", pcntr.Close()) })
+	psrx, err := p.dom.OpenSRX(&fabric.RxAttr{OpFlags: fabric.FlagPeer}, &fabric.PeerSRX{Owner: pe.osrx.Owner()})
+	if err != nil {
+		t.Fatalf("import the owner's SRX: %v", err)
+	}
+	t.Cleanup(func() { closeOK(t, "peer srx", psrx.Close()) })
+	pep := pe.bindEnable(p.dom, p.info, "peer", pcq, pcq, pcntr, psrx, p.av)
+	return p, pcq, pcntr, psrx, pep
 }
 
 // bindEnable opens an endpoint sharing a receive context and binds it.
@@ -174,9 +184,14 @@ func (pe *peerOwnerEnv) bindEnable(d *fabric.Domain, info *fabric.Info, what str
 // returns its fi_addr (what pep sends to).
 func (pe *peerOwnerEnv) insertUID(addr []byte, uid fabric.Addr) fabric.Addr {
 	pe.t.Helper()
+	return insertUID(pe.t, pe.p.av, addr, uid)
+}
+
+func insertUID(t *testing.T, av *fabric.AV, addr []byte, uid fabric.Addr) fabric.Addr {
+	t.Helper()
 	fa := []fabric.Addr{uid}
-	if n, err := pe.p.av.Insert([][]byte{addr}, fa, fabric.FlagAVUserID); n != 1 || err != nil {
-		pe.t.Fatalf("insert into the peer's AV with FI_AV_USER_ID: %d %v", n, err)
+	if n, err := av.Insert([][]byte{addr}, fa, fabric.FlagAVUserID); n != 1 || err != nil {
+		t.Fatalf("insert into the peer's AV with FI_AV_USER_ID: %d %v", n, err)
 	}
 	return fa[0]
 }
@@ -735,5 +750,55 @@ func peerOwnerSrxSizesData(t *testing.T, tg Target) {
 		if got[i] != want[i] {
 			t.Fatalf("multi-receive got %q; want %q", got, want)
 		}
+	}
+}
+
+// peerOwnerSrxUnknownSourceTwoPeers: two endpoints of the target, in two
+// domains with their own AVs, import the owner's SRX. A message whose
+// source is unknown to the endpoint it arrived at is resolved by that
+// endpoint's AV only: an insert into the other's AV (foreach_unspec_addr
+// runs over the whole queue) leaves it unknown.
+func peerOwnerSrxUnknownSourceTwoPeers(t *testing.T, tg Target) {
+	pe := openPeerOwner(t, tg)
+	p2, pcq2, _, _, pep2 := pe.importInto(tg, fabric.CapSource|fabric.CapDirectedRecv)
+	addr2, err := pep2.Name()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2 := tg.open(t, envOpts{})
+	to := s2.insert(addr2)
+	retry(t, "send to the second peer", func() error { return s2.ep.Send([]byte("via pep2"), nil, to, nil) }, s2.txcq)
+	if _, ee := waitCQ(t, s2.txcq, pcq2); ee != nil {
+		t.Fatalf("send: %+v", ee)
+	}
+	deadline := time.Now().Add(scaled(5 * time.Second))
+	for {
+		// The message waits in the owner's SRX with an unknown source.
+		pcq2.Read(nil)
+		m := &fabric.RecvMsg{Addr: fabric.AddrUnspec, Context: "peek"}
+		if err := pe.osrx.RecvMsg(m, fabric.FlagPeek); err != nil {
+			t.Fatal(err)
+		}
+		got, ee, _ := pe.next("peek")
+		if ee == nil {
+			if got.OpContext != "peek" || got.Len != 8 {
+				t.Fatalf("peek: %+v", got)
+			}
+			break
+		}
+		if ee.Err != fabric.ErrNoMsg || time.Now().After(deadline) {
+			t.Fatalf("peek: %+v", ee)
+		}
+	}
+	const uidA, uidB = peerUID + 10, peerUID + 11
+	// s2 becomes known to the first peer (as uidA), not to the one its
+	// message arrived at.
+	pe.insertUID(s2.addr, uidA)
+	b := make([]byte, 16)
+	pe.post(false, b, uidB, 0, "as pep2 knows it")
+	insertUID(t, p2.av, s2.addr, uidB)
+	got, ee, src := pe.next("resolved by the second peer's AV")
+	if ee != nil || got.OpContext != "as pep2 knows it" || string(b[:got.Len]) != "via pep2" || src != uidB {
+		t.Fatalf("completion %+v %+v from %v; want context \"as pep2 knows it\" from %v", got, ee, src, uidB)
 	}
 }

@@ -502,6 +502,8 @@ func (r *rxState) close(ep *endpoint) {
 
 // AddrInserted resolves the sources of queued unexpected messages that
 // were unknown when they arrived (fi_ops_srx_owner.foreach_unspec_addr).
+// The owner's queue may hold entries of other endpoints (a shared or
+// imported SRX): only those this endpoint queued are looked up in its AV.
 func (ep *endpoint) AddrInserted() {
 	if ep.state.Load() != stateEnabled || !ep.needSrc {
 		return
@@ -509,7 +511,7 @@ func (ep *endpoint) AddrInserted() {
 	var buf [64]byte
 	ep.rq.ForeachUnspecAddr(func(e *provider.RxEntry) provider.Addr {
 		ub, ok := e.PeerContext.(*ubuf)
-		if !ok || ub == nil {
+		if !ok || ub == nil || e.Peer != provider.SRXPeer(ep) {
 			return provider.AddrNotAvail
 		}
 		return ep.lookupSrc(buf[:0], ub.src)
