@@ -370,6 +370,20 @@ func peerOwnerCqCntr(t *testing.T, tg Target) {
 	pe.post(false, buf, fabric.AddrUnspec, 0, "recv")
 	pe.sendS(false, 0, "hello")
 	pe.want("receive completion", "recv", recvFlags(false), buf, "hello", peerUID)
+	if tg.Progress == fabric.ProgressAuto {
+		// The peer progresses by itself: a blocking read of the owner's
+		// CQ wakes up for the peer's completion.
+		pe.post(false, buf, fabric.AddrUnspec, 0, "sread")
+		retry(t, "send", func() error { return pe.s.ep.Send([]byte("sread"), nil, pe.sTo, nil) }, pe.s.txcq)
+		ent := make([]fabric.CQEntry, 1)
+		if n, err := pe.ocq.SRead(ent, 0, scaled(5*time.Second)); n != 1 || err != nil ||
+			ent[0].OpContext != "sread" || string(buf[:ent[0].Len]) != "sread" {
+			t.Fatalf("owner sread: %d %v %+v", n, err, ent[0])
+		}
+		if _, ee := waitCQ(t, pe.s.txcq); ee != nil {
+			t.Fatalf("send: %+v", ee)
+		}
+	}
 
 	// Truncated receive: an error completion in the owner's CQ.
 	small := make([]byte, 3)
@@ -382,16 +396,20 @@ func peerOwnerCqCntr(t *testing.T, tg Target) {
 
 	// The owner's counter: one send, one receive, one error; reading the
 	// import only drives progress.
+	want := uint64(2)
+	if tg.Progress == fabric.ProgressAuto {
+		want = 3
+	}
 	deadline := time.Now().Add(scaled(2 * time.Second))
 	for {
 		pe.pcntr.Read()
 		v, _ := pe.ocntr.Read()
 		e, _ := pe.ocntr.ReadErr()
-		if v == 2 && e == 1 {
+		if v == want && e == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("owner counter = %d, errors %d; want 2, 1", v, e)
+			t.Fatalf("owner counter = %d, errors %d; want %d, 1", v, e, want)
 		}
 	}
 	if v, _ := pe.pcntr.Read(); v != 0 {
@@ -484,6 +502,31 @@ func peerOwnerSrxFlow(t *testing.T, tg Target) {
 		pe.quiet(20 * time.Millisecond)
 		pe.sendS(tagged, tag, "next")
 		pe.want(kind+" after discard", "after discard", flags, buf, "next", peerUID)
+		// FI_PEEK|FI_CLAIM, then FI_CLAIM: the claimed message is started
+		// for the claiming receive only.
+		if !tagged {
+			continue
+		}
+		pe.sendS(tagged, tag, "claimed")
+		pe.waitQueued(kind+" claim", tagged, fabric.AddrUnspec, tag)
+		cm := &fabric.RecvMsg{Addr: fabric.AddrUnspec, Tag: tag, Context: "claim"}
+		if err := pe.osrx.TRecvMsg(cm, fabric.FlagPeek|fabric.FlagClaim); err != nil {
+			t.Fatalf("peek|claim: %v", err)
+		}
+		if c, ee, _ := pe.next("peek|claim"); ee != nil || c.OpContext != "claim" || c.Flags&fabric.FlagClaim == 0 {
+			t.Fatalf("peek|claim completion %+v %+v", c, ee)
+		}
+		other := make([]byte, 32)
+		pe.post(tagged, other, fabric.AddrUnspec, tag, "not the claimer")
+		pe.quiet(20 * time.Millisecond)
+		buf = make([]byte, 32)
+		cm.IOV = [][]byte{buf}
+		if err := pe.osrx.TRecvMsg(cm, fabric.FlagClaim); err != nil {
+			t.Fatalf("claim: %v", err)
+		}
+		pe.want(kind+" claim", "claim", flags|fabric.FlagClaim, buf, "claimed", peerUID)
+		pe.sendS(tagged, tag, "for the other")
+		pe.want(kind+" after claim", "not the claimer", flags, other, "for the other", peerUID)
 	}
 	pe.quiet(10 * time.Millisecond)
 }
@@ -801,4 +844,26 @@ func peerOwnerSrxUnknownSourceTwoPeers(t *testing.T, tg Target) {
 	if ee != nil || got.OpContext != "as pep2 knows it" || string(b[:got.Len]) != "via pep2" || src != uidB {
 		t.Fatalf("completion %+v %+v from %v; want context \"as pep2 knows it\" from %v", got, ee, src, uidB)
 	}
+}
+
+// peerOwnerPeerClosed: a peer endpoint that closes with unexpected
+// messages queued in the owner's SRX leaves them deliverable (the data
+// was accepted and copied out of the sender's reach); the owner's later
+// receive gets them, and closing the owner's SRX afterwards is clean.
+func peerOwnerPeerClosed(t *testing.T, tg Target) {
+	pe := openPeerOwner(t, tg)
+	pe.sendS(false, 0, "before close")
+	pe.waitQueued("before close", false, peerUID, 0)
+	if err := pe.pep.Close(); err != nil {
+		t.Fatalf("close the peer endpoint: %v", err)
+	}
+	buf := make([]byte, 16)
+	pe.post(false, buf, fabric.AddrUnspec, 0, "after close")
+	pe.want("queued before close", "after close", recvFlags(false), buf, "before close", peerUID)
+	pe.sendS(false, 0, "queued at close")
+	deadline := time.Now().Add(scaled(100 * time.Millisecond))
+	for time.Now().Before(deadline) {
+		pe.s.txcq.Read(nil)
+	}
+	pe.quiet(10 * time.Millisecond)
 }
