@@ -26,6 +26,7 @@ var peerCases = []testCase{
 	{"fi_peer/owner_provider_srx_expected_unexpected_discard", peerOwnerSrxFlow},
 	{"fi_peer/owner_provider_srx_directed_unknown_source", peerOwnerSrxDirected},
 	{"fi_peer/owner_provider_srx_unknown_source_two_peers", peerOwnerSrxUnknownSourceTwoPeers},
+	{"fi_peer/owner_provider_srx_directed_peer_without_caps", peerOwnerDirectedPeerWithoutCaps},
 	{"fi_peer/owner_provider_srx_both_providers_posting_order", peerOwnerSrxBothProviders},
 	{"fi_peer/owner_provider_srx_sizes_cq_data_multi_recv", peerOwnerSrxSizesData},
 	{"fi_peer/owner_provider_peer_closed_queued_delivered", peerOwnerPeerClosed},

@@ -867,3 +867,42 @@ func peerOwnerPeerClosed(t *testing.T, tg Target) {
 	}
 	pe.quiet(10 * time.Millisecond)
 }
+
+// peerOwnerDirectedPeerWithoutCaps: whether a receive is directed is the
+// owner's business: a peer endpoint opened without FI_DIRECTED_RECV and
+// FI_SOURCE still tells the owner's SRX where each message comes from
+// (get_msg's addr), so the owner's directed receives match it.
+func peerOwnerDirectedPeerWithoutCaps(t *testing.T, tg Target) {
+	pe := openPeerOwner(t, tg)
+	p3, pcq3, _, _, pep3 := pe.importInto(tg, 0)
+	addr3, err := pep3.Name()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3 := tg.open(t, envOpts{})
+	to := s3.insert(addr3)
+	const uid3 = peerUID + 3
+	insertUID(t, p3.av, s3.addr, uid3)
+	bo, b := make([]byte, 16), make([]byte, 16)
+	pe.post(false, bo, peerUID, 0, "someone else")
+	pe.post(false, b, uid3, 0, "from s3")
+	retry(t, "send", func() error { return s3.ep.Send([]byte("s3"), nil, to, nil) }, s3.txcq)
+	var got fabric.CQEntry
+	deadline := time.Now().Add(scaled(5 * time.Second))
+	for {
+		pcq3.Read(nil)
+		s3.txcq.Read(nil)
+		ent := make([]fabric.CQEntry, 1)
+		n, err := pe.ocq.Read(ent)
+		if n == 1 {
+			got = ent[0]
+			break
+		}
+		if !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
+			t.Fatalf("directed receive for the peer's sender: %v", err)
+		}
+	}
+	if got.OpContext != "from s3" || string(b[:got.Len]) != "s3" {
+		t.Fatalf("completion %+v; want the receive directed at %v", got, uid3)
+	}
+}

@@ -258,7 +258,10 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	}
 	ep.reportSrc = r.Source
 	ep.enableRMA(r)
-	ep.needSrc = r.Source || ep.caps&provider.CapDirectedRecv != 0
+	// A receive queue the endpoint does not own (a shared or imported
+	// SRX) decides for itself whether receives are directed: it is told
+	// every message's source.
+	ep.needSrc = r.Source || ep.caps&provider.CapDirectedRecv != 0 || !r.OwnSRX
 	ep.state.Store(stateEnabled)
 	if ep.auto {
 		ep.autoDone = make(chan struct{})
