@@ -82,7 +82,10 @@ type endpoint struct {
 	unexpN    int
 	unexpSize int
 
-	fdr fdReady
+	fdr   fdReady
+	death deathState
+	waits waitState
+	cma   cmaState
 
 	mu       sync.Mutex // Enable/Close
 	autoDone chan struct{}
@@ -299,6 +302,7 @@ func (ep *endpoint) Progress() {
 	ep.progressRMA()
 	if ep.rxMu.TryLock() {
 		ep.progressRx()
+		ep.checkPeers()
 		ep.rxMu.Unlock()
 	}
 	if ep.fdr.on.Load() {
@@ -311,11 +315,12 @@ func (ep *endpoint) Progress() {
 // before they start sleeping.
 const pollSpin = 50 * time.Microsecond
 
-// autoProgress is the FI_PROGRESS_AUTO goroutine: it progresses while
-// there is work and backs off (sleeping, up to 1 ms) while idle.
+// autoProgress is the FI_PROGRESS_AUTO goroutine: it drains the
+// inbound queue while commands arrive, polls for pollSpin after the last
+// one, then sleeps on the region's futex (wait.go) until a producer wakes
+// it; pending transmits are retried every txPoll meanwhile.
 func (ep *endpoint) autoProgress() {
 	defer close(ep.autoDone)
-	idle := time.Duration(0)
 	last := time.Now()
 	for {
 		select {
@@ -323,53 +328,25 @@ func (ep *endpoint) autoProgress() {
 			return
 		default:
 		}
-		if ep.busy() {
+		if ep.own.Pending() {
 			ep.Progress()
-			idle, last = 0, time.Now()
+			last = time.Now()
 			continue
+		}
+		if ep.waitingOnPeers() {
+			ep.Progress()
 		}
 		if time.Since(last) < pollSpin {
 			runtime.Gosched()
 			continue
 		}
-		idle = min(max(2*idle, 10*time.Microsecond), time.Millisecond)
-		t := time.NewTimer(idle)
-		select {
-		case <-ep.closeCh:
-			t.Stop()
-			return
-		case <-t.C:
-		}
+		ep.sleepOwn(ep.idleSleep(time.Time{}))
 	}
 }
 
 // busy reports whether progress has something to do.
 func (ep *endpoint) busy() bool {
 	return ep.own.Pending() || ep.tx.pending.Load() != 0 || ep.rmaBusy()
-}
-
-// WaitReady waits until a command is waiting in the inbound queue or a
-// transmit is pending, the deadline passes (ETIMEDOUT) or the endpoint
-// closes (EBADF).
-func (ep *endpoint) WaitReady(deadline time.Time) error {
-	sleep := time.Duration(0)
-	for {
-		if ep.state.Load() == stateClosed {
-			return provider.EBADF
-		}
-		if ep.state.Load() == stateEnabled && ep.busy() {
-			return nil
-		}
-		now := time.Now()
-		if !deadline.IsZero() && !now.Before(deadline) {
-			return provider.ETIMEDOUT
-		}
-		sleep = min(max(2*sleep, 5*time.Microsecond), 500*time.Microsecond)
-		if !deadline.IsZero() {
-			sleep = min(sleep, deadline.Sub(now))
-		}
-		time.Sleep(sleep)
-	}
 }
 
 // Close stops the endpoint: its file is unlinked and marked closing, data
@@ -383,11 +360,13 @@ func (ep *endpoint) Close() error {
 	}
 	ep.state.Store(stateClosed)
 	ep.own.SetClosing()
+	ep.wakeOwn()
 	if err := ep.file.Unlink(); err != nil {
 		log.Warn(provider.SubsysEPData, "unlink region", slog.String("name", fileName(ep.id)), slog.Any("err", err))
 	}
 	if ep.autoDone != nil {
 		close(ep.closeCh)
+		ep.wakeOwn()
 		<-ep.autoDone
 	}
 	for ep.inflight.Load() != 0 {

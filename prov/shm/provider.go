@@ -36,6 +36,10 @@ const (
 	// (back-pressure: senders see a full queue), and nothing is dropped.
 	MaxUnexpectedBytes = 64 << 20
 	MaxUnexpected      = 4096
+	// CMAMin is the smallest message sent by cross-memory attach (single
+	// copy, process_vm_readv by the receiver) where the kernel permits it
+	// (cma.go); smaller ones, and all where it does not, are segmented.
+	CMAMin = 64 << 10
 	// ProgressBudget is the most commands one Progress call handles.
 	ProgressBudget = 64
 	// MaxPeers bounds the fi_addr values the per-endpoint peer table
@@ -276,6 +280,8 @@ func resolve(node, service string) ([]byte, error) {
 
 // Fabric opens a fabric.
 func (shmProvider) Fabric(attr *provider.FabricAttr) (provider.Fabric, error) {
+	cleanStale()
+	cmaProbe()
 	return &fabric{}, nil
 }
 

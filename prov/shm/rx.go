@@ -271,6 +271,9 @@ func (ep *endpoint) completeRx(e *provider.RxEntry, n int, olen uint64, src prov
 // (back-pressure) and draining stops.
 func (ep *endpoint) rxMsg(c *shmring.Cmd) bool {
 	tagged := c.Op == shmring.OpTagged
+	if c.Flags&shmring.FlagCMA != 0 {
+		return ep.rxCMA(c, tagged)
+	}
 	if c.Flags&shmring.FlagInline == 0 {
 		return ep.rxSegment(c, tagged)
 	}
