@@ -29,6 +29,7 @@ var peerCases = []testCase{
 	{"fi_peer/owner_provider_srx_directed_peer_without_caps", peerOwnerDirectedPeerWithoutCaps},
 	{"fi_peer/owner_provider_srx_both_providers_posting_order", peerOwnerSrxBothProviders},
 	{"fi_peer/owner_provider_srx_sizes_cq_data_multi_recv", peerOwnerSrxSizesData},
+	{"fi_peer/owner_provider_srx_concurrent_posts_and_arrivals", peerOwnerSrxConcurrent},
 	{"fi_peer/owner_provider_peer_closed_queued_delivered", peerOwnerPeerClosed},
 	{"fi_peer/owner_provider_av", peerOwnerAV},
 }

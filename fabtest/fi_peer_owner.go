@@ -901,3 +901,102 @@ func peerOwnerDirectedPeerWithoutCaps(t *testing.T, tg Target) {
 		t.Fatalf("completion %+v; want the receive directed at %v", got, uid3)
 	}
 }
+
+// peerOwnerSrxConcurrent: messages of both providers arrive while the
+// application keeps posting receives on the owner's SRX from another
+// goroutine (the peer's progress, the owner's matching and the peer's
+// start calls run concurrently): every message is delivered exactly once,
+// into one receive, and every receive completes.
+func peerOwnerSrxConcurrent(t *testing.T, tg Target) {
+	pe := openPeerOwner(t, tg)
+	const n = 48 // per provider; the owner's datagrams stay well within socket buffers
+	bufs := make([][]byte, 2*n)
+	for i := range bufs {
+		bufs[i] = make([]byte, 32)
+	}
+	// Half the receives first, the rest while messages arrive.
+	for i := 0; i < n; i++ {
+		pe.post(false, bufs[i], fabric.AddrUnspec, 0, i)
+	}
+	posted := make(chan error, 1)
+	go func() {
+		for i := n; i < 2*n; i++ {
+			if err := pe.osrx.Recv(bufs[i], nil, fabric.AddrUnspec, i); err != nil {
+				posted <- err
+				return
+			}
+			time.Sleep(20 * time.Microsecond)
+		}
+		posted <- nil
+	}()
+	sent := make(chan error, 2)
+	go func() {
+		for i := 0; i < n; i++ {
+			msg := []byte(fmt.Sprintf("peer %d", i))
+			deadline := time.Now().Add(scaled(5 * time.Second))
+			for {
+				err := pe.s.ep.Send(msg, nil, pe.sTo, nil)
+				if err == nil {
+					break
+				}
+				if !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
+					sent <- err
+					return
+				}
+				pe.s.txcq.Read(nil)
+			}
+		}
+		sent <- nil
+	}()
+	go func() {
+		for i := 0; i < n; i++ {
+			msg := []byte(fmt.Sprintf("owner %d", i))
+			deadline := time.Now().Add(scaled(5 * time.Second))
+			for {
+				err := pe.os.ep.Send(msg, nil, pe.osTo, nil)
+				if err == nil {
+					break
+				}
+				if !errors.Is(err, fabric.ErrAgain) || time.Now().After(deadline) {
+					sent <- err
+					return
+				}
+				pe.os.txcq.Read(nil)
+			}
+			time.Sleep(20 * time.Microsecond)
+		}
+		sent <- nil
+	}()
+	seen := map[string]int{}
+	ctxs := map[int]bool{}
+	for len(ctxs) < 2*n {
+		got, ee, _ := pe.next(fmt.Sprintf("completion %d of %d", len(ctxs)+1, 2*n))
+		if ee != nil {
+			t.Fatalf("error completion %+v", ee)
+		}
+		i, ok := got.OpContext.(int)
+		if !ok || ctxs[i] {
+			t.Fatalf("completion for context %v (twice or unknown)", got.OpContext)
+		}
+		ctxs[i] = true
+		seen[string(bufs[i][:got.Len])]++
+	}
+	for k := 0; k < 2; k++ {
+		if err := <-sent; err != nil {
+			t.Fatalf("send: %v", err)
+		}
+	}
+	if err := <-posted; err != nil {
+		t.Fatalf("post: %v", err)
+	}
+	for i := 0; i < n; i++ {
+		for _, m := range []string{fmt.Sprintf("peer %d", i), fmt.Sprintf("owner %d", i)} {
+			if seen[m] != 1 {
+				t.Fatalf("message %q delivered %d times", m, seen[m])
+			}
+		}
+	}
+	// The senders' completions, for a clean close.
+	drainTx(t, pe.s.txcq, n, pe.pcq)
+	drainTx(t, pe.os.txcq, n, pe.ocq)
+}
