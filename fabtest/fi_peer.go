@@ -30,6 +30,7 @@ var peerCases = []testCase{
 	{"fi_peer/owner_provider_srx_both_providers_posting_order", peerOwnerSrxBothProviders},
 	{"fi_peer/owner_provider_srx_sizes_cq_data_multi_recv", peerOwnerSrxSizesData},
 	{"fi_peer/owner_provider_srx_concurrent_posts_and_arrivals", peerOwnerSrxConcurrent},
+	{"fi_peer/owner_provider_full_cq_loses_nothing", peerOwnerFullCQ},
 	{"fi_peer/owner_provider_peer_closed_queued_delivered", peerOwnerPeerClosed},
 	{"fi_peer/owner_provider_av", peerOwnerAV},
 }

@@ -68,6 +68,13 @@ func (tg Target) owner() Target {
 // owner does not claim what it needs.
 func openPeerOwner(t *testing.T, tg Target) *peerOwnerEnv {
 	t.Helper()
+	return openPeerOwnerCQ(t, tg, 0)
+}
+
+// openPeerOwnerCQ is openPeerOwner with the owner's CQs of cqSize entries
+// (0: the default).
+func openPeerOwnerCQ(t *testing.T, tg Target, cqSize uint64) *peerOwnerEnv {
+	t.Helper()
 	connectionless(t, tg)
 	ot := tg.owner()
 	connectionless(t, ot)
@@ -82,7 +89,7 @@ func openPeerOwner(t *testing.T, tg Target) *peerOwnerEnv {
 	}
 
 	// The owner: its CQ (o.rxcq), counter, SRX and an endpoint of its own.
-	o := ot.open(t, envOpts{caps: need, modify: sharedRxInfo, noEnable: true})
+	o := ot.open(t, envOpts{caps: need, modify: sharedRxInfo, noEnable: true, cqSize: cqSize})
 	pe.o, pe.ocq = o, o.rxcq
 	var err error
 	if pe.ocntr, err = o.dom.OpenCntr(nil); err != nil {
@@ -999,4 +1006,41 @@ func peerOwnerSrxConcurrent(t *testing.T, tg Target) {
 	// The senders' completions, for a clean close.
 	drainTx(t, pe.s.txcq, n, pe.pcq)
 	drainTx(t, pe.os.txcq, n, pe.ocq)
+}
+
+// peerOwnerFullCQ: with resource management (FI_RM_ENABLED, the default)
+// no completion is lost when the owner's CQ is full: a reliable peer keeps
+// the messages it cannot complete (the owner's SRX refuses to hand out a
+// receive whose completion has no room) and delivers them, in order, as
+// the application reads the owner's CQ.
+func peerOwnerFullCQ(t *testing.T, tg Target) {
+	if tg.EPType != fabric.EPRDM {
+		t.Skip("a datagram peer may drop what it cannot complete")
+	}
+	const cqSize, msgs = 4, 12
+	pe := openPeerOwnerCQ(t, tg, cqSize)
+	if pe.o.info.DomainAttr.ResourceMgmt == fabric.RMDisabled || pe.p.info.DomainAttr.ResourceMgmt == fabric.RMDisabled {
+		t.Skip("resource management disabled")
+	}
+	bufs := make([][]byte, msgs)
+	for i := range bufs {
+		bufs[i] = make([]byte, 16)
+		pe.post(false, bufs[i], fabric.AddrUnspec, 0, i)
+	}
+	for i := 0; i < msgs; i++ {
+		pe.sendS(false, 0, fmt.Sprintf("m%d", i))
+	}
+	// Progress without reading the owner's CQ: it fills up, nothing more.
+	deadline := time.Now().Add(scaled(30 * time.Millisecond))
+	for time.Now().Before(deadline) {
+		for _, c := range pe.drive() {
+			c.Read(nil)
+		}
+	}
+	for i := 0; i < msgs; i++ {
+		got, ee, _ := pe.next(fmt.Sprintf("completion %d", i))
+		if ee != nil || got.OpContext != i || string(bufs[i][:got.Len]) != fmt.Sprintf("m%d", i) {
+			t.Fatalf("completion %d: %+v %+v (%q)", i, got, ee, bufs[i])
+		}
+	}
 }

@@ -322,6 +322,7 @@ const pollSpin = 50 * time.Microsecond
 func (ep *endpoint) autoProgress() {
 	defer close(ep.autoDone)
 	last := time.Now()
+	kick := make(chan struct{}, 1)
 	for {
 		select {
 		case <-ep.closeCh:
@@ -329,7 +330,11 @@ func (ep *endpoint) autoProgress() {
 		default:
 		}
 		if ep.own.Pending() {
-			ep.Progress()
+			if ep.rx.stalled.Load() {
+				ep.waitRoom(kick, ep.idleSleep(time.Time{})) // back-pressure: no spinning
+			} else {
+				ep.Progress()
+			}
 			last = time.Now()
 			continue
 		}
