@@ -70,9 +70,12 @@
 // Progress, which drains the inbound queue (ProgressBudget commands) and
 // pushes pending transmits; polling an idle endpoint costs an atomic load.
 // With FI_PROGRESS_AUTO a goroutine per endpoint progresses while there is
-// work and backs off while idle. Blocking reads (fi_cq_sread) and
-// FI_WAIT_FD wait objects are served through provider.Waiter and
-// provider.FDWaiter.
+// work, polls briefly after it, then sleeps on the region's shared futex
+// until a producer wakes it (wait.go). Blocking reads (fi_cq_sread) sleep
+// on the same futex (provider.Waiter); FI_WAIT_FD wait objects get an
+// eventfd written by a goroutine that sleeps there (provider.FDWaiter,
+// started at the first WaitFD). A producer pays one atomic load per
+// command for this while nobody sleeps.
 //
 // # Peer imports (fi_peer(3))
 //

@@ -29,12 +29,13 @@ const (
 // command queue and bounce buffers other endpoints write into) and a
 // table of the peers' regions it writes into.
 //
-// Locks: txMu guards the queue of pending (segmented) transmits; rxMu is
-// held by whoever drains the inbound queue (Progress takes it with
-// TryLock); umu guards the unexpected-message buffers (the receive queue
-// calls StartMsg/DiscardMsg without rxMu); peerMu guards peer mapping.
-// Order: rxMu, then the receive queue's lock, then umu; txMu is never held
-// with rxMu... except in Close.
+// Locks: tx.mu guards the queue of pending transmits and the operations
+// waiting for acks; rxMu is held by whoever drains the inbound queue
+// (Progress takes it with TryLock); umu guards the unexpected-message
+// buffers and the acks waiting for room (the receive queue calls
+// StartMsg/DiscardMsg without rxMu); peers.mu guards peer mapping. Order:
+// rxMu, then the receive queue's lock or tx.mu (an ack completes its
+// operation), then umu, then peers.mu.
 type endpoint struct {
 	state atomic.Int32
 	// inflight counts data calls in progress: Close waits for them

@@ -189,11 +189,11 @@ func (ep *endpoint) dropCmd(err error) {
 }
 
 // directFlags reports whether a message command with flags f can take the
-// direct path: inline, or one segment holding the whole message, and no
-// ack requested.
+// direct path: inline, or one segment holding the whole message, no ack
+// requested and no cross-memory attach.
 func directFlags(f uint8) bool {
 	const single = shmring.FlagFirst | shmring.FlagLast
-	return f&shmring.FlagDeliver == 0 && (f&shmring.FlagInline != 0 || f&single == single)
+	return f&(shmring.FlagDeliver|shmring.FlagCMA) == 0 && (f&shmring.FlagInline != 0 || f&single == single)
 }
 
 // ReceiveInto implements srx.Receiver: the untagged message at the head
