@@ -95,6 +95,17 @@
 // 200 ms of its death and its file is removed (death.go). Files of dead
 // processes are removed when a process opens its first shm fabric.
 //
+// # Peer imports (fi_peer(3))
+//
+// An endpoint bound to FI_PEER imports of another provider's CQ, counter
+// and SRX writes its completions and counts there and matches every
+// message in the owner's receive queue (GetMsg/GetTag, QueueMsg/QueueTag;
+// StartMsg/DiscardMsg when the owner matches or drops a queued one). It
+// passes each message's source to a queue it does not own, which decides
+// about directed receives; with FI_AV_USER_ID these are the owner's
+// fi_addrs. Unexpected data stays with the endpoint until the owner starts
+// or discards it, also after the endpoint closed.
+//
 // # Attributes
 //
 // As libfabric 1.17's shm where it matters to applications: FI_EP_RDM,

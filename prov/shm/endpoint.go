@@ -262,7 +262,10 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	}
 	ep.reportSrc = r.Source
 	ep.enableRMA(r)
-	ep.needSrc = r.Source || ep.caps&provider.CapDirectedRecv != 0
+	// A receive queue the endpoint does not own (a shared or imported
+	// SRX) decides for itself whether receives are directed: it is told
+	// every message's source.
+	ep.needSrc = r.Source || ep.caps&provider.CapDirectedRecv != 0 || !r.OwnSRX
 	ep.state.Store(stateEnabled)
 	if ep.auto {
 		ep.autoDone = make(chan struct{})
@@ -320,6 +323,7 @@ const pollSpin = 50 * time.Microsecond
 func (ep *endpoint) autoProgress() {
 	defer close(ep.autoDone)
 	last := time.Now()
+	kick := make(chan struct{}, 1)
 	for {
 		select {
 		case <-ep.closeCh:
@@ -327,7 +331,11 @@ func (ep *endpoint) autoProgress() {
 		default:
 		}
 		if ep.own.Pending() {
-			ep.Progress()
+			if ep.rx.stalled.Load() {
+				ep.waitRoom(kick, ep.idleSleep(time.Time{})) // back-pressure: no spinning
+			} else {
+				ep.Progress()
+			}
 			last = time.Now()
 			continue
 		}
