@@ -110,12 +110,18 @@ func (e *Endpoint) msgCapable(tagged bool) bool {
 // descriptors has one per buffer (or none), and under FI_MR_LOCAL every
 // non-empty buffer has a descriptor of the domain covering it with access.
 func (e *Endpoint) descsOK(m *provider.Msg, access Flags) bool {
+	if len(m.Descs) == 0 && !e.dom.mrLocal {
+		// The common case, inlined: no descriptor vector to match against
+		// the buffers, and no FI_MR_LOCAL to check them against.
+		return true
+	}
 	return e.dom.descsOK(m.Buf, m.IOV, m.Desc, m.Descs, access)
 }
 
-// send validates a transmit and hands it to the provider. m is passed by
-// value so that nothing escapes to the heap.
-func (ep *Endpoint) send(m provider.Msg, flags Flags, explicit, tagged bool) error {
+// send validates a transmit and hands it to the provider. m points to the
+// caller's composite literal, which stays on the stack (nothing keeps m);
+// a pointer saves copying the large Msg into send's arguments.
+func (ep *Endpoint) send(m *provider.Msg, flags Flags, explicit, tagged bool) error {
 	e, err := ep.ready()
 	if err != nil {
 		return err
@@ -135,21 +141,21 @@ func (ep *Endpoint) send(m provider.Msg, flags Flags, explicit, tagged bool) err
 	if n > e.maxMsg {
 		return ErrMsgSize
 	}
-	if !e.descsOK(&m, FlagSend) {
+	if !e.descsOK(m, FlagSend) {
 		return ErrInval
 	}
 	if m.Flags, err = ep.txCheck(e, flags, explicit, sendMsgFlags, n, provider.CntrSend); err != nil {
 		return err
 	}
 	if tagged {
-		return e.tagged.TSend(m)
+		return e.tagged.TSend(*m)
 	}
-	return e.p.Send(m)
+	return e.p.Send(*m)
 }
 
 // inject validates an inject call (buffer reusable on return, no
 // completion) and hands it to the provider.
-func (ep *Endpoint) inject(m provider.Msg, tagged bool) error {
+func (ep *Endpoint) inject(m *provider.Msg, tagged bool) error {
 	e, err := ep.ready()
 	if err != nil {
 		return err
@@ -164,9 +170,9 @@ func (ep *Endpoint) inject(m provider.Msg, tagged bool) error {
 	// copied before the call returns), even under FI_MR_LOCAL.
 	m.Flags |= FlagInject
 	if tagged {
-		return e.tagged.TSend(m)
+		return e.tagged.TSend(*m)
 	}
-	return e.p.Send(m)
+	return e.p.Send(*m)
 }
 
 // Send posts a message (fi_send). desc is the memory descriptor of buf
@@ -175,13 +181,13 @@ func (ep *Endpoint) inject(m provider.Msg, tagged bool) error {
 // endpoints); ctx is reported in the completion. The caller owns buf again
 // once the completion is read.
 func (ep *Endpoint) Send(buf []byte, desc MRDesc, dest Addr, ctx any) error {
-	return ep.send(provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx}, 0, false, false)
+	return ep.send(&provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx}, 0, false, false)
 }
 
 // SendV posts a message gathered from iov (fi_sendv); desc is nil or holds
 // one descriptor per buffer.
 func (ep *Endpoint) SendV(iov [][]byte, desc []MRDesc, dest Addr, ctx any) error {
-	return ep.send(provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: dest, Context: ctx}, 0, false, false)
+	return ep.send(&provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: dest, Context: ctx}, 0, false, false)
 }
 
 // SendMsg posts a message with explicit flags (fi_sendmsg): FI_REMOTE_CQ_DATA,
@@ -190,35 +196,35 @@ func (ep *Endpoint) SendMsg(m *Msg, flags Flags) error {
 	if m == nil {
 		return ErrInval
 	}
-	return ep.send(provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context, Data: m.Data},
+	return ep.send(&provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context, Data: m.Data},
 		flags, true, false)
 }
 
 // SendData posts a message with remote CQ data (fi_senddata).
 func (ep *Endpoint) SendData(buf []byte, desc MRDesc, data uint64, dest Addr, ctx any) error {
-	return ep.send(provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx, Data: data}, FlagRemoteCQData, false, false)
+	return ep.send(&provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx, Data: data}, FlagRemoteCQData, false, false)
 }
 
 // Inject sends a small message (at most the inject size) whose buffer may
 // be reused as soon as the call returns; no completion is written
 // (fi_inject).
 func (ep *Endpoint) Inject(buf []byte, dest Addr) error {
-	return ep.inject(provider.Msg{Buf: buf, Addr: dest}, false)
+	return ep.inject(&provider.Msg{Buf: buf, Addr: dest}, false)
 }
 
 // InjectData is Inject with remote CQ data (fi_injectdata).
 func (ep *Endpoint) InjectData(buf []byte, data uint64, dest Addr) error {
-	return ep.inject(provider.Msg{Buf: buf, Addr: dest, Data: data, Flags: FlagRemoteCQData}, false)
+	return ep.inject(&provider.Msg{Buf: buf, Addr: dest, Data: data, Flags: FlagRemoteCQData}, false)
 }
 
 // TSend posts a tagged message (fi_tsend).
 func (ep *Endpoint) TSend(buf []byte, desc MRDesc, dest Addr, tag uint64, ctx any) error {
-	return ep.send(provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx, Tag: tag}, 0, false, true)
+	return ep.send(&provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx, Tag: tag}, 0, false, true)
 }
 
 // TSendV posts a tagged message gathered from iov (fi_tsendv).
 func (ep *Endpoint) TSendV(iov [][]byte, desc []MRDesc, dest Addr, tag uint64, ctx any) error {
-	return ep.send(provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: dest, Context: ctx, Tag: tag}, 0, false, true)
+	return ep.send(&provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: dest, Context: ctx, Tag: tag}, 0, false, true)
 }
 
 // TSendMsg posts a tagged message with explicit flags (fi_tsendmsg).
@@ -226,29 +232,29 @@ func (ep *Endpoint) TSendMsg(m *Msg, flags Flags) error {
 	if m == nil {
 		return ErrInval
 	}
-	return ep.send(provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context, Data: m.Data,
+	return ep.send(&provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context, Data: m.Data,
 		Tag: m.Tag}, flags, true, true)
 }
 
 // TSendData posts a tagged message with remote CQ data (fi_tsenddata).
 func (ep *Endpoint) TSendData(buf []byte, desc MRDesc, data uint64, dest Addr, tag uint64, ctx any) error {
-	return ep.send(provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx, Data: data, Tag: tag},
+	return ep.send(&provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx, Data: data, Tag: tag},
 		FlagRemoteCQData, false, true)
 }
 
 // TInject is Inject for a tagged message (fi_tinject).
 func (ep *Endpoint) TInject(buf []byte, dest Addr, tag uint64) error {
-	return ep.inject(provider.Msg{Buf: buf, Addr: dest, Tag: tag}, true)
+	return ep.inject(&provider.Msg{Buf: buf, Addr: dest, Tag: tag}, true)
 }
 
 // TInjectData is TInject with remote CQ data (fi_tinjectdata).
 func (ep *Endpoint) TInjectData(buf []byte, data uint64, dest Addr, tag uint64) error {
-	return ep.inject(provider.Msg{Buf: buf, Addr: dest, Tag: tag, Data: data, Flags: FlagRemoteCQData}, true)
+	return ep.inject(&provider.Msg{Buf: buf, Addr: dest, Tag: tag, Data: data, Flags: FlagRemoteCQData}, true)
 }
 
 // ---- receives ----
 
-func (ep *Endpoint) recv(m provider.Msg, flags Flags, explicit, tagged bool) error {
+func (ep *Endpoint) recv(m *provider.Msg, flags Flags, explicit, tagged bool) error {
 	e, err := ep.ready()
 	if err != nil {
 		return err
@@ -269,7 +275,7 @@ func (ep *Endpoint) recv(m provider.Msg, flags Flags, explicit, tagged bool) err
 	if m.IOV != nil && len(m.IOV) > e.rxIOVLimit {
 		return ErrInval
 	}
-	if !e.descsOK(&m, FlagRecv) {
+	if !e.descsOK(m, FlagRecv) {
 		return ErrInval
 	}
 	f := ep.rxFlags(e, flags, explicit)
@@ -280,7 +286,7 @@ func (ep *Endpoint) recv(m provider.Msg, flags Flags, explicit, tagged bool) err
 		m.Addr = AddrUnspec
 	}
 	m.Flags = f
-	return e.rq.Post(&m, tagged)
+	return e.rq.Post(m, tagged)
 }
 
 // Recv posts a receive buffer (fi_recv). desc is buf's memory descriptor
@@ -288,12 +294,12 @@ func (ep *Endpoint) recv(m provider.Msg, flags Flags, explicit, tagged bool) err
 // endpoint has FI_DIRECTED_RECV; AddrUnspec accepts any sender. The caller
 // owns buf again once the completion is read.
 func (ep *Endpoint) Recv(buf []byte, desc MRDesc, src Addr, ctx any) error {
-	return ep.recv(provider.Msg{Buf: buf, Desc: desc, Addr: src, Context: ctx}, 0, false, false)
+	return ep.recv(&provider.Msg{Buf: buf, Desc: desc, Addr: src, Context: ctx}, 0, false, false)
 }
 
 // RecvV posts a scatter receive (fi_recvv).
 func (ep *Endpoint) RecvV(iov [][]byte, desc []MRDesc, src Addr, ctx any) error {
-	return ep.recv(provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: src, Context: ctx}, 0, false, false)
+	return ep.recv(&provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: src, Context: ctx}, 0, false, false)
 }
 
 // RecvMsg posts a receive with explicit flags (fi_recvmsg): FI_COMPLETION,
@@ -302,18 +308,18 @@ func (ep *Endpoint) RecvMsg(m *Msg, flags Flags) error {
 	if m == nil {
 		return ErrInval
 	}
-	return ep.recv(provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context}, flags, true, false)
+	return ep.recv(&provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context}, flags, true, false)
 }
 
 // TRecv posts a tagged receive (fi_trecv): it matches messages whose tag
 // equals tag in the bits not set in ignore.
 func (ep *Endpoint) TRecv(buf []byte, desc MRDesc, src Addr, tag, ignore uint64, ctx any) error {
-	return ep.recv(provider.Msg{Buf: buf, Desc: desc, Addr: src, Context: ctx, Tag: tag, Ignore: ignore}, 0, false, true)
+	return ep.recv(&provider.Msg{Buf: buf, Desc: desc, Addr: src, Context: ctx, Tag: tag, Ignore: ignore}, 0, false, true)
 }
 
 // TRecvV posts a tagged scatter receive (fi_trecvv).
 func (ep *Endpoint) TRecvV(iov [][]byte, desc []MRDesc, src Addr, tag, ignore uint64, ctx any) error {
-	return ep.recv(provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: src, Context: ctx, Tag: tag, Ignore: ignore},
+	return ep.recv(&provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: src, Context: ctx, Tag: tag, Ignore: ignore},
 		0, false, true)
 }
 
@@ -323,7 +329,7 @@ func (ep *Endpoint) TRecvMsg(m *Msg, flags Flags) error {
 	if m == nil {
 		return ErrInval
 	}
-	return ep.recv(provider.Msg{IOV: m.IOV, Descs: m.Desc, Addr: m.Addr, Context: m.Context, Tag: m.Tag,
+	return ep.recv(&provider.Msg{IOV: m.IOV, Descs: m.Desc, Addr: m.Addr, Context: m.Context, Tag: m.Tag,
 		Ignore: m.Ignore}, flags, true, true)
 }
 
