@@ -118,10 +118,11 @@ func (e *Endpoint) descsOK(m *provider.Msg, access Flags) bool {
 	return e.dom.descsOK(m.Buf, m.IOV, m.Desc, m.Descs, access)
 }
 
-// send validates a transmit and hands it to the provider. m points to the
-// caller's composite literal, which stays on the stack (nothing keeps m);
-// a pointer saves copying the large Msg into send's arguments.
-func (ep *Endpoint) send(m *provider.Msg, flags Flags, explicit, tagged bool) error {
+// send validates a transmit and hands it to the provider. m is passed by
+// value, as the provider takes it: through a pointer the compiler would
+// copy the large Msg twice for the interface call (into a temporary, then
+// into the arguments) instead of once.
+func (ep *Endpoint) send(m provider.Msg, flags Flags, explicit, tagged bool) error {
 	e, err := ep.ready()
 	if err != nil {
 		return err
@@ -141,21 +142,21 @@ func (ep *Endpoint) send(m *provider.Msg, flags Flags, explicit, tagged bool) er
 	if n > e.maxMsg {
 		return ErrMsgSize
 	}
-	if !e.descsOK(m, FlagSend) {
+	if !e.descsOK(&m, FlagSend) {
 		return ErrInval
 	}
 	if m.Flags, err = ep.txCheck(e, flags, explicit, sendMsgFlags, n, provider.CntrSend); err != nil {
 		return err
 	}
 	if tagged {
-		return e.tagged.TSend(*m)
+		return e.tagged.TSend(m)
 	}
-	return e.p.Send(*m)
+	return e.p.Send(m)
 }
 
 // inject validates an inject call (buffer reusable on return, no
 // completion) and hands it to the provider.
-func (ep *Endpoint) inject(m *provider.Msg, tagged bool) error {
+func (ep *Endpoint) inject(m provider.Msg, tagged bool) error {
 	e, err := ep.ready()
 	if err != nil {
 		return err
@@ -170,9 +171,9 @@ func (ep *Endpoint) inject(m *provider.Msg, tagged bool) error {
 	// copied before the call returns), even under FI_MR_LOCAL.
 	m.Flags |= FlagInject
 	if tagged {
-		return e.tagged.TSend(*m)
+		return e.tagged.TSend(m)
 	}
-	return e.p.Send(*m)
+	return e.p.Send(m)
 }
 
 // Send posts a message (fi_send). desc is the memory descriptor of buf
@@ -181,13 +182,13 @@ func (ep *Endpoint) inject(m *provider.Msg, tagged bool) error {
 // endpoints); ctx is reported in the completion. The caller owns buf again
 // once the completion is read.
 func (ep *Endpoint) Send(buf []byte, desc MRDesc, dest Addr, ctx any) error {
-	return ep.send(&provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx}, 0, false, false)
+	return ep.send(provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx}, 0, false, false)
 }
 
 // SendV posts a message gathered from iov (fi_sendv); desc is nil or holds
 // one descriptor per buffer.
 func (ep *Endpoint) SendV(iov [][]byte, desc []MRDesc, dest Addr, ctx any) error {
-	return ep.send(&provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: dest, Context: ctx}, 0, false, false)
+	return ep.send(provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: dest, Context: ctx}, 0, false, false)
 }
 
 // SendMsg posts a message with explicit flags (fi_sendmsg): FI_REMOTE_CQ_DATA,
@@ -196,35 +197,35 @@ func (ep *Endpoint) SendMsg(m *Msg, flags Flags) error {
 	if m == nil {
 		return ErrInval
 	}
-	return ep.send(&provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context, Data: m.Data},
+	return ep.send(provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context, Data: m.Data},
 		flags, true, false)
 }
 
 // SendData posts a message with remote CQ data (fi_senddata).
 func (ep *Endpoint) SendData(buf []byte, desc MRDesc, data uint64, dest Addr, ctx any) error {
-	return ep.send(&provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx, Data: data}, FlagRemoteCQData, false, false)
+	return ep.send(provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx, Data: data}, FlagRemoteCQData, false, false)
 }
 
 // Inject sends a small message (at most the inject size) whose buffer may
 // be reused as soon as the call returns; no completion is written
 // (fi_inject).
 func (ep *Endpoint) Inject(buf []byte, dest Addr) error {
-	return ep.inject(&provider.Msg{Buf: buf, Addr: dest}, false)
+	return ep.inject(provider.Msg{Buf: buf, Addr: dest}, false)
 }
 
 // InjectData is Inject with remote CQ data (fi_injectdata).
 func (ep *Endpoint) InjectData(buf []byte, data uint64, dest Addr) error {
-	return ep.inject(&provider.Msg{Buf: buf, Addr: dest, Data: data, Flags: FlagRemoteCQData}, false)
+	return ep.inject(provider.Msg{Buf: buf, Addr: dest, Data: data, Flags: FlagRemoteCQData}, false)
 }
 
 // TSend posts a tagged message (fi_tsend).
 func (ep *Endpoint) TSend(buf []byte, desc MRDesc, dest Addr, tag uint64, ctx any) error {
-	return ep.send(&provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx, Tag: tag}, 0, false, true)
+	return ep.send(provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx, Tag: tag}, 0, false, true)
 }
 
 // TSendV posts a tagged message gathered from iov (fi_tsendv).
 func (ep *Endpoint) TSendV(iov [][]byte, desc []MRDesc, dest Addr, tag uint64, ctx any) error {
-	return ep.send(&provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: dest, Context: ctx, Tag: tag}, 0, false, true)
+	return ep.send(provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: dest, Context: ctx, Tag: tag}, 0, false, true)
 }
 
 // TSendMsg posts a tagged message with explicit flags (fi_tsendmsg).
@@ -232,28 +233,32 @@ func (ep *Endpoint) TSendMsg(m *Msg, flags Flags) error {
 	if m == nil {
 		return ErrInval
 	}
-	return ep.send(&provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context, Data: m.Data,
+	return ep.send(provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context, Data: m.Data,
 		Tag: m.Tag}, flags, true, true)
 }
 
 // TSendData posts a tagged message with remote CQ data (fi_tsenddata).
 func (ep *Endpoint) TSendData(buf []byte, desc MRDesc, data uint64, dest Addr, tag uint64, ctx any) error {
-	return ep.send(&provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx, Data: data, Tag: tag},
+	return ep.send(provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx, Data: data, Tag: tag},
 		FlagRemoteCQData, false, true)
 }
 
 // TInject is Inject for a tagged message (fi_tinject).
 func (ep *Endpoint) TInject(buf []byte, dest Addr, tag uint64) error {
-	return ep.inject(&provider.Msg{Buf: buf, Addr: dest, Tag: tag}, true)
+	return ep.inject(provider.Msg{Buf: buf, Addr: dest, Tag: tag}, true)
 }
 
 // TInjectData is TInject with remote CQ data (fi_tinjectdata).
 func (ep *Endpoint) TInjectData(buf []byte, data uint64, dest Addr, tag uint64) error {
-	return ep.inject(&provider.Msg{Buf: buf, Addr: dest, Tag: tag, Data: data, Flags: FlagRemoteCQData}, true)
+	return ep.inject(provider.Msg{Buf: buf, Addr: dest, Tag: tag, Data: data, Flags: FlagRemoteCQData}, true)
 }
 
 // ---- receives ----
 
+// recv validates a receive and posts it. m points to the caller's
+// composite literal, which stays on the stack (the queue copies what it
+// keeps): the queue takes a pointer, so passing one saves a copy of the
+// large Msg.
 func (ep *Endpoint) recv(m *provider.Msg, flags Flags, explicit, tagged bool) error {
 	e, err := ep.ready()
 	if err != nil {
