@@ -24,7 +24,7 @@
 #   REPS=3            repetitions of every point
 #   ITERS=10000       iterations N for sizes <= 4 KiB (64 KiB: N/5, 1 MiB: N/50;
 #                     at least 10); the correction run uses N/5
-#   CONFIGS="udp/dgram tcp/msg"   configurations to try (see configs below);
+#   CONFIGS="udp/dgram tcp/msg shm/rdm"   configurations to try (see configs below);
 #                     one that the Go library does not implement yet is skipped
 #   SIZES="1 64 1024 4096 65536 1048576"   capped by each provider's limit
 #   OUT=dir           logs and raw.tsv (default /tmp/compare-<date>)
@@ -41,7 +41,7 @@ ROOT=$(cd "$BENCH_DIR/.." && pwd)
 
 REPS=${REPS:-3}
 ITERS=${ITERS:-10000}
-CONFIGS=${CONFIGS:-"udp/dgram tcp/msg"}
+CONFIGS=${CONFIGS:-"udp/dgram tcp/msg shm/rdm"}
 SIZES=${SIZES:-"1 64 1024 4096 65536 1048576"}
 OUT=${OUT:-/tmp/compare-$(date +%Y%m%d-%H%M%S)}
 SETTLE=${SETTLE:-0.3}

@@ -176,7 +176,14 @@ func avTableIndicesSequentialMapDistinct(t *testing.T, tg Target) {
 
 func avInvalidAddressesNotInserted(t *testing.T, tg Target) {
 	e := avEnv(t, tg, envOpts{})
-	bad := [][]byte{nil, {}, e.addr[:len(e.addr)-1], make([]byte, len(e.addr))}
+	// A truncated address: one byte short, or for an FI_ADDR_STR name
+	// (a C string, which may be given with or without its NUL) one
+	// character short.
+	short := e.addr[:len(e.addr)-1]
+	if e.info.AddrFormat == fabric.AddrStr && len(short) > 1 && e.addr[len(e.addr)-1] == 0 {
+		short = e.addr[:len(e.addr)-2]
+	}
+	bad := [][]byte{nil, {}, short, make([]byte, len(e.addr))}
 	if e.info.AddrFormat == fabric.SockAddrIn || e.info.AddrFormat == fabric.SockAddrIn6 {
 		wrongFamily := append([]byte(nil), e.addr...)
 		wrongFamily[0], wrongFamily[1] = 99, 0

@@ -538,6 +538,12 @@ func (a *AV) reverseFill(c *ReverseCache, b []byte) provider.Addr {
 	return r
 }
 
+// Gen returns a number that changes whenever an answer of Reverse may
+// have changed (an insert, a removal, Close): a provider that caches
+// Reverse answers keyed by something of its own (shm: the sender's id)
+// uses them only while Gen is unchanged.
+func (a *AV) Gen() uint64 { return a.gen.Load() }
+
 // ReverseIndex is Reverse without the user id substitution: the fi_addr
 // itself.
 func (a *AV) ReverseIndex(b []byte) provider.Addr {

@@ -1,6 +1,6 @@
 // Package sys is the only package of the module that imports
-// golang.org/x/sys/unix and unsafe (besides internal/shmring, reserved for
-// the shm provider's shared-memory rings and not written yet). It wraps the
+// golang.org/x/sys/unix and unsafe (besides internal/shmring, the shm
+// provider's shared-memory rings). It wraps the
 // few system interfaces the providers need, with no allocation and no
 // blocking on the hot path:
 //
@@ -19,6 +19,14 @@
 //   - ListAddrs: the local interface addresses in the order libfabric's
 //     ofi_get_list_of_addr produces them (FI_<PROV>_IFACE filtering,
 //     loopback last).
+//   - Shared memory for the shm provider (shm_linux.go, futex_linux.go,
+//     cma_linux.go): ShmFile, region files of ShmDir (/dev/shm) created mode
+//     0600 with an exclusive flock held for the owner's lifetime (the
+//     owner's liveness: OwnerAlive, CleanStale), opened only by the same
+//     euid; FutexWait/FutexWake on shared (not FUTEX_PRIVATE) words of such
+//     mappings, so that a process sleeps until another wakes it; and
+//     cross-memory attach (ProcessVMReadv, ProcessVMWritev with RemoteIOV
+//     ranges from IOVOf, CMAAvailable's once-per-process probe).
 //
 // Non-Linux builds compile stubs that return provider.ENOSYS.
 package sys

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"os"
 	"runtime"
 	"sync"
 	"testing"
@@ -17,7 +18,14 @@ import (
 	"github.com/gofabric/fabric/provider"
 )
 
-func TestMain(m *testing.M) { testutil.Main(m) }
+// TestMain runs the tests, or one of the child processes of the shm, futex
+// and CMA tests when SYS_TEST_HELPER names one (helperMain).
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		os.Exit(helperMain(mode))
+	}
+	testutil.Main(m)
+}
 
 func sa4(a [4]byte, port uint16) []byte {
 	b := make([]byte, SizeofSockaddrIn)

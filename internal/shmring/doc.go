@@ -1,0 +1,49 @@
+// Package shmring holds the shared-memory data structures of the shm
+// provider, laid over a []byte that is a MAP_SHARED mapping of a region
+// file: the region header, the inbound command queue and the bounce-buffer
+// pool. Nothing here knows about endpoints or the provider's protocol
+// beyond the command layout (Cmd).
+//
+// Everything read from a region is untrusted: another process (of the same
+// user) may write anything into it at any time. Header values are copied
+// and validated once, at Attach, and never read again; indices and lengths
+// read from the ring, the pool and commands are bounds-checked before use.
+// A damaged region makes an operation fail (or a command be dropped), never
+// a panic or an access outside the mapping (FuzzAttach, FuzzDecode,
+// FuzzRing drive these paths with arbitrary bytes).
+//
+// # Region layout (version 1, little-endian)
+//
+//	0      header page (HeaderSize bytes)
+//	         0  magic "GOFABSHM"
+//	         8  version u32, header size u32
+//	        16  total size u64
+//	        24  ring offset u64, 32 ring slots u32, 36 slot size u32
+//	        40  pool offset u64, 48 buffer count u32, 52 buffer size u32
+//	        56  buffer area offset u64
+//	        64  owner pid u32, 68 auth-key length u32, 72 owner id u64
+//	        80  auth key (up to MaxAuthKey bytes)
+//	       256  closing u32 (owner is shutting down)
+//	       320  wake word seq u32, 324 sleepers u32 (futex protocol)
+//	       384  ring tail u64 (producers)
+//	       448  pool head u64, 512 pool tail u64
+//	ringOff  RingSlots slots of SlotSize bytes: an MPSC queue (Vyukov):
+//	         each slot starts with its sequence number u64, then a command
+//	poolOff  BufCount cells of 16 bytes (seq u64, buffer index u64): the
+//	         free-index ring of the bounce buffers (MPMC)
+//	bufOff   BufCount bounce buffers of BufSize bytes
+//
+// The command queue: producers (any process that has the region mapped)
+// claim a slot by a compare-and-swap on the tail after checking that the
+// slot's sequence number equals the position, write the command, then
+// publish it by storing position+1 into the sequence number. The single
+// consumer (the owner) reads the slot at its private head when the
+// sequence number says it is published, and frees it by storing
+// position+slots. The free-index ring works the same way with several
+// consumers (senders take buffers) and several producers (the owner, or a
+// sender giving back a buffer it did not use).
+//
+// Words shared between processes are accessed only through sync/atomic
+// (words_unsafe.go derives their pointers from bounds-checked slices);
+// payload bytes are plain copies ordered by those atomics.
+package shmring

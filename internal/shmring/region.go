@@ -1,0 +1,422 @@
+package shmring
+
+import (
+	"encoding/binary"
+	"errors"
+	"math/bits"
+	"sync/atomic"
+)
+
+// Layout constants of version 1.
+const (
+	// Magic starts every region.
+	Magic = "GOFABSHM"
+	// Version is the layout version this package writes and accepts.
+	Version = 1
+	// HeaderSize is the size of the header page.
+	HeaderSize = 4096
+	// MaxAuthKey is the largest auth key stored in a header.
+	MaxAuthKey = 64
+	// CmdHeaderSize is the part of a slot before an inline payload: the
+	// slot's sequence number and the command header.
+	CmdHeaderSize = 64
+	// poolCellSize is the size of one free-index ring cell.
+	poolCellSize = 16
+
+	// Limits on the parameters a header may hold (Attach refuses others).
+	MinSlotSize = 128
+	MaxSlotSize = 4096
+	MaxSlots    = 1 << 16
+	MinBufSize  = 4096
+	MaxBufSize  = 1 << 20
+	MaxBufs     = 1 << 12
+	// MaxRegionSize bounds the total size of a region.
+	MaxRegionSize = 1 << 32
+)
+
+// Header field offsets.
+const (
+	offMagic    = 0
+	offVersion  = 8
+	offHdrSize  = 12
+	offTotal    = 16
+	offRingOff  = 24
+	offSlots    = 32
+	offSlotSize = 36
+	offPoolOff  = 40
+	offBufCount = 48
+	offBufSize  = 52
+	offBufOff   = 56
+	offPid      = 64
+	offAuthLen  = 68
+	offID       = 72
+	offAuth     = 80
+	offClosing  = 256
+	offSeq      = 320
+	offSleepers = 324
+	offRingTail = 384
+	offPoolHead = 448
+	offPoolTail = 512
+)
+
+// Errors of Attach and Init. They are plain values: the provider maps them
+// to libfabric errors (a damaged peer region fails the operations towards
+// that peer).
+var (
+	ErrBadMagic   = errors.New("shmring: not a region (bad magic)")
+	ErrBadVersion = errors.New("shmring: unsupported region version")
+	ErrBadLayout  = errors.New("shmring: invalid region layout")
+	ErrTooSmall   = errors.New("shmring: mapping too small for the region")
+	ErrAuthKey    = errors.New("shmring: auth key too long")
+	ErrMisaligned = errors.New("shmring: mapping not aligned")
+)
+
+// Params are the sizes of a region.
+type Params struct {
+	Slots    uint32 // command slots, a power of two in [2, MaxSlots]
+	SlotSize uint32 // bytes per slot, a power of two in [MinSlotSize, MaxSlotSize]
+	Bufs     uint32 // bounce buffers, a power of two in [1, MaxBufs]
+	BufSize  uint32 // bytes per buffer, a power of two in [MinBufSize, MaxBufSize]
+}
+
+// Header is the validated, copied content of a region header.
+type Header struct {
+	Params
+	Total   uint64 // total size
+	RingOff uint64
+	PoolOff uint64
+	BufOff  uint64
+	Pid     uint32
+	ID      uint64
+	AuthLen int
+	Auth    [MaxAuthKey]byte
+}
+
+// AuthKey returns the header's auth key.
+func (h *Header) AuthKey() []byte { return h.Auth[:h.AuthLen] }
+
+func pow2(v uint32) bool { return v != 0 && v&(v-1) == 0 }
+
+func (p Params) valid() bool {
+	return pow2(p.Slots) && p.Slots >= 2 && p.Slots <= MaxSlots &&
+		pow2(p.SlotSize) && p.SlotSize >= MinSlotSize && p.SlotSize <= MaxSlotSize &&
+		pow2(p.Bufs) && p.Bufs <= MaxBufs &&
+		pow2(p.BufSize) && p.BufSize >= MinBufSize && p.BufSize <= MaxBufSize
+}
+
+// Size returns the total size of a region with parameters p, and false if
+// p is invalid.
+func (p Params) Size() (uint64, bool) {
+	if !p.valid() {
+		return 0, false
+	}
+	_, _, _, total := p.layout()
+	return total, total <= MaxRegionSize
+}
+
+// layout computes the offsets of a valid p (no overflow: every factor is
+// bounded by the Max constants).
+func (p Params) layout() (ringOff, poolOff, bufOff, total uint64) {
+	ringOff = HeaderSize
+	poolOff = ringOff + uint64(p.Slots)*uint64(p.SlotSize)
+	bufOff = alignUp(poolOff+uint64(p.Bufs)*poolCellSize, 4096)
+	total = bufOff + uint64(p.Bufs)*uint64(p.BufSize)
+	return
+}
+
+func alignUp(v, a uint64) uint64 { return (v + a - 1) &^ (a - 1) }
+
+// Init writes a fresh region header, an empty command queue and a full
+// free-index ring into b, which must be zeroed (a new file) and at least
+// p.Size() bytes. It returns the header as Attach would read it.
+func Init(b []byte, p Params, pid uint32, id uint64, authKey []byte) (*Header, error) {
+	total, ok := p.Size()
+	if !ok {
+		return nil, ErrBadLayout
+	}
+	if uint64(len(b)) < total {
+		return nil, ErrTooSmall
+	}
+	if len(authKey) > MaxAuthKey {
+		return nil, ErrAuthKey
+	}
+	if !aligned(b) {
+		return nil, ErrMisaligned
+	}
+	ringOff, poolOff, bufOff, _ := p.layout()
+	le := binary.LittleEndian
+	le.PutUint32(b[offVersion:], Version)
+	le.PutUint32(b[offHdrSize:], HeaderSize)
+	le.PutUint64(b[offTotal:], total)
+	le.PutUint64(b[offRingOff:], ringOff)
+	le.PutUint32(b[offSlots:], p.Slots)
+	le.PutUint32(b[offSlotSize:], p.SlotSize)
+	le.PutUint64(b[offPoolOff:], poolOff)
+	le.PutUint32(b[offBufCount:], p.Bufs)
+	le.PutUint32(b[offBufSize:], p.BufSize)
+	le.PutUint64(b[offBufOff:], bufOff)
+	le.PutUint32(b[offPid:], pid)
+	le.PutUint32(b[offAuthLen:], uint32(len(authKey)))
+	le.PutUint64(b[offID:], id)
+	copy(b[offAuth:offAuth+MaxAuthKey], authKey)
+	for i := uint64(0); i < uint64(p.Slots); i++ {
+		u64At(b, ringOff+i*uint64(p.SlotSize)).Store(i)
+	}
+	for i := uint64(0); i < uint64(p.Bufs); i++ {
+		c := poolOff + i*poolCellSize
+		u64At(b, c+8).Store(i)
+		u64At(b, c).Store(i + 1)
+	}
+	u64At(b, offPoolHead).Store(0)
+	u64At(b, offPoolTail).Store(uint64(p.Bufs))
+	u64At(b, offRingTail).Store(0)
+	// The magic goes last: a region is valid only once it is complete.
+	copy(b[offMagic:offMagic+8], Magic)
+	h, err := Attach(b)
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Attach validates the header of the region mapped at b and returns a copy
+// of it. Every size and offset is checked against b and the limits: a
+// header that passes describes a ring, a pool and buffers that lie inside
+// b without overlapping each other or the header.
+func Attach(b []byte) (*Header, error) {
+	if len(b) < HeaderSize {
+		return nil, ErrTooSmall
+	}
+	if string(b[offMagic:offMagic+8]) != Magic {
+		return nil, ErrBadMagic
+	}
+	le := binary.LittleEndian
+	if le.Uint32(b[offVersion:]) != Version || le.Uint32(b[offHdrSize:]) != HeaderSize {
+		return nil, ErrBadVersion
+	}
+	h := &Header{}
+	h.Slots = le.Uint32(b[offSlots:])
+	h.SlotSize = le.Uint32(b[offSlotSize:])
+	h.Bufs = le.Uint32(b[offBufCount:])
+	h.BufSize = le.Uint32(b[offBufSize:])
+	h.Total = le.Uint64(b[offTotal:])
+	h.RingOff = le.Uint64(b[offRingOff:])
+	h.PoolOff = le.Uint64(b[offPoolOff:])
+	h.BufOff = le.Uint64(b[offBufOff:])
+	h.Pid = le.Uint32(b[offPid:])
+	h.ID = le.Uint64(b[offID:])
+	al := le.Uint32(b[offAuthLen:])
+	if !h.Params.valid() {
+		return nil, ErrBadLayout
+	}
+	// Version 1 fixes the layout as a function of the parameters: the
+	// offsets must be exactly those.
+	ringOff, poolOff, bufOff, total := h.Params.layout()
+	if h.RingOff != ringOff || h.PoolOff != poolOff || h.BufOff != bufOff || h.Total != total ||
+		total > MaxRegionSize || al > MaxAuthKey {
+		return nil, ErrBadLayout
+	}
+	if uint64(len(b)) < total {
+		return nil, ErrTooSmall
+	}
+	if !aligned(b) {
+		return nil, ErrMisaligned
+	}
+	h.AuthLen = int(al)
+	copy(h.Auth[:], b[offAuth:offAuth+MaxAuthKey])
+	return h, nil
+}
+
+// Region is an attached region: its command queue, its pool and its
+// control words. Its methods are safe for concurrent use by producers;
+// the consumer side (Peek, Release) is for the owner only, one goroutine
+// at a time.
+type Region struct {
+	Header
+	b        []byte
+	ring     []byte // the slots
+	mask     uint64 // Slots-1
+	shift    uint   // log2(SlotSize)
+	tail     *atomic.Uint64
+	head     atomic.Uint64 // consumer position (process-local; written by the owner's consumer only)
+	cells    []byte
+	pmask    uint64
+	phead    *atomic.Uint64
+	ptail    *atomic.Uint64
+	bufs     []byte
+	bshift   uint
+	closing  *atomic.Uint32
+	seq      *atomic.Uint32
+	sleepers *atomic.Uint32
+}
+
+// NewRegion returns the Region of mapping b, whose header h was returned
+// by Attach or Init for b.
+func NewRegion(b []byte, h *Header) *Region {
+	r := &Region{Header: *h, b: b}
+	r.ring = b[h.RingOff : h.RingOff+uint64(h.Slots)*uint64(h.SlotSize)]
+	r.mask = uint64(h.Slots) - 1
+	r.shift = uint(bits.TrailingZeros32(h.SlotSize))
+	r.tail = u64At(b, offRingTail)
+	r.cells = b[h.PoolOff : h.PoolOff+uint64(h.Bufs)*poolCellSize]
+	r.pmask = uint64(h.Bufs) - 1
+	r.phead = u64At(b, offPoolHead)
+	r.ptail = u64At(b, offPoolTail)
+	r.bufs = b[h.BufOff : h.BufOff+uint64(h.Bufs)*uint64(h.BufSize)]
+	r.bshift = uint(bits.TrailingZeros32(h.BufSize))
+	r.closing = u32At(b, offClosing)
+	r.seq = u32At(b, offSeq)
+	r.sleepers = u32At(b, offSleepers)
+	return r
+}
+
+// Bytes returns the mapping.
+func (r *Region) Bytes() []byte { return r.b }
+
+// InlineMax is the largest payload that fits in a slot with its command.
+func (r *Region) InlineMax() int { return int(r.SlotSize) - CmdHeaderSize }
+
+// SetClosing marks the region as shutting down (its owner closes).
+func (r *Region) SetClosing() { r.closing.Store(1) }
+
+// Closing reports whether the owner marked the region as shutting down.
+func (r *Region) Closing() bool { return r.closing.Load() != 0 }
+
+// Seq is the futex word producers bump to wake a sleeping owner.
+func (r *Region) Seq() *atomic.Uint32 { return r.seq }
+
+// Sleepers is the count of the owner's sleeping waiters.
+func (r *Region) Sleepers() *atomic.Uint32 { return r.sleepers }
+
+// maxSpin bounds the compare-and-swap retries of a producer or pool user:
+// a region whose words keep changing under it (contention, or a hostile
+// process) makes the call report failure rather than spin forever.
+const maxSpin = 1 << 12
+
+// Reserve claims the next command slot. It returns the slot's position
+// (for Publish) and the command bytes (the slot after its sequence
+// number, SlotSize-8 bytes), or ok=false when the queue is full.
+func (r *Region) Reserve() (pos uint64, cmd []byte, ok bool) {
+	for i := 0; i < maxSpin; i++ {
+		pos = r.tail.Load()
+		off := (pos & r.mask) << r.shift
+		seq := u64At(r.ring, off).Load()
+		switch d := int64(seq - pos); {
+		case d == 0:
+			if r.tail.CompareAndSwap(pos, pos+1) {
+				return pos, r.ring[off+8 : off+uint64(r.SlotSize)], true
+			}
+		case d < 0:
+			return 0, nil, false // full: the slot still holds a command one lap behind
+		}
+		// d > 0: another producer took pos; reload the tail.
+	}
+	return 0, nil, false
+}
+
+// Publish makes the command written into the slot of pos visible to the
+// consumer.
+func (r *Region) Publish(pos uint64) {
+	u64At(r.ring, (pos&r.mask)<<r.shift).Store(pos + 1)
+}
+
+// Peek returns the command at the consumer's head if one is published
+// (the slot after its sequence number), else nil.
+func (r *Region) Peek() []byte {
+	head := r.head.Load()
+	off := (head & r.mask) << r.shift
+	if u64At(r.ring, off).Load() != head+1 {
+		return nil
+	}
+	return r.ring[off+8 : off+uint64(r.SlotSize)]
+}
+
+// Release frees the slot at the consumer's head (after Peek returned it)
+// and advances the head.
+func (r *Region) Release() {
+	head := r.head.Load()
+	off := (head & r.mask) << r.shift
+	u64At(r.ring, off).Store(head + uint64(r.Slots))
+	r.head.Store(head + 1)
+}
+
+// Pending reports whether a command is published at the consumer's head.
+// Unlike Peek and Release it may be called from any goroutine.
+func (r *Region) Pending() bool {
+	head := r.head.Load()
+	off := (head & r.mask) << r.shift
+	return u64At(r.ring, off).Load() == head+1
+}
+
+// Head returns the consumer's position: the number of commands consumed.
+// It may be called from any goroutine.
+func (r *Region) Head() uint64 { return r.head.Load() }
+
+// Wake bumps the wake word when the owner has sleepers: the caller then
+// wakes them (futex) and Wake reports true. With nobody asleep it costs
+// one atomic load.
+func (r *Region) Wake() bool {
+	if r.sleepers.Load() == 0 {
+		return false
+	}
+	r.seq.Add(1)
+	return true
+}
+
+// GetBuf takes a bounce buffer from the free-index ring: its index, or
+// ok=false when none is free (or the ring holds an invalid index, which
+// is dropped).
+func (r *Region) GetBuf() (idx uint32, ok bool) {
+	for i := 0; i < maxSpin; i++ {
+		pos := r.phead.Load()
+		c := (pos & r.pmask) * poolCellSize
+		seq := u64At(r.cells, c).Load()
+		switch d := int64(seq - (pos + 1)); {
+		case d == 0:
+			if r.phead.CompareAndSwap(pos, pos+1) {
+				v := u64At(r.cells, c+8).Load()
+				u64At(r.cells, c).Store(pos + r.pmask + 1)
+				if v >= uint64(r.Bufs) {
+					return 0, false // a damaged cell: the index is dropped
+				}
+				return uint32(v), true
+			}
+		case d < 0:
+			return 0, false // empty
+		}
+	}
+	return 0, false
+}
+
+// PutBuf returns buffer idx to the free-index ring. It reports false if
+// idx is out of range or the ring is full (a duplicate return).
+func (r *Region) PutBuf(idx uint32) bool {
+	if idx >= r.Bufs {
+		return false
+	}
+	for i := 0; i < maxSpin; i++ {
+		pos := r.ptail.Load()
+		c := (pos & r.pmask) * poolCellSize
+		seq := u64At(r.cells, c).Load()
+		switch d := int64(seq - pos); {
+		case d == 0:
+			if r.ptail.CompareAndSwap(pos, pos+1) {
+				u64At(r.cells, c+8).Store(uint64(idx))
+				u64At(r.cells, c).Store(pos + 1)
+				return true
+			}
+		case d < 0:
+			return false // full
+		}
+	}
+	return false
+}
+
+// Buf returns bounce buffer idx, or nil if idx is out of range.
+func (r *Region) Buf(idx uint32) []byte {
+	if idx >= r.Bufs {
+		return nil
+	}
+	off := uint64(idx) << r.bshift
+	return r.bufs[off : off+uint64(r.BufSize) : off+uint64(r.BufSize)]
+}

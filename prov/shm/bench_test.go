@@ -1,0 +1,120 @@
+package shm_test
+
+import (
+	"fmt"
+	"testing"
+
+	fabric "github.com/gofabric/fabric"
+)
+
+// roundTrip returns a function doing one ping-pong: a sends size bytes to
+// b (tagged or not, inject or not), b's receive completes, b sends back,
+// a's receive completes; every CQ entry is read. It is one goroutine
+// driving both sides.
+func roundTrip(t testing.TB, size int, tagged, inject bool) func() {
+	a, b, ab, ba := pair(t, nodeOpts{})
+	sa, sb := make([]byte, size), make([]byte, size)
+	ra, rb := make([]byte, size), make([]byte, size)
+	ent := make([]fabric.CQEntry, 1)
+	ctx := new(int)
+	send := func(n *node, buf []byte, dst fabric.Addr) {
+		for {
+			var err error
+			switch {
+			case tagged && inject:
+				err = n.ep.TInject(buf, dst, 5)
+			case tagged:
+				err = n.ep.TSend(buf, nil, dst, 5, ctx)
+			case inject:
+				err = n.ep.Inject(buf, dst)
+			default:
+				err = n.ep.Send(buf, nil, dst, ctx)
+			}
+			if err == nil {
+				break
+			}
+			n.txcq.Read(ent)
+		}
+		if !inject {
+			for {
+				if c, _ := n.txcq.Read(ent); c == 1 {
+					break
+				}
+			}
+		}
+	}
+	recv := func(n *node, buf []byte) {
+		var err error
+		if tagged {
+			err = n.ep.TRecv(buf, nil, fabric.AddrUnspec, 5, 0, ctx)
+		} else {
+			err = n.ep.Recv(buf, nil, fabric.AddrUnspec, ctx)
+		}
+		if err != nil {
+			panic(err)
+		}
+	}
+	wait := func(n *node) {
+		for {
+			if c, _ := n.rxcq.Read(ent); c == 1 {
+				return
+			}
+		}
+	}
+	return func() {
+		recv(b, rb)
+		recv(a, ra)
+		send(a, sa, ab)
+		wait(b)
+		send(b, sb, ba)
+		wait(a)
+	}
+}
+
+// TestZeroAllocHotPath: steady-state send, inject, tagged send, the
+// receiver's progress, matching and CQ write, and CQ reads do not
+// allocate, inline and segmented.
+func TestZeroAllocHotPath(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
+	for _, size := range []int{64, 4096} {
+		for _, v := range []struct{ tagged, inject bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
+			name := fmt.Sprintf("size=%d/tagged=%v/inject=%v", size, v.tagged, v.inject)
+			t.Run(name, func(t *testing.T) {
+				rt := roundTrip(t, size, v.tagged, v.inject)
+				for i := 0; i < 100; i++ {
+					rt()
+				}
+				if n := testing.AllocsPerRun(500, rt); n != 0 {
+					t.Fatalf("%v allocations per round trip", n)
+				}
+			})
+		}
+	}
+	// An empty poll.
+	a := newNode(t, nodeOpts{})
+	ent := make([]fabric.CQEntry, 1)
+	if n := testing.AllocsPerRun(1000, func() { a.rxcq.Read(ent) }); n != 0 {
+		t.Fatalf("empty CQ read: %v allocations", n)
+	}
+}
+
+// BenchmarkPingPong measures a round trip (two transfers) between two
+// endpoints of this process driven by one goroutine: the CPU cost of the
+// send, progress, match, completion and CQ read paths (not the latency
+// across cores; cmd/fi_pingpong measures that).
+func BenchmarkPingPong(b *testing.B) {
+	for _, size := range []int{64, 4096, 65536} {
+		for _, tagged := range []bool{false, true} {
+			b.Run(fmt.Sprintf("prov=shm/size=%d/tagged=%v", size, tagged), func(b *testing.B) {
+				rt := roundTrip(b, size, tagged, false)
+				b.ReportAllocs()
+				b.SetBytes(int64(2 * size))
+				for b.Loop() {
+					rt()
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,19 @@
+package shm_test
+
+import (
+	"testing"
+
+	fabric "github.com/gofabric/fabric"
+	"github.com/gofabric/fabric/fabtest"
+	_ "github.com/gofabric/fabric/prov/shm"
+)
+
+func TestConformanceSHM(t *testing.T) {
+	fabtest.Run(t, fabtest.Target{Provider: "shm", EPType: fabric.EPRDM})
+}
+
+func TestConformanceSHMAutoProgress(t *testing.T) {
+	fabtest.Run(t, fabtest.Target{Provider: "shm", EPType: fabric.EPRDM, Progress: fabric.ProgressAuto})
+}
+
+func TestFabtestHelper(t *testing.T) { fabtest.Helper(t) }

@@ -1,0 +1,76 @@
+// Package shm is the "shm" provider: reliable datagram (FI_EP_RDM)
+// endpoints between processes of one host (and within one process)
+// through shared memory. Importing it registers the provider:
+//
+//	import _ "github.com/gofabric/fabric/prov/shm"
+//
+// # Regions and names
+//
+// Every endpoint owns a region: a file /dev/shm/gofabric-shm-<16 hex> of
+// mode 0600, mapped MAP_SHARED, laid out by package internal/shmring: a
+// header page, an inbound command queue (RingSlots slots of SlotSize
+// bytes; any process produces, the owner consumes) and a pool of Bufs
+// bounce buffers of BufSize bytes with a free-index ring. The endpoint's
+// name (fi_getname, FI_ADDR_STR) is the C string
+// "fi_shm://gofabric-shm-<16 hex>" with its NUL; AV insert takes it with
+// or without the NUL, fi_av_straddr prints it without. The 16 hex digits
+// are a random 64-bit id (or, for src_addr given by node/service with
+// FI_SOURCE, a hash of the service), which commands carry as their
+// sender: the receiver derives the sender's name from it (FI_SOURCE, the
+// reverse AV lookup) and finds its region to answer (acks). A peer's
+// region is mapped at the first operation towards it and unmapped when the
+// endpoint closes; its header is validated first, and every index and
+// length read from shared memory is bounds-checked (a damaged region
+// fails the operations towards it; a damaged command is dropped with a
+// warning). An endpoint unlinks its file when it closes.
+//
+// # Protocols
+//
+//   - Inline: a message of up to SlotSize-64 bytes rides in one command
+//     slot of the receiver's queue: one copy in, one copy out, and the
+//     send completes when Send returns.
+//   - Segmented: larger messages are cut into BufSize segments, each
+//     copied into a bounce buffer taken from the RECEIVER's pool and
+//     announced by a command; the receiver copies it out (into the posted
+//     buffer, or provider memory when unexpected) and returns the buffer.
+//     A sender that runs out of buffers or slots keeps the operation
+//     queued and pushes the rest from Progress as buffers come back
+//     (pipelining); operations start in posting order.
+//   - Delivery complete (FI_DELIVERY_COMPLETE): the message carries a
+//     request for an ack, which the receiver pushes into the sender's own
+//     queue once the data is in a receive buffer; the send completes on
+//     the ack (FI_ECONNRESET if the receiver closes first). FI_FENCE holds
+//     an operation back until every earlier one completed.
+//   - Unexpected messages are copied into provider memory, at most
+//     MaxUnexpectedBytes and MaxUnexpected per endpoint; beyond that the
+//     endpoint stops draining its queue until receives are posted
+//     (senders see a full queue and keep their operations pending):
+//     nothing is dropped.
+//
+// Every process only consumes its own queue: responses (acks) are
+// commands pushed into the initiator's queue.
+//
+// # Progress and waiting
+//
+// Data progress defaults to FI_PROGRESS_MANUAL: CQ and counter reads call
+// Progress, which drains the inbound queue (ProgressBudget commands) and
+// pushes pending transmits; polling an idle endpoint costs an atomic load.
+// With FI_PROGRESS_AUTO a goroutine per endpoint progresses while there is
+// work and backs off while idle. Blocking reads (fi_cq_sread) and
+// FI_WAIT_FD wait objects are served through provider.Waiter and
+// provider.FDWaiter.
+//
+// # Attributes
+//
+// As libfabric 1.17's shm where it matters to applications: FI_EP_RDM,
+// FI_PROTO_SHM, FI_ADDR_STR, inject_size 4096 (larger than a slot: one
+// bounce buffer is copied before the call returns), tx/rx size 1024,
+// iov_limit 4, max_msg_size SIZE_MAX, cq_data_size 8, FI_THREAD_SAFE,
+// FI_RM_ENABLED, msg_order FI_ORDER_SAS. FI_TAGGED, FI_DIRECTED_RECV,
+// FI_SOURCE and FI_MULTI_RECV are offered as the hints ask. Receives are
+// matched by package internal/srx (tag matching, directed receives,
+// FI_PEEK/FI_CLAIM/FI_DISCARD, multi-receive buffers, cancellation).
+//
+// Differences from libfabric's shm: names are not "fi_shm://<pid>";
+// endpoints are not limited to 256 per host.
+package shm

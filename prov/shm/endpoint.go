@@ -1,0 +1,400 @@
+package shm
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"log/slog"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/gofabric/fabric/internal/av"
+	"github.com/gofabric/fabric/internal/cq"
+	"github.com/gofabric/fabric/internal/shmring"
+	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/provider"
+)
+
+// Endpoint states.
+const (
+	stateCreated int32 = iota
+	stateEnabled
+	stateClosed
+)
+
+// endpoint is a shm FI_EP_RDM endpoint: its own region (the inbound
+// command queue and bounce buffers other endpoints write into) and a
+// table of the peers' regions it writes into.
+//
+// Locks: txMu guards the queue of pending (segmented) transmits; rxMu is
+// held by whoever drains the inbound queue (Progress takes it with
+// TryLock); umu guards the unexpected-message buffers (the receive queue
+// calls StartMsg/DiscardMsg without rxMu); peerMu guards peer mapping.
+// Order: rxMu, then the receive queue's lock, then umu; txMu is never held
+// with rxMu... except in Close.
+type endpoint struct {
+	state atomic.Int32
+	// inflight counts data calls in progress: Close waits for them
+	// before unmapping the peers' regions.
+	inflight atomic.Int32
+
+	id      uint64
+	name    []byte // with NUL
+	auto    bool
+	rm      bool
+	caps    provider.Caps
+	authKey []byte
+
+	file *shmring.StandinFile
+	own  *shmring.Region
+
+	// Set by Enable, read-only afterwards.
+	txCQ      provider.CQOwner
+	rxCQ      provider.CQOwner
+	txRes     provider.CQReserver
+	rxFull    provider.CQReserver
+	txCntr    provider.CntrOwner
+	rxCntr    provider.CntrOwner
+	av        provider.AVView
+	dav       *av.AV // av, when it is this module's (srcOf caches its answers)
+	rq        provider.SRXOwner
+	direct    *srx.Queue
+	directCQ  *cq.CQ
+	needSrc   bool // look up the source fi_addr of every message
+	reportSrc bool // FI_SOURCE: completions carry it
+
+	peers peerTable
+
+	tx txState
+
+	rxMu sync.Mutex
+	rx   rxState
+
+	umu       sync.Mutex
+	acksOut   []ackOut // acks waiting for room in their sender's queue
+	nAcksOut  atomic.Int32
+	ubufFree  [numUbufClasses][]*ubuf
+	unexpN    int
+	unexpSize int
+
+	fdr fdReady
+
+	mu       sync.Mutex // Enable/Close
+	autoDone chan struct{}
+	closeCh  chan struct{}
+}
+
+var (
+	_ provider.Endpoint   = (*endpoint)(nil)
+	_ provider.Tagged     = (*endpoint)(nil)
+	_ provider.SRXPeer    = (*endpoint)(nil)
+	_ provider.Waiter     = (*endpoint)(nil)
+	_ provider.AVListener = (*endpoint)(nil)
+)
+
+var regionParams = shmring.Params{Slots: RingSlots, SlotSize: SlotSize, Bufs: Bufs, BufSize: BufSize}
+
+func randomID() uint64 {
+	var b [8]byte
+	for {
+		if _, err := rand.Read(b[:]); err != nil {
+			panic(err) // crypto/rand does not fail on Linux
+		}
+		if id := binary.LittleEndian.Uint64(b[:]); id != 0 {
+			return id
+		}
+	}
+}
+
+// checkLimits refuses an Info whose limits exceed the provider's.
+func checkLimits(info *provider.Info) error {
+	if a := info.TxAttr; a != nil && (a.IOVLimit > IOVLimit || a.InjectSize > InjectSize) {
+		return provider.EINVAL
+	}
+	if a := info.RxAttr; a != nil && a.IOVLimit > IOVLimit {
+		return provider.EINVAL
+	}
+	if a := info.DomainAttr; a != nil && a.CQDataSize > CQDataSize {
+		return provider.EINVAL
+	}
+	if info.AddrFormat != provider.FormatUnspec && info.AddrFormat != provider.AddrStr {
+		return provider.EINVAL
+	}
+	return nil
+}
+
+func newEndpoint(d *domain, info *provider.Info) (*endpoint, error) {
+	if info == nil {
+		return nil, provider.EINVAL
+	}
+	if info.EPAttr != nil && info.EPAttr.Type != provider.EPUnspec && info.EPAttr.Type != provider.EPRDM {
+		return nil, provider.EINVAL
+	}
+	if err := checkLimits(info); err != nil {
+		return nil, err
+	}
+	if len(d.authKey) > shmring.MaxAuthKey {
+		return nil, provider.EINVAL
+	}
+	var id uint64
+	if len(info.SrcAddr) > 0 {
+		var ok bool
+		if id, ok = parseName(info.SrcAddr); !ok {
+			return nil, provider.EINVAL
+		}
+	}
+	ep := &endpoint{caps: info.Caps, authKey: d.authKey}
+	if ep.caps == 0 {
+		ep.caps = infoCaps
+	}
+	if info.DomainAttr != nil {
+		ep.auto = info.DomainAttr.DataProgress == provider.ProgressAuto
+		ep.rm = info.DomainAttr.ResourceMgmt != provider.RMDisabled
+	} else {
+		ep.rm = true
+	}
+	if err := ep.createRegion(id); err != nil {
+		return nil, err
+	}
+	ep.tx.init()
+	ep.rx.init()
+	return ep, nil
+}
+
+// createRegion creates the endpoint's region file: with id, or a random
+// one when id is 0.
+func (ep *endpoint) createRegion(id uint64) error {
+	size, _ := regionParams.Size()
+	random := id == 0
+	for try := 0; ; try++ {
+		if random {
+			id = randomID()
+		}
+		f, err := shmring.StandinCreate(fileName(id), int(size))
+		if err == syscall.EEXIST && random && try < 8 {
+			continue
+		}
+		if err != nil {
+			return errnoOf(err)
+		}
+		h, err := shmring.Init(f.Bytes(), regionParams, uint32(os.Getpid()), id, ep.authKey)
+		if err != nil {
+			f.Unlink()
+			f.Close()
+			return provider.EINVAL
+		}
+		ep.file, ep.own, ep.id = f, shmring.NewRegion(f.Bytes(), h), id
+		ep.name = appendName(nil, id)
+		return nil
+	}
+}
+
+// errnoOf translates a system error of the region files.
+func errnoOf(err error) provider.Errno {
+	switch err {
+	case syscall.EEXIST:
+		return provider.EADDRINUSE
+	case syscall.ENOENT:
+		return provider.ENOENT
+	case syscall.EACCES, syscall.EPERM:
+		return provider.EACCES
+	case syscall.ENOMEM, syscall.ENOSPC:
+		return provider.ENOMEM
+	case syscall.EINVAL:
+		return provider.EINVAL
+	}
+	if e, ok := err.(syscall.Errno); ok {
+		return provider.Errno(e)
+	}
+	return provider.EIO
+}
+
+// Name returns the endpoint's name (fi_getname): the NUL-terminated
+// string "fi_shm://gofabric-shm-<16 hex>".
+func (ep *endpoint) Name() ([]byte, error) {
+	if ep.state.Load() == stateClosed {
+		return nil, provider.EBADF
+	}
+	return append([]byte(nil), ep.name...), nil
+}
+
+// Enable starts the endpoint.
+func (ep *endpoint) Enable(r *provider.Resources) error {
+	if r == nil {
+		return provider.EINVAL
+	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	switch ep.state.Load() {
+	case stateClosed:
+		return provider.EBADF
+	case stateEnabled:
+		return nil
+	}
+	if r.AV == nil {
+		return provider.ENOAV
+	}
+	if r.SRX == nil {
+		return provider.EINVAL
+	}
+	ep.txCQ, ep.rxCQ = r.TxCQ, r.RxCQ
+	if ep.rm {
+		if r.TxCQ != nil {
+			ep.txRes, _ = r.TxCQ.(provider.CQReserver)
+		}
+		if r.RxCQ != nil {
+			ep.rxFull, _ = r.RxCQ.(provider.CQReserver)
+		}
+	}
+	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
+	ep.av, ep.rq = r.AV, r.SRX
+	ep.dav, _ = r.AV.(*av.AV)
+	if q, ok := r.SRX.(*srx.Queue); ok && r.OwnSRX {
+		ep.direct = q
+	}
+	if r.RxCQ != nil {
+		ep.directCQ, _ = r.RxCQ.(*cq.CQ)
+	}
+	ep.reportSrc = r.Source
+	ep.needSrc = r.Source || ep.caps&provider.CapDirectedRecv != 0
+	ep.state.Store(stateEnabled)
+	if ep.auto {
+		ep.autoDone = make(chan struct{})
+		ep.closeCh = make(chan struct{})
+		go ep.autoProgress()
+	}
+	return nil
+}
+
+// enter registers a data call; it fails once the endpoint is not enabled.
+func (ep *endpoint) enter() provider.Errno {
+	ep.inflight.Add(1)
+	if st := ep.state.Load(); st != stateEnabled {
+		ep.inflight.Add(-1)
+		if st == stateClosed {
+			return provider.EBADF
+		}
+		return provider.EOPBADSTATE
+	}
+	return 0
+}
+
+func (ep *endpoint) exit() { ep.inflight.Add(-1) }
+
+// Progress drains the inbound command queue (a bounded batch) and
+// advances pending transmits. A Progress already running elsewhere makes
+// it return at once.
+func (ep *endpoint) Progress() {
+	if ep.enter() != 0 {
+		return
+	}
+	if ep.tx.pending.Load()|ep.tx.nacks.Load() != 0 {
+		ep.progressTx()
+	}
+	if ep.rxMu.TryLock() {
+		ep.progressRx()
+		ep.rxMu.Unlock()
+	}
+	if ep.fdr.on.Load() {
+		ep.fdDrain()
+	}
+	ep.exit()
+}
+
+// pollSpin is how long the auto-progress goroutine and WaitReady poll
+// before they start sleeping.
+const pollSpin = 50 * time.Microsecond
+
+// autoProgress is the FI_PROGRESS_AUTO goroutine: it progresses while
+// there is work and backs off (sleeping, up to 1 ms) while idle.
+func (ep *endpoint) autoProgress() {
+	defer close(ep.autoDone)
+	idle := time.Duration(0)
+	last := time.Now()
+	for {
+		select {
+		case <-ep.closeCh:
+			return
+		default:
+		}
+		if ep.busy() {
+			ep.Progress()
+			idle, last = 0, time.Now()
+			continue
+		}
+		if time.Since(last) < pollSpin {
+			runtime.Gosched()
+			continue
+		}
+		idle = min(max(2*idle, 10*time.Microsecond), time.Millisecond)
+		t := time.NewTimer(idle)
+		select {
+		case <-ep.closeCh:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// busy reports whether progress has something to do.
+func (ep *endpoint) busy() bool {
+	return ep.own.Pending() || ep.tx.pending.Load() != 0
+}
+
+// WaitReady waits until a command is waiting in the inbound queue or a
+// transmit is pending, the deadline passes (ETIMEDOUT) or the endpoint
+// closes (EBADF).
+func (ep *endpoint) WaitReady(deadline time.Time) error {
+	sleep := time.Duration(0)
+	for {
+		if ep.state.Load() == stateClosed {
+			return provider.EBADF
+		}
+		if ep.state.Load() == stateEnabled && ep.busy() {
+			return nil
+		}
+		now := time.Now()
+		if !deadline.IsZero() && !now.Before(deadline) {
+			return provider.ETIMEDOUT
+		}
+		sleep = min(max(2*sleep, 5*time.Microsecond), 500*time.Microsecond)
+		if !deadline.IsZero() {
+			sleep = min(sleep, deadline.Sub(now))
+		}
+		time.Sleep(sleep)
+	}
+}
+
+// Close stops the endpoint: its file is unlinked and marked closing, data
+// calls in flight finish, pending transmits complete with FI_ECANCELED,
+// and the regions are unmapped.
+func (ep *endpoint) Close() error {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.state.Load() == stateClosed {
+		return provider.EBADF
+	}
+	ep.state.Store(stateClosed)
+	ep.own.SetClosing()
+	if err := ep.file.Unlink(); err != nil {
+		log.Warn(provider.SubsysEPData, "unlink region", slog.String("name", fileName(ep.id)), slog.Any("err", err))
+	}
+	if ep.autoDone != nil {
+		close(ep.closeCh)
+		<-ep.autoDone
+	}
+	for ep.inflight.Load() != 0 {
+		runtime.Gosched()
+	}
+	ep.rxMu.Lock()
+	ep.rx.close(ep)
+	ep.rxMu.Unlock()
+	ep.cancelTx()
+	ep.peers.closeAll()
+	ep.fdClose()
+	return ep.file.Close()
+}

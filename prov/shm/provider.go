@@ -1,0 +1,279 @@
+package shm
+
+import (
+	"os"
+
+	"github.com/gofabric/fabric/provider"
+)
+
+// Provider limits and protocol thresholds (tune by measuring; they are
+// all here).
+const (
+	// Name is the provider name.
+	Name = "shm"
+	// InjectSize is tx_attr.inject_size (as libfabric's shm): up to
+	// InlineMax bytes ride in the command slot, larger injects are copied
+	// into one bounce buffer of the target before the call returns.
+	InjectSize = 4096
+	// QueueSize is tx_attr.size and rx_attr.size.
+	QueueSize = 1024
+	// IOVLimit is tx/rx_attr.iov_limit.
+	IOVLimit = 4
+	// CQDataSize is domain_attr.cq_data_size.
+	CQDataSize = 8
+
+	// Region sizes: RingSlots command slots of SlotSize bytes (the
+	// inline payload limit is SlotSize-64), and Bufs bounce buffers of
+	// BufSize bytes (one segment each).
+	RingSlots = 256
+	SlotSize  = 512
+	Bufs      = 64
+	BufSize   = 32 << 10
+
+	// MaxUnexpectedBytes and MaxUnexpected bound the unexpected messages
+	// an endpoint buffers (payload bytes and messages); beyond them it
+	// stops draining its command queue until receives are posted
+	// (back-pressure: senders see a full queue), and nothing is dropped.
+	MaxUnexpectedBytes = 64 << 20
+	MaxUnexpected      = 4096
+	// ProgressBudget is the most commands one Progress call handles.
+	ProgressBudget = 64
+	// MaxPeers bounds the fi_addr values the per-endpoint peer table
+	// caches (larger values are looked up under a lock).
+	MaxPeers = 1 << 20
+)
+
+// Capabilities. The primary ones (FI_MSG, FI_TAGGED, FI_DIRECTED_RECV)
+// and the secondary FI_SOURCE and FI_MULTI_RECV are offered as asked for
+// by the hints; without hints (or without caps in them) all are listed.
+const (
+	txCaps     = provider.CapMsg | provider.CapTagged | provider.CapSend
+	rxCaps     = provider.CapMsg | provider.CapTagged | provider.CapRecv | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv
+	domainCaps = provider.CapLocalComm
+	infoCaps   = txCaps | rxCaps | domainCaps
+	// askCaps are returned only when asked for (when the hints name caps).
+	askCaps = provider.CapMsg | provider.CapTagged | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv
+)
+
+const rxOrder = provider.OrderSAS
+
+// Version is the provider version (117.0, as libfabric 1.17's).
+var Version = provider.Version(117, 0)
+
+func init() { provider.Register(shmProvider{}) }
+
+type shmProvider struct{}
+
+var (
+	_ provider.Provider    = shmProvider{}
+	_ provider.AddrHandler = shmProvider{}
+)
+
+func (shmProvider) Name() string    { return Name }
+func (shmProvider) Version() uint32 { return Version }
+
+// log is the provider's logger (FI_LOG_LEVEL, FI_LOG_PROV=shm).
+var log = provider.NewLogger(Name)
+
+// baseInfo is the provider's fi_info for hints, before addressing.
+// Data progress defaults to FI_PROGRESS_MANUAL: CQ and counter reads
+// drain the command queue inline (busy-polling shared memory);
+// FI_PROGRESS_AUTO adds a goroutine per endpoint.
+func baseInfo(hints *provider.Info) *provider.Info {
+	ctrl, data := provider.ProgressAuto, provider.ProgressManual
+	caps, tx, rx := provider.Caps(infoCaps), provider.Caps(txCaps), provider.Caps(rxCaps)
+	if hints != nil {
+		if d := hints.DomainAttr; d != nil {
+			if p := d.ControlProgress; p == provider.ProgressAuto || p == provider.ProgressManual {
+				ctrl = p
+			}
+			if p := d.DataProgress; p == provider.ProgressAuto || p == provider.ProgressManual {
+				data = p
+			}
+		}
+		want := hints.Caps
+		if hints.TxAttr != nil {
+			want |= hints.TxAttr.Caps
+		}
+		if hints.RxAttr != nil {
+			want |= hints.RxAttr.Caps
+			if hints.RxAttr.OpFlags&provider.FlagMultiRecv != 0 {
+				want |= provider.CapMultiRecv
+			}
+		}
+		if want != 0 {
+			drop := askCaps &^ want
+			caps &^= drop
+			tx &^= drop
+			rx &^= drop
+		}
+	}
+	return &provider.Info{
+		Caps:       caps,
+		AddrFormat: provider.AddrStr,
+		TxAttr: &provider.TxAttr{
+			Caps:       tx,
+			MsgOrder:   provider.OrderSAS,
+			CompOrder:  provider.CompOrderNone,
+			InjectSize: InjectSize,
+			Size:       QueueSize,
+			IOVLimit:   IOVLimit,
+		},
+		RxAttr: &provider.RxAttr{
+			Caps:      rx,
+			MsgOrder:  rxOrder,
+			CompOrder: provider.CompOrderStrict,
+			Size:      QueueSize,
+			IOVLimit:  IOVLimit,
+		},
+		EPAttr: &provider.EPAttr{
+			Type:            provider.EPRDM,
+			Protocol:        provider.ProtoSHM,
+			ProtocolVersion: 1,
+			MaxMsgSize:      provider.SizeMax,
+			MemTagFormat:    0xaaaaaaaaaaaaaaaa,
+			TxCtxCnt:        1,
+			RxCtxCnt:        1,
+		},
+		DomainAttr: &provider.DomainAttr{
+			Name:            Name,
+			Threading:       provider.ThreadSafe,
+			ControlProgress: ctrl,
+			DataProgress:    data,
+			ResourceMgmt:    provider.RMEnabled,
+			AVType:          provider.AVUnspec,
+			MRKeySize:       8,
+			CQDataSize:      CQDataSize,
+			CQCnt:           1024,
+			EPCnt:           1 << 16,
+			TxCtxCnt:        1024,
+			RxCtxCnt:        1024,
+			MaxEPTxCtx:      1,
+			MaxEPRxCtx:      1,
+			MRIOVLimit:      IOVLimit,
+			Caps:            domainCaps,
+		},
+		FabricAttr: &provider.FabricAttr{
+			Name:        Name,
+			ProvName:    Name,
+			ProvVersion: Version,
+			APIVersion:  provider.APIVersion,
+		},
+	}
+}
+
+// GetInfo returns the one shm configuration. Addresses (FI_ADDR_STR):
+// src_addr is the "any" name (an endpoint opened from it picks a random
+// one) unless node/service with FI_SOURCE, or the hints' src_addr, name
+// one; node/service without FI_SOURCE name dest_addr. node is a shm name
+// ("fi_shm://gofabric-shm-<16 hex>") or this host ("", "localhost", a
+// loopback address, the host name); with a service it names the
+// endpoint bound to that service (see serviceName). Anything else is
+// ENODATA.
+func (shmProvider) GetInfo(version uint32, node, service string, flags provider.Flags,
+	hints *provider.Info) ([]*provider.Info, error) {
+	if hints != nil {
+		if hints.EPAttr != nil && hints.EPAttr.Type != provider.EPUnspec && hints.EPAttr.Type != provider.EPRDM {
+			return nil, provider.ENODATA
+		}
+		if hints.AddrFormat != provider.FormatUnspec && hints.AddrFormat != provider.AddrStr {
+			return nil, provider.ENODATA
+		}
+	}
+	info := baseInfo(hints)
+	src := anyName()
+	var dest []byte
+	if node != "" || service != "" {
+		name, err := resolve(node, service)
+		if err != nil {
+			return nil, err
+		}
+		if flags&provider.FlagSource != 0 {
+			src = name
+		} else {
+			dest = name
+		}
+	}
+	if hints != nil {
+		if len(hints.SrcAddr) > 0 {
+			id, ok := parseName(hints.SrcAddr)
+			if !ok {
+				return nil, provider.ENODATA
+			}
+			src = appendName(nil, id)
+		}
+		if len(hints.DestAddr) > 0 {
+			id, ok := parseName(hints.DestAddr)
+			if !ok || id == 0 {
+				return nil, provider.ENODATA
+			}
+			dest = appendName(nil, id)
+		}
+	}
+	info.SrcAddr = src
+	info.DestAddr = dest
+	return []*provider.Info{info}, nil
+}
+
+// localNode reports whether node names this host.
+func localNode(node string) bool {
+	switch node {
+	case "", "localhost", "localhost.localdomain", "127.0.0.1", "::1", "ip6-localhost":
+		return true
+	}
+	if h, err := os.Hostname(); err == nil && node == h {
+		return true
+	}
+	if len(node) > 4 && node[:4] == "127." {
+		return true
+	}
+	return false
+}
+
+// resolve turns node/service into a shm name (fi_av_insertsvc, getinfo).
+func resolve(node, service string) ([]byte, error) {
+	if id, ok := parseName([]byte(node)); ok {
+		if id == 0 {
+			return nil, provider.ENODATA
+		}
+		return appendName(nil, id), nil
+	}
+	if !localNode(node) {
+		return nil, provider.ENODATA
+	}
+	if service == "" {
+		return anyName(), nil
+	}
+	return appendName(nil, serviceID(service)), nil
+}
+
+// Fabric opens a fabric.
+func (shmProvider) Fabric(attr *provider.FabricAttr) (provider.Fabric, error) {
+	return &fabric{}, nil
+}
+
+type fabric struct{}
+
+func (*fabric) Domain(info *provider.Info) (provider.Domain, error) {
+	if info != nil && info.EPAttr != nil && info.EPAttr.Type != provider.EPUnspec &&
+		info.EPAttr.Type != provider.EPRDM {
+		return nil, provider.EINVAL
+	}
+	d := &domain{}
+	if info != nil && info.DomainAttr != nil {
+		d.authKey = append([]byte(nil), info.DomainAttr.AuthKey...)
+	}
+	return d, nil
+}
+
+func (*fabric) Close() error { return nil }
+
+type domain struct {
+	authKey []byte
+}
+
+func (d *domain) Endpoint(info *provider.Info) (provider.Endpoint, error) {
+	return newEndpoint(d, info)
+}
+
+func (*domain) Close() error { return nil }
