@@ -103,6 +103,9 @@ type envOpts struct {
 	wait      fabric.WaitObj
 	connReq   *fabric.Info // MSG: open the endpoint from this FI_CONNREQ info
 	deferConn bool         // MSG: leave the endpoint for Connect to enable
+	// bind, if set, is called with the env once its endpoint is bound to
+	// its CQs and AV and before it is enabled (to bind counters).
+	bind func(e *env)
 }
 
 // open builds an env; everything is closed by t.Cleanup in reverse order.
@@ -162,6 +165,9 @@ func (tg Target) open(t testing.TB, o envOpts) *env {
 		if err := e.ep.BindAV(e.av); err != nil {
 			t.Fatalf("bind av: %v", err)
 		}
+	}
+	if o.bind != nil {
+		o.bind(e)
 	}
 	if o.noEnable || o.connReq != nil || (info.EPAttr.Type == fabric.EPMsg && o.deferConn) {
 		return e

@@ -128,6 +128,10 @@ func Helper(t *testing.T) {
 		helperEcho(t, tg, peer, iters)
 	case "msg-echo":
 		helperMsgEcho(t, tg, peer, iters)
+	case "atomic-sum":
+		helperAtomicSum(t, tg, peer, iters)
+	case "rma-rw":
+		helperRMAReadWrite(t, tg, peer)
 	default:
 		t.Fatalf("unknown helper role %q", role)
 	}
@@ -186,8 +190,33 @@ func helperMsgEcho(t *testing.T, tg Target, peer []byte, iters int) {
 	}
 }
 
-// startHelper starts this test binary as the suite's peer process.
+// startHelper starts this test binary as the suite's peer process; wait
+// waits (bounded) for it to exit and reports its failure.
 func startHelper(t *testing.T, tg Target, role string, peer []byte, iters int) (wait func()) {
+	t.Helper()
+	h := spawnHelper(t, tg, role, peer, iters)
+	return func() {
+		select {
+		case err := <-h.done:
+			h.report(t, err)
+		case <-time.After(scaled(10 * time.Second)):
+			h.kill(t)
+		}
+	}
+}
+
+// helperProc is a running peer process.
+type helperProc struct {
+	done   chan error // receives the exit status once
+	out    *bytes.Buffer
+	cmd    *exec.Cmd
+	cancel context.CancelFunc
+}
+
+// spawnHelper starts this test binary as the suite's peer process in role
+// and returns without waiting; its done channel delivers the exit status.
+// The process is killed after 30 s (scaled) at the latest.
+func spawnHelper(t *testing.T, tg Target, role string, peer []byte, iters int) *helperProc {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), scaled(30*time.Second))
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFabtestHelper$", "-test.count=1")
@@ -198,25 +227,31 @@ func startHelper(t *testing.T, tg Target, role string, peer []byte, iters int) (
 		"FABTEST_NODE="+tg.node(),
 		"FABTEST_PEER="+hex.EncodeToString(peer),
 		"FABTEST_ITERS="+strconv.Itoa(iters))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		cancel()
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	return func() {
-		defer cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("peer process: %v\n%s", err, out.String())
-			}
-		case <-time.After(scaled(10 * time.Second)):
-			cmd.Process.Kill()
-			<-done
-			t.Errorf("peer process did not exit\n%s", out.String())
-		}
+	h := &helperProc{done: make(chan error, 1), out: out, cmd: cmd, cancel: cancel}
+	go func() { h.done <- cmd.Wait() }()
+	return h
+}
+
+// report records the exit status err (from done) of the process.
+func (h *helperProc) report(t testing.TB, err error) {
+	t.Helper()
+	h.cancel()
+	if err != nil {
+		t.Errorf("peer process: %v\n%s", err, h.out.String())
 	}
+}
+
+// kill ends a process that did not exit in time and fails the test.
+func (h *helperProc) kill(t testing.TB) {
+	t.Helper()
+	h.cmd.Process.Kill()
+	<-h.done
+	h.cancel()
+	t.Errorf("peer process did not exit\n%s", h.out.String())
 }

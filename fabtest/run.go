@@ -24,6 +24,7 @@ var cases = slices.Concat(
 	eqCases,       // fi_eq.go
 	mrCases,       // fi_mr.go
 	msgCases,      // fi_msg.go
+	rmaCases,      // fi_rma.go
 	atomicCases,   // fi_atomic.go
 	cmCases,       // fi_cm.go
 	peerCases,     // fi_peer.go

@@ -25,6 +25,7 @@ const (
 	FlagCQData   uint8 = 1 << 3 // Data is remote CQ data
 	FlagDeliver  uint8 = 1 << 4 // the sender wants an OpAck once the message is delivered
 	FlagSrcValid uint8 = 1 << 5 // reserved
+	FlagCMA      uint8 = 1 << 6 // a cross-memory-attach request: the payload names the sender's buffers (prov/shm cma.go)
 )
 
 // Command header offsets within the command bytes (the slot after its

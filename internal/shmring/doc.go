@@ -26,11 +26,11 @@
 //	       256  closing u32 (owner is shutting down)
 //	       320  wake word seq u32, 324 sleepers u32 (futex protocol)
 //	       384  ring tail u64 (producers)
-//	       448  pool head u64, 512 pool tail u64
+//	       448  free-list head u64 (change counter << 32 | top index+1)
 //	ringOff  RingSlots slots of SlotSize bytes: an MPSC queue (Vyukov):
 //	         each slot starts with its sequence number u64, then a command
-//	poolOff  BufCount cells of 16 bytes (seq u64, buffer index u64): the
-//	         free-index ring of the bounce buffers (MPMC)
+//	poolOff  BufCount cells of 8 bytes (index+1 of the next free buffer):
+//	         the free list of the bounce buffers, a lock-free stack (MPMC)
 //	bufOff   BufCount bounce buffers of BufSize bytes
 //
 // The command queue: producers (any process that has the region mapped)
@@ -39,9 +39,10 @@
 // publish it by storing position+1 into the sequence number. The single
 // consumer (the owner) reads the slot at its private head when the
 // sequence number says it is published, and frees it by storing
-// position+slots. The free-index ring works the same way with several
-// consumers (senders take buffers) and several producers (the owner, or a
-// sender giving back a buffer it did not use).
+// position+slots. The bounce buffers' free list is a stack (the most
+// recently returned buffer, still in the caches, is taken first) with a
+// change counter in its head word against ABA; senders take buffers, the
+// owner returns them (a sender returns one it did not use).
 //
 // Words shared between processes are accessed only through sync/atomic
 // (words_unsafe.go derives their pointers from bounds-checked slices);

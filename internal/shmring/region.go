@@ -20,8 +20,8 @@ const (
 	// CmdHeaderSize is the part of a slot before an inline payload: the
 	// slot's sequence number and the command header.
 	CmdHeaderSize = 64
-	// poolCellSize is the size of one free-index ring cell.
-	poolCellSize = 16
+	// poolCellSize is the size of one free-list cell (the next index).
+	poolCellSize = 8
 
 	// Limits on the parameters a header may hold (Attach refuses others).
 	MinSlotSize = 128
@@ -56,7 +56,6 @@ const (
 	offSleepers = 324
 	offRingTail = 384
 	offPoolHead = 448
-	offPoolTail = 512
 )
 
 // Errors of Attach and Init. They are plain values: the provider maps them
@@ -127,7 +126,7 @@ func (p Params) layout() (ringOff, poolOff, bufOff, total uint64) {
 func alignUp(v, a uint64) uint64 { return (v + a - 1) &^ (a - 1) }
 
 // Init writes a fresh region header, an empty command queue and a full
-// free-index ring into b, which must be zeroed (a new file) and at least
+// full free list into b, which must be zeroed (a new file) and at least
 // p.Size() bytes. It returns the header as Attach would read it.
 func Init(b []byte, p Params, pid uint32, id uint64, authKey []byte) (*Header, error) {
 	total, ok := p.Size()
@@ -162,13 +161,15 @@ func Init(b []byte, p Params, pid uint32, id uint64, authKey []byte) (*Header, e
 	for i := uint64(0); i < uint64(p.Slots); i++ {
 		u64At(b, ringOff+i*uint64(p.SlotSize)).Store(i)
 	}
+	// The free list holds every buffer: 0 on top, then 1, 2 ...
 	for i := uint64(0); i < uint64(p.Bufs); i++ {
-		c := poolOff + i*poolCellSize
-		u64At(b, c+8).Store(i)
-		u64At(b, c).Store(i + 1)
+		next := i + 2
+		if next > uint64(p.Bufs) {
+			next = 0
+		}
+		u64At(b, poolOff+i*poolCellSize).Store(next)
 	}
-	u64At(b, offPoolHead).Store(0)
-	u64At(b, offPoolTail).Store(uint64(p.Bufs))
+	u64At(b, offPoolHead).Store(1)
 	u64At(b, offRingTail).Store(0)
 	// The magic goes last: a region is valid only once it is complete.
 	copy(b[offMagic:offMagic+8], Magic)
@@ -240,9 +241,7 @@ type Region struct {
 	tail     *atomic.Uint64
 	head     atomic.Uint64 // consumer position (process-local; written by the owner's consumer only)
 	cells    []byte
-	pmask    uint64
 	phead    *atomic.Uint64
-	ptail    *atomic.Uint64
 	bufs     []byte
 	bshift   uint
 	closing  *atomic.Uint32
@@ -259,9 +258,7 @@ func NewRegion(b []byte, h *Header) *Region {
 	r.shift = uint(bits.TrailingZeros32(h.SlotSize))
 	r.tail = u64At(b, offRingTail)
 	r.cells = b[h.PoolOff : h.PoolOff+uint64(h.Bufs)*poolCellSize]
-	r.pmask = uint64(h.Bufs) - 1
 	r.phead = u64At(b, offPoolHead)
-	r.ptail = u64At(b, offPoolTail)
 	r.bufs = b[h.BufOff : h.BufOff+uint64(h.Bufs)*uint64(h.BufSize)]
 	r.bshift = uint(bits.TrailingZeros32(h.BufSize))
 	r.closing = u32At(b, offClosing)
@@ -363,50 +360,42 @@ func (r *Region) Wake() bool {
 	return true
 }
 
-// GetBuf takes a bounce buffer from the free-index ring: its index, or
-// ok=false when none is free (or the ring holds an invalid index, which
-// is dropped).
+// GetBuf takes a bounce buffer from the free list: its index, or
+// ok=false when none is free (or the list is damaged). The list is a
+// stack (most recently returned first, so that the buffers in use stay in
+// the caches): the head word holds the top index+1 in its low 32 bits and
+// a counter in its high 32 bits, bumped by every change (no ABA), and
+// each buffer's cell holds the index+1 of the one below it (0: none).
 func (r *Region) GetBuf() (idx uint32, ok bool) {
 	for i := 0; i < maxSpin; i++ {
-		pos := r.phead.Load()
-		c := (pos & r.pmask) * poolCellSize
-		seq := u64At(r.cells, c).Load()
-		switch d := int64(seq - (pos + 1)); {
-		case d == 0:
-			if r.phead.CompareAndSwap(pos, pos+1) {
-				v := u64At(r.cells, c+8).Load()
-				u64At(r.cells, c).Store(pos + r.pmask + 1)
-				if v >= uint64(r.Bufs) {
-					return 0, false // a damaged cell: the index is dropped
-				}
-				return uint32(v), true
-			}
-		case d < 0:
-			return 0, false // empty
+		old := r.phead.Load()
+		top := uint32(old)
+		if top == 0 || top > r.Bufs {
+			return 0, false // empty (or damaged)
+		}
+		next := u64At(r.cells, uint64(top-1)*poolCellSize).Load()
+		if next > uint64(r.Bufs) {
+			next = 0 // a damaged cell: the rest of the list is lost
+		}
+		if r.phead.CompareAndSwap(old, (old>>32+1)<<32|next) {
+			return top - 1, true
 		}
 	}
 	return 0, false
 }
 
-// PutBuf returns buffer idx to the free-index ring. It reports false if
-// idx is out of range or the ring is full (a duplicate return).
+// PutBuf returns buffer idx to the free list. It reports false if idx is
+// out of range (or the list keeps changing under it).
 func (r *Region) PutBuf(idx uint32) bool {
 	if idx >= r.Bufs {
 		return false
 	}
+	cell := u64At(r.cells, uint64(idx)*poolCellSize)
 	for i := 0; i < maxSpin; i++ {
-		pos := r.ptail.Load()
-		c := (pos & r.pmask) * poolCellSize
-		seq := u64At(r.cells, c).Load()
-		switch d := int64(seq - pos); {
-		case d == 0:
-			if r.ptail.CompareAndSwap(pos, pos+1) {
-				u64At(r.cells, c+8).Store(uint64(idx))
-				u64At(r.cells, c).Store(pos + 1)
-				return true
-			}
-		case d < 0:
-			return false // full
+		old := r.phead.Load()
+		cell.Store(uint64(uint32(old)))
+		if r.phead.CompareAndSwap(old, (old>>32+1)<<32|uint64(idx+1)) {
+			return true
 		}
 	}
 	return false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -177,11 +178,54 @@ func TestPoolTakeReturn(t *testing.T) {
 			t.Fatalf("put %d failed", idx)
 		}
 	}
-	if r.PutBuf(0) {
-		t.Fatal("put into a full pool (duplicate) accepted")
-	}
-	if idx, ok := r.GetBuf(); !ok || !seen[idx] {
+	// Most recently returned first.
+	idx, ok := r.GetBuf()
+	if !ok {
 		t.Fatal("get after put")
+	}
+	r.PutBuf(idx)
+	if again, ok := r.GetBuf(); !ok || again != idx {
+		t.Fatalf("got %d after returning %d; want the same (LIFO)", again, idx)
+	}
+}
+
+// TestPoolConcurrent: buffers taken and returned by several goroutines
+// are never held by two at once, and none is lost.
+func TestPoolConcurrent(t *testing.T) {
+	r := newTestRegion(t, testParams)
+	var owner [4]atomic.Int32
+	var wg sync.WaitGroup
+	var bad atomic.Int32
+	for g := 1; g <= 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 5000; i++ {
+				idx, ok := r.GetBuf()
+				if !ok {
+					continue
+				}
+				if !owner[idx].CompareAndSwap(0, int32(g)) {
+					bad.Add(1)
+				}
+				owner[idx].Store(0)
+				r.PutBuf(idx)
+			}
+		}()
+	}
+	wg.Wait()
+	if bad.Load() != 0 {
+		t.Fatalf("%d buffers handed out twice", bad.Load())
+	}
+	n := 0
+	for {
+		if _, ok := r.GetBuf(); !ok {
+			break
+		}
+		n++
+	}
+	if n != int(testParams.Bufs) {
+		t.Fatalf("%d buffers in the pool after the run; want %d", n, testParams.Bufs)
 	}
 }
 

@@ -276,6 +276,19 @@ func CleanStale(prefix string) (int, error) {
 	return removed, first
 }
 
+// RemoveStale removes the one file ShmDir/name if it is stale, as
+// CleanStale would (a regular file of the effective uid whose owner holds
+// no lock), and reports whether it did. A missing file, a live owner, a
+// file of another user or not regular are false with no error. The shm
+// provider calls it when it finds a peer dead, so the region of a killed
+// process is reclaimed at once.
+func RemoveStale(name string) (bool, error) {
+	if !validShmName(name) {
+		return false, provider.EINVAL
+	}
+	return removeIfStale(name)
+}
+
 // removeIfStale unlinks ShmDir/name if it is a regular file of our euid that
 // no owner locks, holding a shared lock on it meanwhile and checking that
 // the name still names the file it locked.

@@ -166,8 +166,17 @@ func TestCleanStaleInProcess(t *testing.T) {
 	if n, err := CleanStale(p + "nomatch"); n != 0 || err != nil {
 		t.Fatalf("CleanStale of an unused prefix = %d, %v", n, err)
 	}
-	if n, err := CleanStale(p); n != 2 || err != nil {
-		t.Fatalf("CleanStale = %d, %v; want 2 (dead, plain)", n, err)
+	if ok, err := RemoveStale(live.Name()); ok || err != nil {
+		t.Fatalf("RemoveStale of a live region = %v, %v", ok, err)
+	}
+	if ok, err := RemoveStale(dead.Name()); !ok || err != nil {
+		t.Fatalf("RemoveStale of a dead region = %v, %v", ok, err)
+	}
+	if _, err := RemoveStale("a/b"); err != provider.EINVAL {
+		t.Fatalf("RemoveStale of a bad name: %v", err)
+	}
+	if n, err := CleanStale(p); n != 1 || err != nil {
+		t.Fatalf("CleanStale = %d, %v; want 1 (plain)", n, err)
 	}
 	left := leftFiles(p)
 	if len(left) != 1 || filepath.Base(left[0]) != live.Name() {
@@ -212,6 +221,9 @@ func TestShmOwnerKilled(t *testing.T) {
 	}
 	if n, err := CleanStale(p); n != 1 || err != nil {
 		t.Fatalf("CleanStale after the kill = %d, %v; want 1", n, err)
+	}
+	if ok, err := RemoveStale(name); ok || err != nil {
+		t.Fatalf("RemoveStale of a removed file = %v, %v", ok, err)
 	}
 	if left := leftFiles(p); len(left) != 0 {
 		t.Fatalf("files left: %v", left)

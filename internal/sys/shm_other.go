@@ -21,3 +21,6 @@ func OwnerAlive(name string) (bool, error) { return false, provider.ENOSYS }
 
 // CleanStale is not supported on this platform.
 func CleanStale(prefix string) (int, error) { return 0, provider.ENOSYS }
+
+// RemoveStale is not supported on this platform.
+func RemoveStale(name string) (bool, error) { return false, provider.ENOSYS }

@@ -47,8 +47,22 @@
 //     (senders see a full queue and keep their operations pending):
 //     nothing is dropped.
 //
-// Every process only consumes its own queue: responses (acks) are
-// commands pushed into the initiator's queue.
+// Every process only consumes its own queue: responses (acks, RMA read
+// data, atomic results) are commands pushed into the initiator's queue.
+//
+// # RMA and atomics
+//
+// FI_RMA and FI_ATOMIC (rma.go, atomic.go, the command layout in
+// rma_cmd.go): a request carries its remote iovs and data inline or in
+// the target's bounce buffers; the target checks every remote iov with
+// the domain's MR keys (key, access, range) before it touches memory,
+// reports FI_RMA_EVENT (remote counters, MR-bound counters), writes the
+// remote CQ data completion, and answers. Writes complete on the
+// target's answer (so a refused access completes in error and leaves the
+// memory untouched); reads and atomics when the data or fetched values
+// are back. Atomics follow internal/atomics' table (no FI_LONG_DOUBLE)
+// and are applied under one process-wide lock; rma_iov_limit 4, mr_mode 0
+// (offset addressing, requested keys).
 //
 // # Progress and waiting
 //
@@ -56,9 +70,12 @@
 // Progress, which drains the inbound queue (ProgressBudget commands) and
 // pushes pending transmits; polling an idle endpoint costs an atomic load.
 // With FI_PROGRESS_AUTO a goroutine per endpoint progresses while there is
-// work and backs off while idle. Blocking reads (fi_cq_sread) and
-// FI_WAIT_FD wait objects are served through provider.Waiter and
-// provider.FDWaiter.
+// work, polls briefly after it, then sleeps on the region's shared futex
+// until a producer wakes it (wait.go). Blocking reads (fi_cq_sread) sleep
+// on the same futex (provider.Waiter); FI_WAIT_FD wait objects get an
+// eventfd written by a goroutine that sleeps there (provider.FDWaiter,
+// started at the first WaitFD). A producer pays one atomic load per
+// command for this while nobody sleeps.
 //
 // # Attributes
 //

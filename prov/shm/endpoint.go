@@ -8,13 +8,13 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/gofabric/fabric/internal/av"
 	"github.com/gofabric/fabric/internal/cq"
 	"github.com/gofabric/fabric/internal/shmring"
 	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -29,12 +29,13 @@ const (
 // command queue and bounce buffers other endpoints write into) and a
 // table of the peers' regions it writes into.
 //
-// Locks: txMu guards the queue of pending (segmented) transmits; rxMu is
-// held by whoever drains the inbound queue (Progress takes it with
-// TryLock); umu guards the unexpected-message buffers (the receive queue
-// calls StartMsg/DiscardMsg without rxMu); peerMu guards peer mapping.
-// Order: rxMu, then the receive queue's lock, then umu; txMu is never held
-// with rxMu... except in Close.
+// Locks: tx.mu guards the queue of pending transmits and the operations
+// waiting for acks; rxMu is held by whoever drains the inbound queue
+// (Progress takes it with TryLock); umu guards the unexpected-message
+// buffers and the acks waiting for room (the receive queue calls
+// StartMsg/DiscardMsg without rxMu); peers.mu guards peer mapping. Order:
+// rxMu, then the receive queue's lock or tx.mu (an ack completes its
+// operation), then umu, then peers.mu.
 type endpoint struct {
 	state atomic.Int32
 	// inflight counts data calls in progress: Close waits for them
@@ -48,7 +49,7 @@ type endpoint struct {
 	caps    provider.Caps
 	authKey []byte
 
-	file *shmring.StandinFile
+	file *sys.ShmFile
 	own  *shmring.Region
 
 	// Set by Enable, read-only afterwards.
@@ -69,6 +70,8 @@ type endpoint struct {
 	peers peerTable
 
 	tx txState
+	// rma is the RMA and atomic state (rma.go).
+	rma rmaState
 
 	rxMu sync.Mutex
 	rx   rxState
@@ -80,7 +83,10 @@ type endpoint struct {
 	unexpN    int
 	unexpSize int
 
-	fdr fdReady
+	fdr   fdReady
+	death deathState
+	waits waitState
+	cma   cmaState
 
 	mu       sync.Mutex // Enable/Close
 	autoDone chan struct{}
@@ -111,7 +117,7 @@ func randomID() uint64 {
 
 // checkLimits refuses an Info whose limits exceed the provider's.
 func checkLimits(info *provider.Info) error {
-	if a := info.TxAttr; a != nil && (a.IOVLimit > IOVLimit || a.InjectSize > InjectSize) {
+	if a := info.TxAttr; a != nil && (a.IOVLimit > IOVLimit || a.InjectSize > InjectSize || a.RMAIOVLimit > RMAIOVLimit) {
 		return provider.EINVAL
 	}
 	if a := info.RxAttr; a != nil && a.IOVLimit > IOVLimit {
@@ -173,9 +179,16 @@ func (ep *endpoint) createRegion(id uint64) error {
 		if random {
 			id = randomID()
 		}
-		f, err := shmring.StandinCreate(fileName(id), int(size))
-		if err == syscall.EEXIST && random && try < 8 {
-			continue
+		f, err := sys.CreateShm(fileName(id), int(size))
+		if err == provider.EADDRINUSE && try < 8 {
+			if random {
+				continue
+			}
+			// A name given by src_addr: the file may be left over by a
+			// process that died without closing (its lock is gone).
+			if n, _ := sys.CleanStale(fileName(id)); n > 0 {
+				continue
+			}
 		}
 		if err != nil {
 			return errnoOf(err)
@@ -192,22 +205,11 @@ func (ep *endpoint) createRegion(id uint64) error {
 	}
 }
 
-// errnoOf translates a system error of the region files.
+// errnoOf returns the libfabric error of a region file operation
+// (internal/sys returns them translated).
 func errnoOf(err error) provider.Errno {
-	switch err {
-	case syscall.EEXIST:
-		return provider.EADDRINUSE
-	case syscall.ENOENT:
-		return provider.ENOENT
-	case syscall.EACCES, syscall.EPERM:
-		return provider.EACCES
-	case syscall.ENOMEM, syscall.ENOSPC:
-		return provider.ENOMEM
-	case syscall.EINVAL:
-		return provider.EINVAL
-	}
-	if e, ok := err.(syscall.Errno); ok {
-		return provider.Errno(e)
+	if e, ok := err.(provider.Errno); ok {
+		return e
 	}
 	return provider.EIO
 }
@@ -259,6 +261,7 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 		ep.directCQ, _ = r.RxCQ.(*cq.CQ)
 	}
 	ep.reportSrc = r.Source
+	ep.enableRMA(r)
 	ep.needSrc = r.Source || ep.caps&provider.CapDirectedRecv != 0
 	ep.state.Store(stateEnabled)
 	if ep.auto {
@@ -294,8 +297,10 @@ func (ep *endpoint) Progress() {
 	if ep.tx.pending.Load()|ep.tx.nacks.Load() != 0 {
 		ep.progressTx()
 	}
+	ep.progressRMA()
 	if ep.rxMu.TryLock() {
 		ep.progressRx()
+		ep.checkPeers()
 		ep.rxMu.Unlock()
 	}
 	if ep.fdr.on.Load() {
@@ -308,11 +313,12 @@ func (ep *endpoint) Progress() {
 // before they start sleeping.
 const pollSpin = 50 * time.Microsecond
 
-// autoProgress is the FI_PROGRESS_AUTO goroutine: it progresses while
-// there is work and backs off (sleeping, up to 1 ms) while idle.
+// autoProgress is the FI_PROGRESS_AUTO goroutine: it drains the
+// inbound queue while commands arrive, polls for pollSpin after the last
+// one, then sleeps on the region's futex (wait.go) until a producer wakes
+// it; pending transmits are retried every txPoll meanwhile.
 func (ep *endpoint) autoProgress() {
 	defer close(ep.autoDone)
-	idle := time.Duration(0)
 	last := time.Now()
 	for {
 		select {
@@ -320,53 +326,25 @@ func (ep *endpoint) autoProgress() {
 			return
 		default:
 		}
-		if ep.busy() {
+		if ep.own.Pending() {
 			ep.Progress()
-			idle, last = 0, time.Now()
+			last = time.Now()
 			continue
+		}
+		if ep.waitingOnPeers() {
+			ep.Progress()
 		}
 		if time.Since(last) < pollSpin {
 			runtime.Gosched()
 			continue
 		}
-		idle = min(max(2*idle, 10*time.Microsecond), time.Millisecond)
-		t := time.NewTimer(idle)
-		select {
-		case <-ep.closeCh:
-			t.Stop()
-			return
-		case <-t.C:
-		}
+		ep.sleepOwn(ep.idleSleep(time.Time{}))
 	}
 }
 
 // busy reports whether progress has something to do.
 func (ep *endpoint) busy() bool {
-	return ep.own.Pending() || ep.tx.pending.Load() != 0
-}
-
-// WaitReady waits until a command is waiting in the inbound queue or a
-// transmit is pending, the deadline passes (ETIMEDOUT) or the endpoint
-// closes (EBADF).
-func (ep *endpoint) WaitReady(deadline time.Time) error {
-	sleep := time.Duration(0)
-	for {
-		if ep.state.Load() == stateClosed {
-			return provider.EBADF
-		}
-		if ep.state.Load() == stateEnabled && ep.busy() {
-			return nil
-		}
-		now := time.Now()
-		if !deadline.IsZero() && !now.Before(deadline) {
-			return provider.ETIMEDOUT
-		}
-		sleep = min(max(2*sleep, 5*time.Microsecond), 500*time.Microsecond)
-		if !deadline.IsZero() {
-			sleep = min(sleep, deadline.Sub(now))
-		}
-		time.Sleep(sleep)
-	}
+	return ep.own.Pending() || ep.tx.pending.Load() != 0 || ep.rmaBusy()
 }
 
 // Close stops the endpoint: its file is unlinked and marked closing, data
@@ -380,11 +358,13 @@ func (ep *endpoint) Close() error {
 	}
 	ep.state.Store(stateClosed)
 	ep.own.SetClosing()
+	ep.wakeOwn()
 	if err := ep.file.Unlink(); err != nil {
 		log.Warn(provider.SubsysEPData, "unlink region", slog.String("name", fileName(ep.id)), slog.Any("err", err))
 	}
 	if ep.autoDone != nil {
 		close(ep.closeCh)
+		ep.wakeOwn()
 		<-ep.autoDone
 	}
 	for ep.inflight.Load() != 0 {
@@ -394,6 +374,7 @@ func (ep *endpoint) Close() error {
 	ep.rx.close(ep)
 	ep.rxMu.Unlock()
 	ep.cancelTx()
+	ep.closeRMA()
 	ep.peers.closeAll()
 	ep.fdClose()
 	return ep.file.Close()

@@ -1,6 +1,9 @@
 package shm
 
-import "github.com/gofabric/fabric/internal/shmring"
+import (
+	"github.com/gofabric/fabric/internal/shmring"
+	"github.com/gofabric/fabric/internal/sys"
+)
 
 // AttachForTest maps the region of the endpoint named addr, as another
 // process of the same user could; close unmaps it.
@@ -9,7 +12,7 @@ func AttachForTest(addr []byte) (r *shmring.Region, close func(), err error) {
 	if !ok {
 		return nil, nil, errnoOf(nil)
 	}
-	f, err := shmring.StandinOpen(fileName(id))
+	f, err := sys.OpenShm(fileName(id))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -29,3 +32,13 @@ const (
 	FlagLast   = shmring.FlagLast
 	FlagInline = shmring.FlagInline
 )
+
+// MakeStaleForTest leaves the region file of service as a process that
+// died would: created, then closed without being unlinked.
+func MakeStaleForTest(service string) error {
+	f, err := sys.CreateShm(fileName(serviceID(service)), 4096)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gofabric/fabric/internal/shmring"
+	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -14,7 +15,7 @@ import (
 type peer struct {
 	id   uint64
 	name string // the AV's address bytes for it
-	file *shmring.StandinFile
+	file *sys.ShmFile
 	r    *shmring.Region
 	// inline is the largest payload carried in a command slot.
 	inline int
@@ -141,7 +142,7 @@ func (ep *endpoint) mapPeer(addr provider.Addr, b []byte) (*peer, provider.Errno
 // one EIO; another auth key gives a peer whose operations fail with
 // EACCES, and nothing is written into its region.
 func (ep *endpoint) openPeer(id uint64) (*peer, provider.Errno) {
-	f, err := shmring.StandinOpen(fileName(id))
+	f, err := sys.OpenShm(fileName(id))
 	if err != nil {
 		e := errnoOf(err)
 		if e == provider.ENOENT {

@@ -36,6 +36,16 @@ const (
 	// (back-pressure: senders see a full queue), and nothing is dropped.
 	MaxUnexpectedBytes = 64 << 20
 	MaxUnexpected      = 4096
+	// CMAMin is the default of FI_SHM_CMA_MIN, the smallest message sent
+	// by cross-memory attach (single copy, process_vm_readv by the
+	// receiver) where the kernel permits it (cma.go); smaller ones, and
+	// all where it does not, are segmented. Measured on the 2-vCPU
+	// Firecracker VM of this project (nested paging: process_vm_readv
+	// pays for pinning every page), segments were faster at every size
+	// up to 16 MiB in one process (1 MiB: 16-22 GB/s against 9-13), so
+	// the default leaves CMA to the largest messages; lower it where
+	// process_vm_readv copies at memory speed.
+	CMAMin = 16 << 20
 	// ProgressBudget is the most commands one Progress call handles.
 	ProgressBudget = 64
 	// MaxPeers bounds the fi_addr values the per-endpoint peer table
@@ -44,18 +54,27 @@ const (
 )
 
 // Capabilities. The primary ones (FI_MSG, FI_TAGGED, FI_DIRECTED_RECV)
-// and the secondary FI_SOURCE and FI_MULTI_RECV are offered as asked for
+// and the secondary FI_SOURCE, FI_MULTI_RECV and FI_FENCE are offered as asked for
 // by the hints; without hints (or without caps in them) all are listed.
 const (
-	txCaps     = provider.CapMsg | provider.CapTagged | provider.CapSend
-	rxCaps     = provider.CapMsg | provider.CapTagged | provider.CapRecv | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv
+	txCaps     = provider.CapMsg | provider.CapTagged | provider.CapSend | provider.CapFence | rmaTxCaps
+	rxCaps     = provider.CapMsg | provider.CapTagged | provider.CapRecv | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv | rmaRxCaps
 	domainCaps = provider.CapLocalComm
 	infoCaps   = txCaps | rxCaps | domainCaps
 	// askCaps are returned only when asked for (when the hints name caps).
-	askCaps = provider.CapMsg | provider.CapTagged | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv
+	askCaps = provider.CapMsg | provider.CapTagged | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv |
+		provider.CapFence | provider.CapRMA | provider.CapAtomic | provider.CapRMAEvent
+	// The RMA and atomic capabilities (rma.go, atomic.go).
+	rmaTxCaps = provider.CapRMA | provider.CapAtomic | provider.CapRead | provider.CapWrite
+	rmaRxCaps = provider.CapRMA | provider.CapAtomic | provider.CapRemoteRead | provider.CapRemoteWrite | provider.CapRMAEvent
 )
 
 const rxOrder = provider.OrderSAS
+
+// supportedTxOpFlags are the default transmit flags (tx_attr.op_flags) a
+// hint may ask for: they are echoed back.
+const supportedTxOpFlags = provider.FlagInject | provider.FlagInjectComplete | provider.FlagTransmitComplete |
+	provider.FlagDeliveryComplete | provider.FlagCompletion | provider.FlagFence
 
 // Version is the provider version (117.0, as libfabric 1.17's).
 var Version = provider.Version(117, 0)
@@ -82,6 +101,7 @@ var log = provider.NewLogger(Name)
 func baseInfo(hints *provider.Info) *provider.Info {
 	ctrl, data := provider.ProgressAuto, provider.ProgressManual
 	caps, tx, rx := provider.Caps(infoCaps), provider.Caps(txCaps), provider.Caps(rxCaps)
+	var txOpFlags provider.Flags
 	if hints != nil {
 		if d := hints.DomainAttr; d != nil {
 			if p := d.ControlProgress; p == provider.ProgressAuto || p == provider.ProgressManual {
@@ -107,17 +127,22 @@ func baseInfo(hints *provider.Info) *provider.Info {
 			tx &^= drop
 			rx &^= drop
 		}
+		if hints.TxAttr != nil {
+			txOpFlags = hints.TxAttr.OpFlags & supportedTxOpFlags
+		}
 	}
 	return &provider.Info{
 		Caps:       caps,
 		AddrFormat: provider.AddrStr,
 		TxAttr: &provider.TxAttr{
-			Caps:       tx,
-			MsgOrder:   provider.OrderSAS,
-			CompOrder:  provider.CompOrderNone,
-			InjectSize: InjectSize,
-			Size:       QueueSize,
-			IOVLimit:   IOVLimit,
+			Caps:        tx,
+			OpFlags:     txOpFlags,
+			MsgOrder:    provider.OrderSAS,
+			CompOrder:   provider.CompOrderNone,
+			InjectSize:  InjectSize,
+			Size:        QueueSize,
+			IOVLimit:    IOVLimit,
+			RMAIOVLimit: RMAIOVLimit,
 		},
 		RxAttr: &provider.RxAttr{
 			Caps:      rx,
@@ -165,7 +190,8 @@ func baseInfo(hints *provider.Info) *provider.Info {
 // GetInfo returns the one shm configuration. Addresses (FI_ADDR_STR):
 // src_addr is the "any" name (an endpoint opened from it picks a random
 // one) unless node/service with FI_SOURCE, or the hints' src_addr, name
-// one; node/service without FI_SOURCE name dest_addr. node is a shm name
+// one; node/service without FI_SOURCE name dest_addr (this host without a
+// service: the endpoint of the empty service). node is a shm name
 // ("fi_shm://gofabric-shm-<16 hex>") or this host ("", "localhost", a
 // loopback address, the host name); with a service it names the
 // endpoint bound to that service (see serviceName). Anything else is
@@ -188,9 +214,14 @@ func (shmProvider) GetInfo(version uint32, node, service string, flags provider.
 		if err != nil {
 			return nil, err
 		}
-		if flags&provider.FlagSource != 0 {
+		switch {
+		case flags&provider.FlagSource != 0:
 			src = name
-		} else {
+		case isAny(name):
+			// This host without a service: the endpoint of the empty
+			// service (dest_addr must name an endpoint).
+			dest = appendName(nil, serviceID(""))
+		default:
 			dest = name
 		}
 	}
@@ -213,6 +244,12 @@ func (shmProvider) GetInfo(version uint32, node, service string, flags provider.
 	info.SrcAddr = src
 	info.DestAddr = dest
 	return []*provider.Info{info}, nil
+}
+
+// isAny reports whether name is the "any" name.
+func isAny(name []byte) bool {
+	id, ok := parseName(name)
+	return ok && id == 0
 }
 
 // localNode reports whether node names this host.
@@ -249,6 +286,8 @@ func resolve(node, service string) ([]byte, error) {
 
 // Fabric opens a fabric.
 func (shmProvider) Fabric(attr *provider.FabricAttr) (provider.Fabric, error) {
+	cleanStale()
+	cmaProbe()
 	return &fabric{}, nil
 }
 

@@ -91,6 +91,7 @@ func (ep *endpoint) progressRx() {
 	if ep.nAcksOut.Load() != 0 {
 		ep.flushAcks()
 	}
+	ep.flushAnswers()
 	for i := 0; i < ProgressBudget; i++ {
 		if ep.rxFull != nil && ep.rxFull.Full() {
 			// FI_RM_ENABLED: no room for a receive completion; the
@@ -102,7 +103,7 @@ func (ep *endpoint) progressRx() {
 		if cmd == nil {
 			return
 		}
-		if ep.direct != nil && cmd[0] == shmring.OpMsg && cmd[1]&(shmring.FlagInline|shmring.FlagDeliver) == shmring.FlagInline {
+		if ep.direct != nil && cmd[0] == shmring.OpMsg && directFlags(cmd[1]) {
 			if ep.direct.ReceiveDirect(ep) == srx.DirectDone {
 				continue
 			}
@@ -119,6 +120,10 @@ func (ep *endpoint) progressRx() {
 			}
 		case shmring.OpAck:
 			ep.gotAck(c)
+		case opWrite, opRead, opAtomic, opWriteAck, opReadResp, opAtomicResp:
+			if !ep.rxRMA(c) {
+				return // back-pressure (rma.go)
+			}
 		default:
 			ep.dropCmd(shmring.ErrBadOp)
 		}
@@ -136,20 +141,38 @@ func (ep *endpoint) dropCmd(err error) {
 	}
 }
 
-// ReceiveInto implements srx.Receiver: the inline untagged message at the
-// head of the queue, copied into iov. Called under the receive queue's
-// lock, with ep.rxMu held.
+// directFlags reports whether a message command with flags f can take the
+// direct path: inline, or one segment holding the whole message, no ack
+// requested and no cross-memory attach.
+func directFlags(f uint8) bool {
+	const single = shmring.FlagFirst | shmring.FlagLast
+	return f&(shmring.FlagDeliver|shmring.FlagCMA) == 0 && (f&shmring.FlagInline != 0 || f&single == single)
+}
+
+// ReceiveInto implements srx.Receiver: the untagged message at the head
+// of the queue (inline, or in one bounce buffer), copied into iov. Called
+// under the receive queue's lock, with ep.rxMu held.
 func (ep *endpoint) ReceiveInto(iov [][]byte) (int, bool) {
 	cmd := ep.own.Peek()
 	if cmd == nil {
 		return 0, false
 	}
 	c := &ep.rx.c
-	if ep.own.Decode(cmd, c) != nil || c.Op != shmring.OpMsg ||
-		c.Flags&(shmring.FlagInline|shmring.FlagDeliver) != shmring.FlagInline {
+	if ep.own.Decode(cmd, c) != nil || c.Op != shmring.OpMsg || !directFlags(c.Flags) {
 		return 0, false
 	}
 	p := c.Payload
+	buf := uint32(0)
+	seg := c.Flags&shmring.FlagInline == 0
+	if seg {
+		if uint64(c.Len) != c.Size {
+			return 0, false // not the whole message: the general path reports it
+		}
+		buf = c.Buf
+		if c.Len > 0 {
+			p = ep.own.Buf(buf)[:c.Len]
+		}
+	}
 	for _, b := range iov {
 		if len(p) == 0 {
 			break
@@ -157,6 +180,9 @@ func (ep *endpoint) ReceiveInto(iov [][]byte) (int, bool) {
 		p = p[copy(b, p):]
 	}
 	ep.rx.dsrc, ep.rx.ddata, ep.rx.dcq = c.Src, c.Data, c.Flags&shmring.FlagCQData != 0
+	if seg {
+		ep.own.PutBuf(buf)
+	}
 	ep.own.Release()
 	return int(c.Len), true
 }
@@ -245,6 +271,9 @@ func (ep *endpoint) completeRx(e *provider.RxEntry, n int, olen uint64, src prov
 // (back-pressure) and draining stops.
 func (ep *endpoint) rxMsg(c *shmring.Cmd) bool {
 	tagged := c.Op == shmring.OpTagged
+	if c.Flags&shmring.FlagCMA != 0 {
+		return ep.rxCMA(c, tagged)
+	}
 	if c.Flags&shmring.FlagInline == 0 {
 		return ep.rxSegment(c, tagged)
 	}
@@ -291,6 +320,10 @@ func (ep *endpoint) queueUnexpected(e *provider.RxEntry, ub *ubuf, c *shmring.Cm
 
 // rxSegment handles one segment of a message.
 func (ep *endpoint) rxSegment(c *shmring.Cmd, tagged bool) bool {
+	const single = shmring.FlagFirst | shmring.FlagLast
+	if c.Flags&single == single && uint64(c.Len) == c.Size && len(ep.rx.segs) == 0 {
+		return ep.rxOneSegment(c, tagged)
+	}
 	st := ep.rx.segs[c.Src]
 	if c.Flags&shmring.FlagFirst != 0 {
 		if st != nil {
@@ -369,6 +402,45 @@ func (ep *endpoint) rxSegment(c *shmring.Cmd, tagged bool) bool {
 		}
 	}
 	ep.freeSeg(st)
+	return true
+}
+
+// rxOneSegment handles a message that is one whole segment (no state
+// kept between commands).
+func (ep *endpoint) rxOneSegment(c *shmring.Cmd, tagged bool) bool {
+	var data []byte
+	if c.Len > 0 {
+		data = ep.own.Buf(c.Buf)[:c.Len]
+	}
+	src := ep.srcOf(c.Src)
+	e, err := ep.get(tagged, src, c.Size, c.Tag)
+	switch {
+	case err == nil:
+		setCQData(e, c)
+		n, olen := srx.Deliver(e, data)
+		ep.own.PutBuf(c.Buf)
+		ep.completeRx(e, n, olen, src)
+		ep.rq.FreeEntry(e)
+		if c.Flags&shmring.FlagDeliver != 0 {
+			ep.sendAck(c.Src, c.MsgID, 0)
+		}
+		return true
+	case err == provider.ENOENT && e != nil:
+		ub := ep.getUbuf(c.Size)
+		if ub == nil {
+			ep.rq.FreeEntry(e)
+			return false
+		}
+		ub.n = copy(ub.b, data)
+		ep.own.PutBuf(c.Buf)
+		ub.src = c.Src
+		ub.ack, ub.msgID = c.Flags&shmring.FlagDeliver != 0, c.MsgID
+		ep.queueUnexpected(e, ub, c, tagged)
+		return true
+	case err == provider.EAGAIN:
+		return false
+	}
+	ep.own.PutBuf(c.Buf)
 	return true
 }
 

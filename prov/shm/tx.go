@@ -20,24 +20,26 @@ import (
 
 // txOp is a pending transmit.
 type txOp struct {
-	p      *peer
-	op     uint8
-	cflags uint8 // shmring command flags (FlagCQData)
-	flags  provider.Flags
-	ctx    any
-	tag    uint64
-	data   uint64
-	iov    [][]byte
-	iovArr [IOVLimit][]byte
-	total  uint64
-	off    uint64
-	msgID  uint64
-	res    provider.CQReserver // room reserved for the completion
-	comp   bool                // write a success completion
-	failed bool                // completed in error already
-	dc     bool                // FI_DELIVERY_COMPLETE: completes on the receiver's ack
-	fence  bool                // FI_FENCE: starts once every earlier operation completed
-	next   *txOp
+	p       *peer
+	op      uint8
+	cflags  uint8 // shmring command flags (FlagCQData)
+	flags   provider.Flags
+	ctx     any
+	tag     uint64
+	data    uint64
+	iov     [][]byte
+	iovArr  [IOVLimit][]byte
+	total   uint64
+	off     uint64
+	msgID   uint64
+	res     provider.CQReserver // room reserved for the completion
+	comp    bool                // write a success completion
+	failed  bool                // completed in error already
+	dc      bool                // FI_DELIVERY_COMPLETE: completes on the receiver's ack
+	fence   bool                // FI_FENCE: starts once every earlier operation completed
+	cma     bool                // sent as a CMA request (cma.go)
+	rtsSent bool                // the CMA request is in the peer's queue
+	next    *txOp
 }
 
 type txState struct {
@@ -94,6 +96,10 @@ func (ep *endpoint) postIn(m *provider.Msg, op uint8) error {
 	if e != 0 {
 		// A peer we may not write to (auth key).
 		return ep.failPost(m, op, e)
+	}
+	if p.r.Closing() {
+		// The peer closed, or died (death.go).
+		return ep.failPost(m, op, provider.ECONNRESET)
 	}
 	// With resource management the completion's room is claimed first.
 	var res provider.CQReserver
@@ -232,11 +238,7 @@ func (ep *endpoint) completeTx(res provider.CQReserver, comp bool, ctx any, op u
 }
 
 // wake wakes the peer's owner if it sleeps.
-func wake(p *peer) {
-	if p.r.Wake() {
-		futexWake(p.r)
-	}
-}
+func wake(p *peer) { futexWake(p.r) }
 
 // sendInline writes m into one command slot of p's queue; false when the
 // queue is full.
@@ -337,6 +339,7 @@ func (ep *endpoint) queueOp(p *peer, m *provider.Msg, op uint8, n int, res provi
 		o.iov = o.iovArr[:copy(o.iovArr[:], m.IOV)]
 	}
 	o.msgID = ep.nextMsgID()
+	ep.markCMA(o)
 	if t.tail == nil {
 		t.head = o
 	} else {
@@ -361,11 +364,17 @@ func (ep *endpoint) progressTx() {
 
 func (ep *endpoint) progressTxLocked() {
 	t := &ep.tx
+	if ep.state.Load() != stateEnabled {
+		return // Close cancels what is queued
+	}
 	if t.nacks.Load() != 0 {
 		// A receiver that closes never acks: its closing flag ends the
-		// operations waiting for it.
+		// operations waiting for it. An ack it pushed before it closed
+		// is in our queue, ahead of anything pushed after the flag was
+		// seen: wait until the queue is empty (that ack taken) before
+		// failing what is left.
 		for id, o := range t.acks {
-			if o.p.r.Closing() {
+			if o.p.r.Closing() && !ep.own.Pending() { // the flag first, then the queue
 				delete(t.acks, id)
 				t.nacks.Add(-1)
 				ep.failOp(o, provider.ECONNRESET)
@@ -405,6 +414,9 @@ func (ep *endpoint) pushOp(o *txOp) bool {
 	p := o.p
 	if o.fence && o.off == 0 && ep.tx.nacks.Load() != 0 {
 		return false // FI_FENCE: earlier operations have not completed
+	}
+	if o.cma {
+		return ep.pushCMA(o)
 	}
 	if p.r.Closing() {
 		ep.failOp(o, provider.ECONNRESET)
@@ -533,6 +545,9 @@ func (ep *endpoint) cancelTx() {
 // gotAck completes the delivery-complete operation an ack names. An ack
 // that names no such operation of that peer is dropped.
 func (ep *endpoint) gotAck(c *shmring.Cmd) {
+	if ep.cmaAck(c) {
+		return
+	}
 	t := &ep.tx
 	t.mu.Lock()
 	o := t.acks[c.MsgID]
