@@ -14,8 +14,10 @@
 // name (fi_getname, FI_ADDR_STR) is the C string
 // "fi_shm://gofabric-shm-<16 hex>" with its NUL; AV insert takes it with
 // or without the NUL, fi_av_straddr prints it without. The 16 hex digits
-// are a random 64-bit id (or, for src_addr given by node/service with
-// FI_SOURCE, a hash of the service), which commands carry as their
+// are a random 64-bit id (or, for a name given by node/service, a hash of
+// the service and of the network namespace, so that two processes that
+// agree on a port find each other without exchanging names, and runs in
+// separate namespaces do not collide), which commands carry as their
 // sender: the receiver derives the sender's name from it (FI_SOURCE, the
 // reverse AV lookup) and finds its region to answer (acks). A peer's
 // region is mapped at the first operation towards it and unmapped when the
