@@ -353,6 +353,7 @@ bench_list() {
 	case $1 in
 	tcp) printf '%s\n' "fi_msg_pingpong" "fi_msg_bw" "fi_rma_bw -e msg -o write" "fi_rma_bw -e msg -o read" ;;
 	udp) printf '%s\n' "fi_dgram_pingpong" ;;
+	shm) printf '%s\n' "fi_rdm_pingpong" "fi_rdm_tagged_bw" "fi_rma_bw -e rdm -o write" "fi_rma_bw -e rdm -o read" ;;
 	*) ;;
 	esac
 }
