@@ -20,6 +20,11 @@ type Target struct {
 	Node string
 	// Progress selects the data progress model; zero uses the provider default.
 	Progress fabric.Progress
+	// Owner is the provider whose CQ, counter, shared receive context and
+	// AV the fi_peer/owner_provider_* cases import into the target
+	// (fi_peer(3): the owner, another provider's domain); nil uses a second
+	// domain of the target itself. It must be connectionless.
+	Owner *Target
 }
 
 func (tg Target) node() string {

@@ -21,6 +21,18 @@ var peerCases = []testCase{
 	{"fi_peer/av_owner_query_ep_addr", peerAvOwnerQueryEpAddr},
 	{"fi_peer/av_set_members", peerAvSetMembers},
 	{"fi_peer/domain_shares_mr_keys", peerDomainSharesMrKeys},
+	{"fi_peer/owner_provider_cq_cntr", peerOwnerCqCntr},
+	{"fi_peer/owner_provider_transmit_error", peerOwnerTransmitError},
+	{"fi_peer/owner_provider_srx_expected_unexpected_discard", peerOwnerSrxFlow},
+	{"fi_peer/owner_provider_srx_directed_unknown_source", peerOwnerSrxDirected},
+	{"fi_peer/owner_provider_srx_unknown_source_two_peers", peerOwnerSrxUnknownSourceTwoPeers},
+	{"fi_peer/owner_provider_srx_directed_peer_without_caps", peerOwnerDirectedPeerWithoutCaps},
+	{"fi_peer/owner_provider_srx_both_providers_posting_order", peerOwnerSrxBothProviders},
+	{"fi_peer/owner_provider_srx_sizes_cq_data_multi_recv", peerOwnerSrxSizesData},
+	{"fi_peer/owner_provider_srx_concurrent_posts_and_arrivals", peerOwnerSrxConcurrent},
+	{"fi_peer/owner_provider_full_cq_loses_nothing", peerOwnerFullCQ},
+	{"fi_peer/owner_provider_peer_closed_queued_delivered", peerOwnerPeerClosed},
+	{"fi_peer/owner_provider_av", peerOwnerAV},
 }
 
 func peerImportCntrIncrementsOwner(t *testing.T, tg Target) {

@@ -43,6 +43,18 @@ func Run(t *testing.T, tg Target) {
 	}
 }
 
+// RunPeer runs the fi_peer(3) cases only: for a target combined with an
+// owner provider (Target.Owner) in a test binary that links both.
+func RunPeer(t *testing.T, tg Target) {
+	t.Helper()
+	if !tg.claims(0) {
+		t.Fatalf("provider %q offers no %v endpoint", tg.Provider, tg.EPType)
+	}
+	for _, c := range peerCases {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, tg) })
+	}
+}
+
 // Names lists the behaviours the suite checks, in order.
 func Names() []string {
 	n := make([]string, len(cases))

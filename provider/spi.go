@@ -81,7 +81,10 @@ type SRXOwner interface {
 	// QueueTag queues an unexpected tagged message.
 	QueueTag(e *RxEntry) error
 	// ForeachUnspecAddr asks the owner to resolve the source of queued
-	// entries whose address was unknown.
+	// entries whose address was unknown. The owner calls getAddr on every
+	// such entry, whoever queued it (other endpoints, other providers):
+	// getAddr answers AddrUnspec for an entry whose Peer is not the
+	// caller's, leaving it for its own peer to resolve.
 	ForeachUnspecAddr(getAddr func(e *RxEntry) Addr)
 	// FreeEntry returns an entry to the owner once the peer is done.
 	FreeEntry(e *RxEntry)

@@ -2,7 +2,9 @@ package shm
 
 import (
 	"hash/fnv"
+	"os"
 	"strconv"
+	"sync"
 
 	"github.com/gofabric/fabric/provider"
 )
@@ -73,11 +75,15 @@ func parseName(b []byte) (uint64, bool) {
 }
 
 // serviceID is the id of the endpoint bound to a service name: a hash of
-// it, never 0, so that processes that agree on a service (a port number)
-// find each other's endpoint without exchanging names.
+// it and of the network namespace, never 0, so that processes that agree
+// on a service (a port number) find each other's endpoint without
+// exchanging names, as they would find a socket bound to that port on the
+// loopback interface: processes in other network namespaces (separate
+// test runs, containers sharing /dev/shm) bound to the same port do not
+// collide.
 func serviceID(service string) uint64 {
 	h := fnv.New64a()
-	h.Write([]byte("svc:" + service))
+	h.Write([]byte("svc:" + netNS() + ":" + service))
 	id := h.Sum64()
 	if id == 0 {
 		id = 1
@@ -108,3 +114,10 @@ func (shmProvider) AddrString(f provider.AddrFormat, b []byte) string {
 func (shmProvider) ResolveService(f provider.AddrFormat, node, service string) ([]byte, error) {
 	return resolve(node, service)
 }
+
+// netNS names the process's network namespace ("net:[4026531840]"), or
+// is empty where it cannot be read.
+var netNS = sync.OnceValue(func() string {
+	ns, _ := os.Readlink("/proc/self/ns/net")
+	return ns
+})

@@ -17,7 +17,10 @@ func roundTrip(t testing.TB, size int, tagged, inject bool) func() {
 	ra, rb := make([]byte, size), make([]byte, size)
 	ent := make([]fabric.CQEntry, 1)
 	ctx := new(int)
-	send := func(n *node, buf []byte, dst fabric.Addr) {
+	// send waits for the send's completion, driving the peer's progress
+	// meanwhile: a large message completes only once the receiver has
+	// taken it (its bounce buffers back, or its CMA pull acked).
+	send := func(n, peer *node, buf []byte, dst fabric.Addr) {
 		for {
 			var err error
 			switch {
@@ -34,12 +37,14 @@ func roundTrip(t testing.TB, size int, tagged, inject bool) func() {
 				break
 			}
 			n.txcq.Read(ent)
+			peer.rxcq.Read(nil)
 		}
 		if !inject {
 			for {
 				if c, _ := n.txcq.Read(ent); c == 1 {
 					break
 				}
+				peer.rxcq.Read(nil)
 			}
 		}
 	}
@@ -64,9 +69,9 @@ func roundTrip(t testing.TB, size int, tagged, inject bool) func() {
 	return func() {
 		recv(b, rb)
 		recv(a, ra)
-		send(a, sa, ab)
+		send(a, b, sa, ab)
 		wait(b)
-		send(b, sb, ba)
+		send(b, a, sb, ba)
 		wait(a)
 	}
 }
@@ -105,7 +110,7 @@ func TestZeroAllocHotPath(t *testing.T) {
 // send, progress, match, completion and CQ read paths (not the latency
 // across cores; cmd/fi_pingpong measures that).
 func BenchmarkPingPong(b *testing.B) {
-	for _, size := range []int{64, 4096, 65536} {
+	for _, size := range []int{64, 4096, 65536, 1 << 20} {
 		for _, tagged := range []bool{false, true} {
 			b.Run(fmt.Sprintf("prov=shm/size=%d/tagged=%v", size, tagged), func(b *testing.B) {
 				rt := roundTrip(b, size, tagged, false)

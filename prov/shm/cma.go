@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/gofabric/fabric/internal/shmring"
@@ -14,7 +16,7 @@ import (
 
 // Cross-memory attach (CMA) for large messages (shm.md "Protocols").
 //
-// A message of CMAMin bytes or more to a peer that has not refused CMA is
+// A message of FI_SHM_CMA_MIN bytes or more (default CMAMin) to a peer that has not refused CMA is
 // queued like any other, but pushed as one request (RTS): a command
 // carrying the sender's pid, the address of an 8-byte word of the sender
 // holding its endpoint id, and the addresses of the message's buffers
@@ -76,19 +78,44 @@ type cmaState struct {
 	idWord []byte // this endpoint's id, read by receivers to check the pid
 }
 
+// Environment variables of the CMA path (fi_info -e lists them).
+const (
+	envDisableCMA = "FI_SHM_DISABLE_CMA" // read by internal/sys (CMAAvailable)
+	envCMAMin     = "FI_SHM_CMA_MIN"
+)
+
+// Params lists the environment variables the provider reads that C
+// libfabric's shm also defines (fi_info -e prints them as C does).
+// FI_SHM_CMA_MIN is ours only and not listed (the interop test holds the
+// listing to C's).
+func (shmProvider) Params() []provider.Param {
+	return []provider.Param{
+		{Name: envDisableCMA, Type: provider.ParamBool, Help: "Manually disables CMA. Default: false"},
+	}
+}
+
+// cmaMin is FI_SHM_CMA_MIN, read once (CMAMin if unset or invalid; at
+// least InjectSize+1).
+var cmaMin = sync.OnceValue(func() int {
+	if v, err := strconv.ParseUint(strings.TrimSpace(os.Getenv(envCMAMin)), 0, 63); err == nil {
+		return int(max(v, InjectSize+1))
+	}
+	return CMAMin
+})
+
 // cmaProbe is the process-wide CMA decision (sys.CMAAvailable), logged
 // once.
 var cmaProbe = sync.OnceValue(func() bool {
 	ok, why := sys.CMAAvailable()
 	log.Info(provider.SubsysCore, "cross-memory attach for large messages", slog.Bool("available", ok),
-		slog.String("reason", why), slog.Int("min_size", CMAMin))
+		slog.String("reason", why), slog.Int("min_size", cmaMin()))
 	return ok
 })
 
 // cmaFor reports whether a queued message of n bytes to p goes by CMA.
 // ep.tx.mu is held.
 func (ep *endpoint) cmaFor(p *peer, n int) bool {
-	if n < CMAMin || p.id == ep.id || !cmaProbe() {
+	if n < cmaMin() || p.id == ep.id || !cmaProbe() {
 		return false
 	}
 	return ep.cma.peers[p.id] != cmaRefused

@@ -2,10 +2,21 @@ package shm_test
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"testing"
 
 	fabric "github.com/gofabric/fabric"
 )
+
+// The CMA path is tested at the sizes of the other tests (1 MiB, the
+// boundary sizes): the threshold is lowered for this test binary and the
+// processes it starts (the default, CMAMin, favours segments up to 16 MiB).
+func init() {
+	if os.Getenv("FI_SHM_CMA_MIN") == "" {
+		os.Setenv("FI_SHM_CMA_MIN", "65536")
+	}
+}
 
 // TestCMARefusedAcrossProcesses: a peer process that cannot use CMA
 // (FI_SHM_DISABLE_CMA=1: as under a seccomp filter or yama) refuses our
@@ -38,5 +49,21 @@ func TestCMARefusedAcrossProcesses(t *testing.T) {
 	}
 	if l := childLine(t, lines); l != "echoed" {
 		t.Fatalf("child: %q", l)
+	}
+}
+
+// BenchmarkLargePingPong: large messages in one process, by CMA (the
+// default) or segmented (run with FI_SHM_DISABLE_CMA=1 to compare).
+func BenchmarkLargePingPong(b *testing.B) {
+	for _, size := range []int{64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20} {
+		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
+			rt := roundTrip(b, size, true, false)
+			b.SetBytes(int64(2 * size))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				rt()
+			}
+		})
 	}
 }

@@ -70,9 +70,23 @@
 // Progress, which drains the inbound queue (ProgressBudget commands) and
 // pushes pending transmits; polling an idle endpoint costs an atomic load.
 // With FI_PROGRESS_AUTO a goroutine per endpoint progresses while there is
-// work and backs off while idle. Blocking reads (fi_cq_sread) and
-// FI_WAIT_FD wait objects are served through provider.Waiter and
-// provider.FDWaiter.
+// work, polls briefly after it, then sleeps on the region's shared futex
+// until a producer wakes it (wait.go). Blocking reads (fi_cq_sread) sleep
+// on the same futex (provider.Waiter); FI_WAIT_FD wait objects get an
+// eventfd written by a goroutine that sleeps there (provider.FDWaiter,
+// started at the first WaitFD). A producer pays one atomic load per
+// command for this while nobody sleeps.
+//
+// # Peer imports (fi_peer(3))
+//
+// An endpoint bound to FI_PEER imports of another provider's CQ, counter
+// and SRX writes its completions and counts there and matches every
+// message in the owner's receive queue (GetMsg/GetTag, QueueMsg/QueueTag;
+// StartMsg/DiscardMsg when the owner matches or drops a queued one). It
+// passes each message's source to a queue it does not own, which decides
+// about directed receives; with FI_AV_USER_ID these are the owner's
+// fi_addrs. Unexpected data stays with the endpoint until the owner starts
+// or discards it, also after the endpoint closed.
 //
 // # Attributes
 //

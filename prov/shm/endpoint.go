@@ -29,12 +29,13 @@ const (
 // command queue and bounce buffers other endpoints write into) and a
 // table of the peers' regions it writes into.
 //
-// Locks: txMu guards the queue of pending (segmented) transmits; rxMu is
-// held by whoever drains the inbound queue (Progress takes it with
-// TryLock); umu guards the unexpected-message buffers (the receive queue
-// calls StartMsg/DiscardMsg without rxMu); peerMu guards peer mapping.
-// Order: rxMu, then the receive queue's lock, then umu; txMu is never held
-// with rxMu... except in Close.
+// Locks: tx.mu guards the queue of pending transmits and the operations
+// waiting for acks; rxMu is held by whoever drains the inbound queue
+// (Progress takes it with TryLock); umu guards the unexpected-message
+// buffers and the acks waiting for room (the receive queue calls
+// StartMsg/DiscardMsg without rxMu); peers.mu guards peer mapping. Order:
+// rxMu, then the receive queue's lock or tx.mu (an ack completes its
+// operation), then umu, then peers.mu.
 type endpoint struct {
 	state atomic.Int32
 	// inflight counts data calls in progress: Close waits for them
@@ -261,7 +262,10 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	}
 	ep.reportSrc = r.Source
 	ep.enableRMA(r)
-	ep.needSrc = r.Source || ep.caps&provider.CapDirectedRecv != 0
+	// A receive queue the endpoint does not own (a shared or imported
+	// SRX) decides for itself whether receives are directed: it is told
+	// every message's source.
+	ep.needSrc = r.Source || ep.caps&provider.CapDirectedRecv != 0 || !r.OwnSRX
 	ep.state.Store(stateEnabled)
 	if ep.auto {
 		ep.autoDone = make(chan struct{})
@@ -319,6 +323,7 @@ const pollSpin = 50 * time.Microsecond
 func (ep *endpoint) autoProgress() {
 	defer close(ep.autoDone)
 	last := time.Now()
+	kick := make(chan struct{}, 1)
 	for {
 		select {
 		case <-ep.closeCh:
@@ -326,7 +331,11 @@ func (ep *endpoint) autoProgress() {
 		default:
 		}
 		if ep.own.Pending() {
-			ep.Progress()
+			if ep.rx.stalled.Load() {
+				ep.waitRoom(kick, ep.idleSleep(time.Time{})) // back-pressure: no spinning
+			} else {
+				ep.Progress()
+			}
 			last = time.Now()
 			continue
 		}

@@ -36,10 +36,16 @@ const (
 	// (back-pressure: senders see a full queue), and nothing is dropped.
 	MaxUnexpectedBytes = 64 << 20
 	MaxUnexpected      = 4096
-	// CMAMin is the smallest message sent by cross-memory attach (single
-	// copy, process_vm_readv by the receiver) where the kernel permits it
-	// (cma.go); smaller ones, and all where it does not, are segmented.
-	CMAMin = 64 << 10
+	// CMAMin is the default of FI_SHM_CMA_MIN, the smallest message sent
+	// by cross-memory attach (single copy, process_vm_readv by the
+	// receiver) where the kernel permits it (cma.go); smaller ones, and
+	// all where it does not, are segmented. Measured on the 2-vCPU
+	// Firecracker VM of this project (nested paging: process_vm_readv
+	// pays for pinning every page), segments were faster at every size
+	// up to 16 MiB in one process (1 MiB: 16-22 GB/s against 9-13), so
+	// the default leaves CMA to the largest messages; lower it where
+	// process_vm_readv copies at memory speed.
+	CMAMin = 16 << 20
 	// ProgressBudget is the most commands one Progress call handles.
 	ProgressBudget = 64
 	// MaxPeers bounds the fi_addr values the per-endpoint peer table

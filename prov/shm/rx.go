@@ -3,6 +3,8 @@ package shm
 import (
 	"log/slog"
 	"math/bits"
+	"sync/atomic"
+	"time"
 
 	"github.com/gofabric/fabric/internal/shmring"
 	"github.com/gofabric/fabric/internal/srx"
@@ -55,6 +57,7 @@ type rxSeg struct {
 }
 
 type rxState struct {
+	stalled atomic.Bool // the head command waits for room (setStalled)
 	c       shmring.Cmd
 	segs    map[uint64]*rxSeg // by sender id
 	segFree []*rxSeg
@@ -97,10 +100,12 @@ func (ep *endpoint) progressRx() {
 			// FI_RM_ENABLED: no room for a receive completion; the
 			// commands wait in the queue until the application reads
 			// the CQ.
+			ep.setStalled(true)
 			return
 		}
 		cmd := r.Peek()
 		if cmd == nil {
+			ep.setStalled(false)
 			return
 		}
 		if ep.direct != nil && cmd[0] == shmring.OpMsg && directFlags(cmd[1]) {
@@ -116,12 +121,14 @@ func (ep *endpoint) progressRx() {
 		switch c.Op {
 		case shmring.OpMsg, shmring.OpTagged:
 			if !ep.rxMsg(c) {
+				ep.setStalled(true)
 				return // back-pressure: the command stays queued
 			}
 		case shmring.OpAck:
 			ep.gotAck(c)
 		case opWrite, opRead, opAtomic, opWriteAck, opReadResp, opAtomicResp:
 			if !ep.rxRMA(c) {
+				ep.setStalled(true)
 				return // back-pressure (rma.go)
 			}
 		default:
@@ -129,6 +136,46 @@ func (ep *endpoint) progressRx() {
 		}
 		r.Release()
 	}
+	ep.setStalled(false)
+}
+
+// setStalled records whether the command at the head of the inbound queue
+// waits for room (a receive completion, unexpected-message memory): the
+// auto-progress goroutine then sleeps (waitRoom) instead of spinning on
+// the pending command.
+func (ep *endpoint) setStalled(v bool) {
+	if ep.rx.stalled.Load() != v {
+		ep.rx.stalled.Store(v)
+	}
+}
+
+// waitRoom sleeps until room may have been freed for a stalled command:
+// the receive CQ or the receive queue (the owner's, for an imported SRX)
+// kicks when entries are read or unexpected messages leave it
+// (provider.RoomNotifier); without a notifier it sleeps d. It returns at
+// once when a retry finds the stall gone, and when the endpoint closes.
+func (ep *endpoint) waitRoom(kick chan struct{}, d time.Duration) {
+	armed := false
+	if n, ok := ep.rxFull.(provider.RoomNotifier); ok && n.NotifyRoom(kick) {
+		armed = true
+	}
+	if n, ok := ep.rq.(provider.RoomNotifier); ok && n.NotifyRoom(kick) {
+		armed = true
+	}
+	ep.Progress() // room freed before arming is not missed
+	if !ep.rx.stalled.Load() {
+		return
+	}
+	if !armed {
+		d = min(d, time.Millisecond)
+	}
+	t := time.NewTimer(d)
+	select {
+	case <-kick:
+	case <-ep.closeCh:
+	case <-t.C:
+	}
+	t.Stop()
 }
 
 // dropCmd logs a command that was dropped as invalid (once per endpoint
@@ -142,11 +189,11 @@ func (ep *endpoint) dropCmd(err error) {
 }
 
 // directFlags reports whether a message command with flags f can take the
-// direct path: inline, or one segment holding the whole message, and no
-// ack requested.
+// direct path: inline, or one segment holding the whole message, no ack
+// requested and no cross-memory attach.
 func directFlags(f uint8) bool {
 	const single = shmring.FlagFirst | shmring.FlagLast
-	return f&shmring.FlagDeliver == 0 && (f&shmring.FlagInline != 0 || f&single == single)
+	return f&(shmring.FlagDeliver|shmring.FlagCMA) == 0 && (f&shmring.FlagInline != 0 || f&single == single)
 }
 
 // ReceiveInto implements srx.Receiver: the untagged message at the head
@@ -505,6 +552,8 @@ func (r *rxState) close(ep *endpoint) {
 
 // AddrInserted resolves the sources of queued unexpected messages that
 // were unknown when they arrived (fi_ops_srx_owner.foreach_unspec_addr).
+// The owner's queue may hold entries of other endpoints (a shared or
+// imported SRX): only those this endpoint queued are looked up in its AV.
 func (ep *endpoint) AddrInserted() {
 	if ep.state.Load() != stateEnabled || !ep.needSrc {
 		return
@@ -512,7 +561,7 @@ func (ep *endpoint) AddrInserted() {
 	var buf [64]byte
 	ep.rq.ForeachUnspecAddr(func(e *provider.RxEntry) provider.Addr {
 		ub, ok := e.PeerContext.(*ubuf)
-		if !ok || ub == nil {
+		if !ok || ub == nil || e.Peer != provider.SRXPeer(ep) {
 			return provider.AddrNotAvail
 		}
 		return ep.lookupSrc(buf[:0], ub.src)

@@ -364,6 +364,9 @@ func (ep *endpoint) progressTx() {
 
 func (ep *endpoint) progressTxLocked() {
 	t := &ep.tx
+	if ep.state.Load() != stateEnabled {
+		return // Close cancels what is queued
+	}
 	if t.nacks.Load() != 0 {
 		// A receiver that closes never acks: its closing flag ends the
 		// operations waiting for it. An ack it pushed before it closed

@@ -493,8 +493,8 @@ func (ep *endpoint) AddrInserted() {
 	}
 	ep.rq.ForeachUnspecAddr(func(e *provider.RxEntry) provider.Addr {
 		u, ok := e.PeerContext.(*ubuf)
-		if !ok || u == nil {
-			return provider.AddrNotAvail
+		if !ok || u == nil || e.Peer != provider.SRXPeer(ep) {
+			return provider.AddrNotAvail // another endpoint's: its AV decides
 		}
 		return ep.av.Reverse(u.src[:u.srcLen])
 	})
