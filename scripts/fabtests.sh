@@ -266,20 +266,27 @@ pick_isolation() {
 
 # isolated [VAR=value...] CMD...: CMD alone in new PID, network and mount
 # namespaces, loopback up, a private /dev/shm, bounded by RUN_TIMEOUT;
-# everything it starts dies with it.
+# everything it starts dies with it. With SHM_LEFT set, the names left in
+# that /dev/shm when CMD ends are written to the file it names.
 isolated() {
-	timeout --kill-after=10 "$RUN_TIMEOUT" "${ISOLATE[@]}" bash -c "ip link set lo up && $PRIVATE_SHM"' && exec env "$@"' isolated "$@"
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	timeout --kill-after=10 "$RUN_TIMEOUT" "${ISOLATE[@]}" bash -c "ip link set lo up && $PRIVATE_SHM || exit 125"'
+		[ -n "${SHM_LEFT:-}" ] || exec env "$@"
+		rc=0
+		env "$@" || rc=$?
+		ls -A /dev/shm >"$SHM_LEFT"
+		exit $rc' isolated "$@"
 }
 
 # run_suite SET PROV GO(0/1): runs runfabtests.sh; leaves
-# $OUT/SET-PROV.{log,res,time}.
+# $OUT/SET-PROV.{log,res,time,shm}.
 run_suite() {
 	local set=$1 prov=$2 go=$3 base=$OUT/$1-$2 t0 rc=0 env=(FI_TCP_IFACE=lo FI_UDP_IFACE=lo)
 	[ "$go" = 1 ] && env+=(FI_PROVIDER_PATH="$PLUGIN")
 	mkdir -p "$base.d" # runfabtests.sh makes its temporary files in the current directory
 	echo "fabtests.sh: runfabtests.sh -t $set $prov ..."
 	t0=$(now)
-	(cd "$base.d" && isolated "${env[@]}" "$BIN/runfabtests.sh" -vv -T "$TIMEOUT" -t "$set" \
+	(cd "$base.d" && SHM_LEFT=$base.shm isolated "${env[@]}" "$BIN/runfabtests.sh" -vv -T "$TIMEOUT" -t "$set" \
 		-s 127.0.0.1 -c 127.0.0.1 -p "$BIN" "$prov") >"$base.log" 2>&1 || rc=$?
 	echo $(($(now) - t0)) >"$base.time"
 	awk -f "$DIR/parse.awk" "$base.log" >"$base.res"
@@ -296,6 +303,12 @@ run_suite() {
 	printf 'fabtests.sh:   %s: %s pass, %s notrun, %s fail in %s s\n' "$prov" \
 		"$(grep -c '|pass$' "$base.res" || true)" "$(grep -cE '\|(notrun|excluded)$' "$base.res" || true)" \
 		"$(grep -c '|fail$' "$base.res" || true)" "$(cat "$base.time")"
+	# The run's private /dev/shm when it ended: files a provider left
+	# behind (a killed test's region is the next opener's to remove).
+	if [ -s "$base.shm" ]; then
+		printf 'fabtests.sh:   %s: %s file(s) left in /dev/shm: %s\n' "$prov" "$(wc -l <"$base.shm")" \
+			"$(head -5 "$base.shm" | tr '\n' ' ')"
+	fi
 }
 
 record_file() { echo "$DIR/c-results-$1.txt"; }
