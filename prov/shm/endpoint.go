@@ -54,6 +54,7 @@ type endpoint struct {
 
 	// Set by Enable, read-only afterwards.
 	txCQ      provider.CQOwner
+	txCQd     *cq.CQ // txCQ, when it is this module's CQ: completions written with WriteMsg
 	rxCQ      provider.CQOwner
 	txRes     provider.CQReserver
 	rxFull    provider.CQReserver
@@ -243,6 +244,9 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 		return provider.EINVAL
 	}
 	ep.txCQ, ep.rxCQ = r.TxCQ, r.RxCQ
+	if r.TxCQ != nil {
+		ep.txCQd, _ = r.TxCQ.(*cq.CQ)
+	}
 	if ep.rm {
 		if r.TxCQ != nil {
 			ep.txRes, _ = r.TxCQ.(provider.CQReserver)
