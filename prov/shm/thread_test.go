@@ -42,3 +42,19 @@ func TestGetInfoThreading(t *testing.T) {
 		t.Error("no hints: no shm info")
 	}
 }
+
+// TestThreadDomainPingPong: endpoints of FI_THREAD_DOMAIN domains (no
+// locks) exchange every protocol's sizes, tagged and not, send and inject.
+func TestThreadDomainPingPong(t *testing.T) {
+	for _, th := range []fabric.Threading{fabric.ThreadDomain, fabric.ThreadCompletion} {
+		for _, size := range []int{0, 64, 4096, 65536, 1 << 20} {
+			for _, tagged := range []bool{false, true} {
+				inject := size <= 4096
+				rt := roundTripOpts(t, nodeOpts{threading: th}, size, tagged, inject)
+				for range 3 {
+					rt()
+				}
+			}
+		}
+	}
+}
