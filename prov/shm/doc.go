@@ -97,23 +97,6 @@
 // 200 ms of its death and its file is removed (death.go). Files of dead
 // processes are removed when a process opens its first shm fabric.
 //
-// # Threading
-//
-// GetInfo offers FI_THREAD_SAFE and returns a less parallel model that
-// the hints ask for (FI_THREAD_DOMAIN, FI_THREAD_COMPLETION ...). The
-// send paths take no endpoint lock; with FI_THREAD_SAFE every data call
-// counts itself (so that Close waits for it) and Progress drains the
-// inbound queue under a per-endpoint mutex taken with TryLock. In a domain
-// opened with FI_THREAD_DOMAIN or FI_THREAD_COMPLETION an endpoint with
-// manual progress, its own receive queue, this module's CQs and counters
-// and no EQ is driven only by the application's serialised calls: it
-// skips both (about 10% of a 64-byte ping-pong). Anything else (auto
-// progress, a shared or imported receive queue, an imported CQ or
-// counter, a bound EQ) keeps them. The FI_WAIT_FD goroutine and blocking
-// waits only read atomics; the peer death checks run inside Progress. The
-// CQ, counter and receive queue (internal/cq, internal/srx) keep their
-// own locks.
-//
 // # Peer imports (fi_peer(3))
 //
 // An endpoint bound to FI_PEER imports of another provider's CQ, counter
@@ -130,7 +113,7 @@
 // As libfabric 1.17's shm where it matters to applications: FI_EP_RDM,
 // FI_PROTO_SHM, FI_ADDR_STR, inject_size 4096 (larger than a slot: one
 // bounce buffer is copied before the call returns), tx/rx size 1024,
-// iov_limit 4, max_msg_size SIZE_MAX, cq_data_size 8, FI_THREAD_SAFE (or as asked),
+// iov_limit 4, max_msg_size SIZE_MAX, cq_data_size 8, FI_THREAD_SAFE,
 // FI_RM_ENABLED, msg_order FI_ORDER_SAS. FI_TAGGED, FI_DIRECTED_RECV,
 // FI_SOURCE and FI_MULTI_RECV are offered as the hints ask. Receives are
 // matched by package internal/srx (tag matching, directed receives,

@@ -32,8 +32,7 @@ const (
 //
 // Locks: tx.mu guards the queue of pending transmits and the operations
 // waiting for acks; rxMu is held by whoever drains the inbound queue
-// (Progress takes it with TryLock; a serial endpoint's Progress does
-// without, see serial); umu guards the unexpected-message
+// (Progress takes it with TryLock); umu guards the unexpected-message
 // buffers and the acks waiting for room (the receive queue calls
 // StartMsg/DiscardMsg without rxMu); peers.mu guards peer mapping. Order:
 // rxMu, then the receive queue's lock or tx.mu (an ack completes its
