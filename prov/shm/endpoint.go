@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gofabric/fabric/internal/av"
-	"github.com/gofabric/fabric/internal/cntr"
 	"github.com/gofabric/fabric/internal/cq"
 	"github.com/gofabric/fabric/internal/shmring"
 	"github.com/gofabric/fabric/internal/srx"
@@ -43,25 +42,12 @@ type endpoint struct {
 	// before unmapping the peers' regions.
 	inflight atomic.Int32
 
-	id   uint64
-	name []byte // with NUL
-	auto bool
-	// serialDom: the domain was opened with FI_THREAD_DOMAIN or
-	// FI_THREAD_COMPLETION. serial (set by Enable, read-only afterwards)
-	// adds that nothing but the application's serialised calls drives
-	// this endpoint: manual progress (no auto-progress goroutine), its own
-	// receive queue, this module's CQs and counters (no FI_PEER import
-	// whose owner progresses from its own thread), no EQ (EQ reads, a
-	// fabric object, progress it outside the domain's serialisation).
-	// Then data calls skip the inflight count (Close cannot run
-	// concurrently with them) and Progress drains without rxMu. The FD
-	// wait goroutine touches only atomics and hold/release; the peer
-	// death checks run inside Progress.
-	serialDom bool
-	serial    bool
-	rm        bool
-	caps      provider.Caps
-	authKey   []byte
+	id      uint64
+	name    []byte // with NUL
+	auto    bool
+	rm      bool
+	caps    provider.Caps
+	authKey []byte
 
 	file *sys.ShmFile
 	own  *shmring.Region
@@ -167,7 +153,7 @@ func newEndpoint(d *domain, info *provider.Info) (*endpoint, error) {
 			return nil, provider.EINVAL
 		}
 	}
-	ep := &endpoint{caps: info.Caps, authKey: d.authKey, serialDom: d.serial}
+	ep := &endpoint{caps: info.Caps, authKey: d.authKey}
 	if ep.caps == 0 {
 		ep.caps = infoCaps
 	}
@@ -284,7 +270,6 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	// SRX) decides for itself whether receives are directed: it is told
 	// every message's source.
 	ep.needSrc = r.Source || ep.caps&provider.CapDirectedRecv != 0 || !r.OwnSRX
-	ep.serial = ep.serialDom && serialResources(r) && !ep.auto
 	ep.state.Store(stateEnabled)
 	if ep.auto {
 		ep.autoDone = make(chan struct{})
@@ -294,32 +279,8 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	return nil
 }
 
-// serialResources reports whether r leaves the endpoint to the
-// application's serialised calls (see endpoint.serial).
-func serialResources(r *provider.Resources) bool {
-	if !r.OwnSRX || r.EQ != nil {
-		return false
-	}
-	for _, q := range [...]provider.CQOwner{r.TxCQ, r.RxCQ} {
-		if _, ok := q.(*cq.CQ); q != nil && !ok {
-			return false
-		}
-	}
-	for _, c := range r.Cntrs {
-		if _, ok := c.(*cntr.Cntr); c != nil && !ok {
-			return false
-		}
-	}
-	return true
-}
-
 // enter registers a data call; it fails once the endpoint is not enabled.
-// A serial endpoint does not count its calls (Close is serialised with
-// them).
 func (ep *endpoint) enter() provider.Errno {
-	if ep.state.Load() == stateEnabled && ep.serial {
-		return 0
-	}
 	ep.inflight.Add(1)
 	if st := ep.state.Load(); st != stateEnabled {
 		ep.inflight.Add(-1)
@@ -331,11 +292,7 @@ func (ep *endpoint) enter() provider.Errno {
 	return 0
 }
 
-func (ep *endpoint) exit() {
-	if !ep.serial {
-		ep.inflight.Add(-1)
-	}
-}
+func (ep *endpoint) exit() { ep.inflight.Add(-1) }
 
 // Progress drains the inbound command queue (a bounded batch) and
 // advances pending transmits. A Progress already running elsewhere makes
@@ -348,12 +305,7 @@ func (ep *endpoint) Progress() {
 		ep.progressTx()
 	}
 	ep.progressRMA()
-	switch {
-	case ep.serial:
-		// Nobody else drains (see endpoint.serial).
-		ep.progressRx()
-		ep.checkPeers()
-	case ep.rxMu.TryLock():
+	if ep.rxMu.TryLock() {
 		ep.progressRx()
 		ep.checkPeers()
 		ep.rxMu.Unlock()

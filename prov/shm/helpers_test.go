@@ -63,8 +63,6 @@ type nodeOpts struct {
 	caps    fabric.Caps
 	authKey []byte
 	auto    bool
-	// threading asks for a threading model (zero: the default).
-	threading fabric.Threading
 }
 
 func hints(o nodeOpts) *fabric.Info {
@@ -75,7 +73,6 @@ func hints(o nodeOpts) *fabric.Info {
 	if o.auto {
 		h.DomainAttr.DataProgress = fabric.ProgressAuto
 	}
-	h.DomainAttr.Threading = o.threading
 	return h
 }
 
