@@ -196,11 +196,74 @@ func (ep *rdmEP) Enable(r *provider.Resources) error {
 	}
 	ep.kickFD = fd
 	ep.state = rdmEnabled
+	ep.wg.Add(1)
 	if ep.auto {
-		ep.wg.Add(1)
 		go ep.autoLoop()
+	} else {
+		go ep.ctrlLoop()
 	}
 	return nil
+}
+
+// ctrlLoop is control progress (FI_PROGRESS_AUTO, as rxm's connection
+// manager thread) under manual data progress: it accepts connections,
+// answers connect requests and finishes connects, so that a peer that is
+// not reading its CQ still gets connected, and writes the frames queued
+// while a connection was set up. Established connections are left to the
+// application's progress.
+func (ep *rdmEP) ctrlLoop() {
+	defer ep.wg.Done()
+	var fds []sys.PollFD
+	for {
+		select {
+		case <-ep.closeCh:
+			return
+		default:
+		}
+		ep.mu.Lock()
+		if ep.state != rdmEnabled {
+			ep.mu.Unlock()
+			return
+		}
+		ep.progressCtrl()
+		fds = ep.ctrlPollSet(fds[:0])
+		ep.mu.Unlock()
+		_, _ = sys.Poll(fds, 50)
+		_ = sys.EventFDDrain(ep.kickFD)
+	}
+}
+
+// progressCtrl advances connection management only. ep.mu is held.
+func (ep *rdmEP) progressCtrl() {
+	ep.acceptAll()
+	ep.progressIncoming()
+	for _, c := range ep.conns {
+		if c != nil && c.state != connUp {
+			c.progress()
+		} else if c != nil && len(c.out) > 0 {
+			c.progress()
+		}
+	}
+	for _, o := range ep.orphans {
+		o.Close()
+	}
+	clear(ep.orphans)
+	ep.orphans = ep.orphans[:0]
+}
+
+// ctrlPollSet is pollSet for control progress: the listener, the kick
+// descriptor, accepted sockets and connections being set up. ep.mu is held.
+func (ep *rdmEP) ctrlPollSet(fds []sys.PollFD) []sys.PollFD {
+	fds = append(fds, sys.PollFD{FD: ep.lis.FD()}, sys.PollFD{FD: ep.kickFD})
+	for _, in := range ep.incoming {
+		fds = append(fds, sys.PollFD{FD: in.sock.FD(), Write: len(in.out) > 0})
+	}
+	for _, c := range ep.conns {
+		if c != nil && c.sock != nil && (c.state != connUp || len(c.out) > 0) {
+			fds = append(fds, sys.PollFD{FD: c.sock.FD(), Write: c.wantWrite()})
+		}
+	}
+	return fds
 }
 
 // kick wakes the auto-progress goroutine and WaitReady callers.

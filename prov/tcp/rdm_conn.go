@@ -78,6 +78,7 @@ func (ep *rdmEP) conn(dest []byte) (*rdmConn, error) {
 		return nil, err
 	}
 	ep.peers[c.key] = c
+	ep.kick()
 	return c, nil
 }
 
