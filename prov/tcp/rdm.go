@@ -81,7 +81,8 @@ type rdmEP struct {
 	smu    sync.Mutex
 	starts []*provider.RxEntry // unexpected rendezvous requests matched since the last progress
 
-	kickFD  int // eventfd: wakes the auto-progress goroutine and WaitReady
+	kickFD  int // eventfd: wakes the progress goroutines and WaitReady
+	epfd    int // epoll set of the listener, kickFD and every socket (WaitFD)
 	closeCh chan struct{}
 	wg      sync.WaitGroup
 	pollBuf []sys.PollFD
@@ -91,6 +92,7 @@ var (
 	_ provider.Endpoint   = (*rdmEP)(nil)
 	_ provider.Tagged     = (*rdmEP)(nil)
 	_ provider.Waiter     = (*rdmEP)(nil)
+	_ provider.FDWaiter   = (*rdmEP)(nil)
 	_ provider.SRXPeer    = (*rdmEP)(nil)
 	_ provider.AVListener = (*rdmEP)(nil)
 )
@@ -106,7 +108,7 @@ func newRDM(info *provider.Info) (*rdmEP, error) {
 	}
 	ep := &rdmEP{caps: info.Caps, fmt: info.AddrFormat, nodelay: envBool(envNoDelay, true),
 		pid: uint32(os.Getpid()), peers: map[string]*rdmConn{}, rndv: map[uint64]*rdmTx{},
-		closeCh: make(chan struct{}), txSize: RDMQueueSize, kickFD: -1}
+		closeCh: make(chan struct{}), txSize: RDMQueueSize, kickFD: -1, epfd: -1}
 	if ep.caps == 0 {
 		ep.caps = rdmInfoCaps
 	}
@@ -146,7 +148,57 @@ func newRDM(info *provider.Info) (*rdmEP, error) {
 		return nil, err
 	}
 	ep.lis, ep.name = lis, name
+	if err := ep.openWait(); err != nil {
+		ep.closeWait()
+		lis.Close()
+		return nil, err
+	}
 	return ep, nil
+}
+
+// openWait creates the kick eventfd and the epoll set behind WaitFD.
+func (ep *rdmEP) openWait() error {
+	fd, err := sys.EventFDOpen()
+	if err != nil {
+		return err
+	}
+	ep.kickFD = fd
+	if ep.epfd, err = sys.EpollCreate(); err != nil {
+		return err
+	}
+	if err := sys.EpollAdd(ep.epfd, ep.kickFD); err != nil {
+		return err
+	}
+	return sys.EpollAdd(ep.epfd, ep.lis.FD())
+}
+
+func (ep *rdmEP) closeWait() {
+	if ep.epfd >= 0 {
+		_ = sys.EpollClose(ep.epfd)
+		ep.epfd = -1
+	}
+	if ep.kickFD >= 0 {
+		_ = sys.EventFDClose(ep.kickFD)
+		ep.kickFD = -1
+	}
+}
+
+// watch adds a socket to the WaitFD set (a closed socket leaves it by
+// itself). ep.mu is held.
+func (ep *rdmEP) watch(fd int) {
+	if ep.epfd >= 0 {
+		_ = sys.EpollAdd(ep.epfd, fd)
+	}
+}
+
+// WaitFD returns a descriptor that is readable when progress may be
+// possible: an epoll set holding the listening socket, every connection
+// and the endpoint's wake-up eventfd (FI_WAIT_FD CQs and counters add it to
+// their own sets).
+func (ep *rdmEP) WaitFD() int {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	return ep.epfd
 }
 
 // Name returns the listening address.
@@ -189,12 +241,9 @@ func (ep *rdmEP) Enable(r *provider.Resources) error {
 	ep.av, ep.rq = r.AV, r.SRX
 	ep.report = r.Source
 	ep.srcErr = r.Source && r.SourceErr
-	ep.needSrc = r.Source || ep.caps&(provider.CapSource|provider.CapDirectedRecv) != 0
-	fd, err := sys.EventFDOpen()
-	if err != nil {
-		return err
-	}
-	ep.kickFD = fd
+	// A shared or imported receive queue is told every message's source:
+	// directed receives are its owner's business.
+	ep.needSrc = r.Source || ep.caps&(provider.CapSource|provider.CapDirectedRecv) != 0 || !r.OwnSRX
 	ep.state = rdmEnabled
 	ep.wg.Add(1)
 	if ep.auto {
@@ -435,10 +484,7 @@ func (ep *rdmEP) Close() error {
 	}
 	ep.incoming, ep.orphans, ep.conns = nil, nil, nil
 	clear(ep.peers)
-	if ep.kickFD >= 0 {
-		_ = sys.EventFDClose(ep.kickFD)
-		ep.kickFD = -1
-	}
+	ep.closeWait()
 	return ep.lis.Close()
 }
 

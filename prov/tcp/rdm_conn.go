@@ -100,6 +100,7 @@ func (c *rdmConn) dial() error {
 		_ = sys.TCPSetNoDelay(s, true)
 	}
 	c.sock = s
+	ep.watch(s.FD())
 	c.gen++
 	c.state = connTCP
 	c.deadline = time.Now().Add(rdmCMTimeout)
@@ -315,6 +316,7 @@ func (ep *rdmEP) acceptAll() {
 		if ep.nodelay {
 			_ = sys.TCPSetNoDelay(s, true)
 		}
+		ep.watch(s.FD())
 		ep.incoming = append(ep.incoming, &rdmIncome{sock: s, peer: peer, need: tcpwire.CMHeaderSize,
 			deadline: time.Now().Add(rdmCMTimeout)})
 	}
