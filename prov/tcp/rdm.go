@@ -77,6 +77,7 @@ type rdmEP struct {
 	rndv     map[uint64]*rdmTx
 	nextKey  uint64
 	queued   int // operations queued or in flight (tx_attr.size bound)
+	txFree   []*rdmTx
 
 	smu    sync.Mutex
 	starts []*provider.RxEntry // unexpected rendezvous requests matched since the last progress

@@ -41,6 +41,32 @@ type rdmTx struct {
 	key      uint64         // rendezvous: the key the peer reads with (and msg_id)
 	data     []byte         // rendezvous: the message, contiguous
 	conn     *rdmConn
+	buf      []byte // eager frame storage, kept when the rdmTx is reused
+}
+
+// rdmTxPoolMax bounds the free list of transmit descriptors.
+const rdmTxPoolMax = 256
+
+// getTx returns a cleared transmit descriptor. ep.mu is held.
+func (ep *rdmEP) getTx() *rdmTx {
+	if n := len(ep.txFree); n > 0 {
+		t := ep.txFree[n-1]
+		ep.txFree[n-1] = nil
+		ep.txFree = ep.txFree[:n-1]
+		b := t.buf
+		*t = rdmTx{buf: b[:0]}
+		return t
+	}
+	return &rdmTx{}
+}
+
+// putTx recycles a descriptor nothing refers to any more. ep.mu is held.
+func (ep *rdmEP) putTx(t *rdmTx) {
+	if len(ep.txFree) < rdmTxPoolMax {
+		t.ctx, t.data, t.conn = nil, nil, nil
+		clear(t.vec[:])
+		ep.txFree = append(ep.txFree, t)
+	}
 }
 
 func (t *rdmTx) add(b []byte) {
@@ -125,7 +151,8 @@ func (ep *rdmEP) post(m *provider.Msg, tagged bool) error {
 			return provider.EAGAIN
 		}
 	}
-	t := &rdmTx{ctx: m.Context, comp: m.Flags&provider.FlagCompletion != 0, counted: true}
+	t := ep.getTx()
+	t.ctx, t.comp, t.counted = m.Context, m.Flags&provider.FlagCompletion != 0, true
 	t.flags = provider.FlagSend | provider.FlagMsg
 	if tagged {
 		t.flags = provider.FlagSend | provider.FlagTagged
@@ -189,7 +216,10 @@ func (ep *rdmEP) buildEager(t *rdmTx, m *provider.Msg, n int, tagged, hasData bo
 		rh.Put(t.hdr[hl:])
 		hl += rxmwire.HeaderSize
 	}
-	buf := make([]byte, hl+n)
+	if cap(t.buf) < hl+n {
+		t.buf = make([]byte, hl+n, max(hl+n, 256))
+	}
+	buf := t.buf[:hl+n]
 	copy(buf, t.hdr[:hl])
 	off := hl
 	if m.IOV == nil {
@@ -246,7 +276,8 @@ func (ep *rdmEP) buildRndv(t *rdmTx, m *provider.Msg, n int, tagged, hasData boo
 // ctrlFrame queues a control frame: the tcp header h (Size set by the
 // caller), an optional rxm header, and payload slices. ep.mu is held.
 func (c *rdmConn) ctrlFrame(h *tcpwire.Header, rh *rxmwire.Header, payload ...[]byte) {
-	t := &rdmTx{kind: txCtrl, conn: c}
+	t := c.ep.getTx()
+	t.kind, t.conn = txCtrl, c
 	hl := tcpwire.PutHeader(t.hdr[:], h, false)
 	if rh != nil {
 		rh.ConnID = uint64(c.remoteIndex)
@@ -295,6 +326,9 @@ func (c *rdmConn) flush() {
 			if t.off == t.total {
 				c.tx.pop()
 				c.ep.written(t)
+				if t.kind == txCtrl {
+					c.ep.putTx(t)
+				}
 			}
 		}
 		if n == 0 && c.tx.len() > 0 && c.tx.head().off > 0 {
@@ -327,6 +361,7 @@ func (ep *rdmEP) finishTx(t *rdmTx, err provider.Errno, report bool) {
 		res = ep.txRes
 		t.reserved = false
 	}
+	defer ep.putTx(t)
 	if err == 0 {
 		switch {
 		case t.comp && res != nil:
