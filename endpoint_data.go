@@ -110,11 +110,18 @@ func (e *Endpoint) msgCapable(tagged bool) bool {
 // descriptors has one per buffer (or none), and under FI_MR_LOCAL every
 // non-empty buffer has a descriptor of the domain covering it with access.
 func (e *Endpoint) descsOK(m *provider.Msg, access Flags) bool {
+	if len(m.Descs) == 0 && !e.dom.mrLocal {
+		// The common case, inlined: no descriptor vector to match against
+		// the buffers, and no FI_MR_LOCAL to check them against.
+		return true
+	}
 	return e.dom.descsOK(m.Buf, m.IOV, m.Desc, m.Descs, access)
 }
 
 // send validates a transmit and hands it to the provider. m is passed by
-// value so that nothing escapes to the heap.
+// value, as the provider takes it: through a pointer the compiler would
+// copy the large Msg twice for the interface call (into a temporary, then
+// into the arguments) instead of once.
 func (ep *Endpoint) send(m provider.Msg, flags Flags, explicit, tagged bool) error {
 	e, err := ep.ready()
 	if err != nil {
@@ -248,7 +255,11 @@ func (ep *Endpoint) TInjectData(buf []byte, data uint64, dest Addr, tag uint64) 
 
 // ---- receives ----
 
-func (ep *Endpoint) recv(m provider.Msg, flags Flags, explicit, tagged bool) error {
+// recv validates a receive and posts it. m points to the caller's
+// composite literal, which stays on the stack (the queue copies what it
+// keeps): the queue takes a pointer, so passing one saves a copy of the
+// large Msg.
+func (ep *Endpoint) recv(m *provider.Msg, flags Flags, explicit, tagged bool) error {
 	e, err := ep.ready()
 	if err != nil {
 		return err
@@ -269,7 +280,7 @@ func (ep *Endpoint) recv(m provider.Msg, flags Flags, explicit, tagged bool) err
 	if m.IOV != nil && len(m.IOV) > e.rxIOVLimit {
 		return ErrInval
 	}
-	if !e.descsOK(&m, FlagRecv) {
+	if !e.descsOK(m, FlagRecv) {
 		return ErrInval
 	}
 	f := ep.rxFlags(e, flags, explicit)
@@ -280,7 +291,7 @@ func (ep *Endpoint) recv(m provider.Msg, flags Flags, explicit, tagged bool) err
 		m.Addr = AddrUnspec
 	}
 	m.Flags = f
-	return e.rq.Post(&m, tagged)
+	return e.rq.Post(m, tagged)
 }
 
 // Recv posts a receive buffer (fi_recv). desc is buf's memory descriptor
@@ -288,12 +299,12 @@ func (ep *Endpoint) recv(m provider.Msg, flags Flags, explicit, tagged bool) err
 // endpoint has FI_DIRECTED_RECV; AddrUnspec accepts any sender. The caller
 // owns buf again once the completion is read.
 func (ep *Endpoint) Recv(buf []byte, desc MRDesc, src Addr, ctx any) error {
-	return ep.recv(provider.Msg{Buf: buf, Desc: desc, Addr: src, Context: ctx}, 0, false, false)
+	return ep.recv(&provider.Msg{Buf: buf, Desc: desc, Addr: src, Context: ctx}, 0, false, false)
 }
 
 // RecvV posts a scatter receive (fi_recvv).
 func (ep *Endpoint) RecvV(iov [][]byte, desc []MRDesc, src Addr, ctx any) error {
-	return ep.recv(provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: src, Context: ctx}, 0, false, false)
+	return ep.recv(&provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: src, Context: ctx}, 0, false, false)
 }
 
 // RecvMsg posts a receive with explicit flags (fi_recvmsg): FI_COMPLETION,
@@ -302,18 +313,18 @@ func (ep *Endpoint) RecvMsg(m *Msg, flags Flags) error {
 	if m == nil {
 		return ErrInval
 	}
-	return ep.recv(provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context}, flags, true, false)
+	return ep.recv(&provider.Msg{IOV: nonNil(m.IOV), Descs: m.Desc, Addr: m.Addr, Context: m.Context}, flags, true, false)
 }
 
 // TRecv posts a tagged receive (fi_trecv): it matches messages whose tag
 // equals tag in the bits not set in ignore.
 func (ep *Endpoint) TRecv(buf []byte, desc MRDesc, src Addr, tag, ignore uint64, ctx any) error {
-	return ep.recv(provider.Msg{Buf: buf, Desc: desc, Addr: src, Context: ctx, Tag: tag, Ignore: ignore}, 0, false, true)
+	return ep.recv(&provider.Msg{Buf: buf, Desc: desc, Addr: src, Context: ctx, Tag: tag, Ignore: ignore}, 0, false, true)
 }
 
 // TRecvV posts a tagged scatter receive (fi_trecvv).
 func (ep *Endpoint) TRecvV(iov [][]byte, desc []MRDesc, src Addr, tag, ignore uint64, ctx any) error {
-	return ep.recv(provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: src, Context: ctx, Tag: tag, Ignore: ignore},
+	return ep.recv(&provider.Msg{IOV: nonNil(iov), Descs: desc, Addr: src, Context: ctx, Tag: tag, Ignore: ignore},
 		0, false, true)
 }
 
@@ -323,7 +334,7 @@ func (ep *Endpoint) TRecvMsg(m *Msg, flags Flags) error {
 	if m == nil {
 		return ErrInval
 	}
-	return ep.recv(provider.Msg{IOV: m.IOV, Descs: m.Desc, Addr: m.Addr, Context: m.Context, Tag: m.Tag,
+	return ep.recv(&provider.Msg{IOV: m.IOV, Descs: m.Desc, Addr: m.Addr, Context: m.Context, Tag: m.Tag,
 		Ignore: m.Ignore}, flags, true, true)
 }
 

@@ -190,6 +190,14 @@ type Resources struct {
 //     internal/srx reserves for receive completions (GetMsg/GetTag answer
 //     EAGAIN; Post answers EAGAIN when a queued message would complete at
 //     once) and srx.Complete writes into the room.
+//   - An operation that is complete when its post returns (a udp send:
+//     the datagram has left) has nothing in flight to hold room for: on a
+//     CQ of internal/cq (which keeps entries beyond its size under
+//     resource management) the provider may check Full before it starts
+//     the operation and write the completion unreserved, one atomic load
+//     instead of a reservation's lock. Concurrent posters may then push
+//     the CQ past its size by the few completions they race in with;
+//     none is lost.
 //   - Entries nobody reserved (errors of operations posted without
 //     FlagCompletion, cancellations, FI_MULTI_RECV releases, peeks) are
 //     written with Write/WriteErr. A CQ opened with resource management

@@ -319,7 +319,7 @@ func removeIfStale(name string) (bool, error) {
 	}
 	if st.Size == 0 {
 		var now unix.Timespec
-		if unix.ClockGettime(unix.CLOCK_REALTIME, &now) == nil && now.Sec-st.Ctim.Sec < staleGraceSec {
+		if unix.ClockGettime(unix.CLOCK_REALTIME, &now) == nil && int64(now.Sec)-int64(st.Ctim.Sec) < staleGraceSec {
 			return false, nil
 		}
 	}

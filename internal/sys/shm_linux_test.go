@@ -3,6 +3,7 @@ package sys
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -398,12 +399,16 @@ func TestShmCreateTooBig(t *testing.T) {
 	if err := unix.Statfs(ShmDir, &fs); err != nil {
 		t.Fatal(err)
 	}
-	size := int64(fs.Blocks)*fs.Bsize + 1<<30 // more than the whole tmpfs
+	total := int64(fs.Blocks) * int64(fs.Bsize)
+	size := total + 1<<30 // more than the whole tmpfs
+	if uint64(size) > math.MaxInt {
+		t.Skipf("a %d-byte tmpfs is larger than this platform's int", total)
+	}
 	f, err := CreateShm(p+"big", int(size))
 	if err == nil {
 		f.Unlink()
 		f.Close()
-		t.Fatalf("CreateShm of %d bytes on a %d-byte tmpfs succeeded", size, int64(fs.Blocks)*fs.Bsize)
+		t.Fatalf("CreateShm of %d bytes on a %d-byte tmpfs succeeded", size, total)
 	}
 	if err != provider.ENOSPC && err != provider.ENOMEM {
 		t.Fatalf("CreateShm too big: %v, want FI_ENOSPC", err)

@@ -1,13 +1,14 @@
 package sys
 
 import (
+	"math"
 	"sync/atomic"
 	"testing"
 )
 
 func TestShmWord(t *testing.T) {
 	b := make([]byte, 64) // 8-byte aligned by the allocator
-	for _, off := range []int{-4, -1, 1, 2, 3, 61, 62, 64, 68, 1 << 40} {
+	for _, off := range []int{-4, -1, 1, 2, 3, 61, 62, 64, 68, math.MaxInt} {
 		if ShmWord(b, off) != nil {
 			t.Errorf("ShmWord(off %d) not nil", off)
 		}

@@ -45,6 +45,9 @@ import (
 // died: FI_ECONNRESET; a range not mapped: FI_EFAULT) completes the
 // receive in error and acks the sender with the same error.
 
+// selfPid is this process's id, carried by CMA requests.
+var selfPid = os.Getpid()
+
 // ackUseSegments is the ack status of a refused CMA request: not an errno.
 const ackUseSegments = 1 << 20
 
@@ -154,7 +157,7 @@ func (ep *endpoint) pushCMA(o *txOp) bool {
 		}
 		pl := cmd[shmring.CmdPayload:]
 		le := binary.LittleEndian
-		le.PutUint32(pl[0:], uint32(os.Getpid()))
+		le.PutUint32(pl[0:], uint32(selfPid))
 		le.PutUint32(pl[4:], uint32(len(o.iov)))
 		le.PutUint64(pl[8:], sys.IOVOf(ep.cma.idWord).Base)
 		off := rtsHeader

@@ -214,3 +214,33 @@ func TestCMABadRequests(t *testing.T) {
 		t.Fatalf("receive after bad requests: %+v %+v", e, ee)
 	}
 }
+
+// FuzzParseRTS: any request payload and message size is parsed without a
+// panic, and one accepted names 1 to IOVLimit ranges adding up to the
+// size, with a pid.
+func FuzzParseRTS(f *testing.F) {
+	le := binary.LittleEndian
+	good := le.AppendUint32(nil, 1234)
+	good = le.AppendUint32(good, 2)
+	good = le.AppendUint64(good, 0x1000)
+	good = le.AppendUint64(le.AppendUint64(good, 0x2000), 100)
+	good = le.AppendUint64(le.AppendUint64(good, 0x9000), 28)
+	f.Add(good, uint64(128))
+	f.Add(good[:20], uint64(128))
+	f.Add([]byte{}, uint64(0))
+	f.Fuzz(func(t *testing.T, pl []byte, size uint64) {
+		ep := &endpoint{}
+		c := &shmring.Cmd{Payload: pl, Size: size}
+		pid, riov, _, ok := ep.parseRTS(c)
+		if !ok {
+			return
+		}
+		var total uint64
+		for _, r := range riov {
+			total += r.Len
+		}
+		if pid <= 0 || len(riov) < 1 || len(riov) > IOVLimit || total != size {
+			t.Fatalf("accepted pid %d, %d ranges of %d bytes for size %d", pid, len(riov), total, size)
+		}
+	})
+}

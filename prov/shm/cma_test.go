@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	fabric "github.com/gofabric/fabric"
 )
@@ -44,8 +45,12 @@ func TestCMARefusedAcrossProcesses(t *testing.T) {
 	if e, ee := wait(t, a.txcq, a.rxcq); ee != nil || e.OpContext != "out" {
 		t.Fatalf("send: %+v %+v", e, ee)
 	}
-	if e, ee := wait(t, a.rxcq, a.txcq); ee != nil || e.OpContext != "back" || !bytes.Equal(back, msg) {
-		t.Fatalf("echo: %+v %+v", e, ee)
+	// Block for the echo: the child's commands wake us through the futex
+	// of our region.
+	ent := make([]fabric.CQEntry, 1)
+	if n, err := a.rxcq.SRead(ent, 1, 10*time.Second); n != 1 || err != nil || ent[0].OpContext != "back" ||
+		!bytes.Equal(back, msg) {
+		t.Fatalf("echo: %d %v %+v", n, err, ent[0])
 	}
 	if l := childLine(t, lines); l != "echoed" {
 		t.Fatalf("child: %q", l)

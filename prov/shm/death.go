@@ -14,7 +14,8 @@ import (
 // flock on its file for its whole life (internal/sys); the kernel drops it
 // when the process exits or is killed. An operation that waits on a peer
 // (a transmit queued because the peer's queue or bounce buffers are full,
-// a transmit waiting for the peer's ack, a segmented message being
+// a transmit waiting for the peer's ack, an RMA or atomic operation
+// waiting to be pushed or for its answer, a segmented message being
 // received from it) cannot tell a slow peer from a dead one, so progress
 // checks: every deathCheck, the peers that had such operations at the
 // previous check too (so for deathCheck at least) are asked
@@ -42,24 +43,45 @@ type deathState struct {
 	next     time.Time
 	suspects map[uint64]bool // peers with waiting operations at the last check
 	cur      map[uint64]bool
-	peers    map[uint64]*peer // mapped peers among cur
-	dead     map[uint64]bool  // found dead (logged once each)
+	peers    map[uint64][]*peer // mapped peers among cur (one id may have several)
+	dead     map[uint64]bool    // found dead (logged once each)
 }
 
 // waitingOnPeers reports whether operations wait on other processes, so
 // that a sleeper must come back to progress within deathCheck.
 func (ep *endpoint) waitingOnPeers() bool {
-	return ep.tx.pending.Load() != 0 || ep.tx.nacks.Load() != 0 || ep.death.watch.Load()
+	return ep.tx.pending.Load() != 0 || ep.tx.nacks.Load() != 0 || ep.rmaWaiting() || ep.death.watch.Load()
+}
+
+// rmaWaiting reports whether RMA or atomic operations are queued or wait
+// for their answers, or answers to other initiators wait for room.
+func (ep *endpoint) rmaWaiting() bool {
+	return ep.rma.pending.Load() != 0 || ep.rma.started.Load() != 0 || ep.rma.respN.Load() != 0
+}
+
+// suspect records p, with operations waiting on it, for this check.
+func (d *deathState) suspect(p *peer) {
+	d.cur[p.id] = true
+	for _, q := range d.peers[p.id] {
+		if q == p {
+			return
+		}
+	}
+	d.peers[p.id] = append(d.peers[p.id], p)
 }
 
 // checkPeers runs the death checks when one is due. Progress calls it
 // with ep.rxMu held; it costs a few loads when nothing waits on a peer.
 func (ep *endpoint) checkPeers() {
-	if len(ep.rx.segs) == 0 && ep.tx.pending.Load() == 0 && ep.tx.nacks.Load() == 0 {
-		ep.death.watch.Store(false)
+	if len(ep.rx.segs) == 0 && ep.tx.pending.Load() == 0 && ep.tx.nacks.Load() == 0 && !ep.rmaWaiting() {
+		if ep.death.watch.Load() {
+			ep.death.watch.Store(false)
+		}
 		return
 	}
-	ep.death.watch.Store(true)
+	if !ep.death.watch.Load() {
+		ep.death.watch.Store(true)
+	}
 	d := &ep.death
 	if !d.mu.TryLock() {
 		return
@@ -72,26 +94,43 @@ func (ep *endpoint) checkPeers() {
 	d.next = now.Add(deathCheck)
 	if d.cur == nil {
 		d.suspects, d.cur = map[uint64]bool{}, map[uint64]bool{}
-		d.peers, d.dead = map[uint64]*peer{}, map[uint64]bool{}
+		d.peers, d.dead = map[uint64][]*peer{}, map[uint64]bool{}
 	}
 	clear(d.cur)
 	clear(d.peers)
 	for id := range ep.rx.segs {
 		d.cur[id] = true
 	}
+	busy := false
 	t := &ep.tx
 	if t.mu.TryLock() {
 		if o := t.head; o != nil {
-			d.cur[o.p.id] = true
-			d.peers[o.p.id] = o.p
+			d.suspect(o.p)
 		}
 		for _, o := range t.acks {
-			d.cur[o.p.id] = true
-			d.peers[o.p.id] = o.p
+			d.suspect(o.p)
 		}
 		t.mu.Unlock()
 	} else {
-		// Busy: keep the suspects for the next round.
+		busy = true
+	}
+	if s := &ep.rma; ep.rmaWaiting() {
+		for _, q := range s.respQ { // under rxMu
+			d.suspect(q.p)
+		}
+		if s.mu.TryLock() {
+			for _, o := range s.ops {
+				if o.id != 0 && o.p != nil {
+					d.suspect(o.p)
+				}
+			}
+			s.mu.Unlock()
+		} else {
+			busy = true
+		}
+	}
+	if busy {
+		// Keep the suspects for the next round.
 		for id := range d.suspects {
 			d.cur[id] = true
 		}
@@ -111,8 +150,9 @@ func (ep *endpoint) checkPeers() {
 			log.Info(provider.SubsysEPData, "peer process is gone: its operations complete with FI_ECONNRESET",
 				slog.String("endpoint", fileName(ep.id)), slog.String("peer", name))
 		}
-		if p := d.peers[id]; p != nil {
+		for _, p := range d.peers[id] {
 			p.r.SetClosing()
+			ep.failRMAPeer(p, provider.ECONNRESET)
 		}
 		if st := ep.rx.segs[id]; st != nil {
 			ep.abortSeg(id, st, provider.ECONNRESET)

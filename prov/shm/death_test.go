@@ -148,6 +148,43 @@ func TestPeerKilledMidTransfer(t *testing.T) {
 	}
 }
 
+// TestRMAPeerKilled: an RMA read waiting for its answer from a peer
+// process that stopped progressing completes with FI_ECONNRESET within
+// 1 s of the peer's kill.
+func TestRMAPeerKilled(t *testing.T) {
+	a := newNode(t, nodeOpts{caps: fabric.CapRMA})
+	cmd, lines := startDeathChild(t, "mr", a.addr)
+	var addr, key uint64
+	if l := childLine(t, lines); func() bool { _, err := fmt.Sscanf(l, "%x %x", &addr, &key); return err != nil }() {
+		t.Fatalf("child: %q", l)
+	}
+	name := make([]byte, 64)
+	if err := a.ep.Recv(name, nil, fabric.AddrUnspec, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, ee := wait(t, a.rxcq, a.txcq)
+	if ee != nil {
+		t.Fatalf("child name: %+v", ee)
+	}
+	peer := a.insert(append([]byte(nil), name[:got.Len]...))
+	buf := make([]byte, 1<<20)
+	retry(t, "read", func() error { return a.ep.RMARead(buf, nil, peer, addr, key, "read") }, a.txcq)
+	expectNone(t, a.txcq, 50*time.Millisecond) // the child does not answer
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	killed := time.Now()
+	_, ee = wait(t, a.txcq, a.rxcq)
+	if ee == nil || ee.OpContext != "read" || !errors.Is(ee.Err, fabric.ErrConnReset) {
+		t.Fatalf("read: %+v, want FI_ECONNRESET", ee)
+	}
+	if d := time.Since(killed); d > time.Second {
+		t.Fatalf("read failed %v after the kill, want < 1s", d)
+	}
+	t.Logf("read: FI_ECONNRESET %v after the kill", time.Since(killed).Round(time.Millisecond))
+}
+
 // TestStaleRegionRemovedAtOpen: a process killed before anyone talked to
 // it leaves its region file; the next process that opens an shm fabric
 // removes it.
@@ -178,6 +215,9 @@ func TestStaleRegionRemovedAtOpen(t *testing.T) {
 //   - stall: posts an 8 MiB tagged receive, sends its name to the parent,
 //     waits for its "go", posts an 8 MiB send to it, says "stalled" and
 //     sleeps without progress until it is killed;
+//   - mr: registers 1 MiB for remote reads and writes, says its address
+//     and key, sends its name to the parent and sleeps without progress
+//     until it is killed;
 //   - echo: receives a 1 MiB tagged message (tag 5) and sends it back
 //     (tag 6), says "echoed";
 //   - name: opens an endpoint, says its name, sleeps until killed;
@@ -203,6 +243,22 @@ func TestDeathChild(t *testing.T) {
 		}
 		defer fab.Close()
 		fmt.Println("child: opened")
+	case "mr":
+		parent, err := hex.DecodeString(parentHex)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newNode(t, nodeOpts{caps: fabric.CapRMA})
+		p := c.insert(parent)
+		mem := pattern(1<<20, 4)
+		mr, err := c.dom.RegMR(mem, fabric.FlagRemoteRead|fabric.FlagRemoteWrite, 0, 0x5157, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer mr.Close()
+		fmt.Printf("child: %x %x\n", mr.Address(), mr.Key())
+		retry(t, "name", func() error { return c.ep.Send(c.addr, nil, p, nil) }, c.txcq)
+		c.txcq.Read(nil)
 	case "echo":
 		parent, err := hex.DecodeString(parentHex)
 		if err != nil {

@@ -14,8 +14,10 @@
 // name (fi_getname, FI_ADDR_STR) is the C string
 // "fi_shm://gofabric-shm-<16 hex>" with its NUL; AV insert takes it with
 // or without the NUL, fi_av_straddr prints it without. The 16 hex digits
-// are a random 64-bit id (or, for src_addr given by node/service with
-// FI_SOURCE, a hash of the service), which commands carry as their
+// are a random 64-bit id (or, for a name given by node/service, a hash of
+// the service and of the network namespace, so that two processes that
+// agree on a port find each other without exchanging names, and runs in
+// separate namespaces do not collide), which commands carry as their
 // sender: the receiver derives the sender's name from it (FI_SOURCE, the
 // reverse AV lookup) and finds its region to answer (acks). A peer's
 // region is mapped at the first operation towards it and unmapped when the
@@ -41,6 +43,15 @@
 //     queue once the data is in a receive buffer; the send completes on
 //     the ack (FI_ECONNRESET if the receiver closes first). FI_FENCE holds
 //     an operation back until every earlier one completed.
+//   - Cross-memory attach (cma.go): a message of FI_SHM_CMA_MIN bytes or
+//     more (default CMAMin) is announced by one request naming the
+//     sender's buffers; the receiver pulls it with process_vm_readv into
+//     the posted buffer (single copy) and acks, and the send completes on
+//     the ack. A receiver that cannot read the sender (yama, seccomp,
+//     FI_SHM_DISABLE_CMA, another pid namespace: checked by reading back
+//     the sender's id word) answers "use segments" and the message goes
+//     segmented in its place; the peer is remembered, and the choice is
+//     logged at FI_LOG_LEVEL=info.
 //   - Unexpected messages are copied into provider memory, at most
 //     MaxUnexpectedBytes and MaxUnexpected per endpoint; beyond that the
 //     endpoint stops draining its queue until receives are posted
@@ -70,12 +81,38 @@
 // Progress, which drains the inbound queue (ProgressBudget commands) and
 // pushes pending transmits; polling an idle endpoint costs an atomic load.
 // With FI_PROGRESS_AUTO a goroutine per endpoint progresses while there is
-// work, polls briefly after it, then sleeps on the region's shared futex
-// until a producer wakes it (wait.go). Blocking reads (fi_cq_sread) sleep
-// on the same futex (provider.Waiter); FI_WAIT_FD wait objects get an
-// eventfd written by a goroutine that sleeps there (provider.FDWaiter,
-// started at the first WaitFD). A producer pays one atomic load per
-// command for this while nobody sleeps.
+// work, polls briefly, then sleeps. Blocking reads (fi_cq_sread, counter
+// waits) go through provider.Waiter, FI_WAIT_FD wait objects through
+// provider.FDWaiter (an eventfd armed by a goroutine started at the first
+// WaitFD). Every sleeper sleeps on its region's shared futex word (wait.go):
+// a sender that pushes a command wakes it (one atomic load when nobody
+// sleeps, so an application that polls pays no system call per message).
+//
+// # Faults
+//
+// A region's owner holds an flock on its file while it lives. Operations
+// waiting on a peer (its queue or buffers full, an ack awaited, a message
+// half received) make progress check the peer's liveness every 100 ms;
+// a dead peer's operations complete with FI_ECONNRESET within about
+// 200 ms of its death and its file is removed (death.go). Files of dead
+// processes are removed when a process opens its first shm fabric.
+//
+// # Threading
+//
+// GetInfo offers FI_THREAD_SAFE and returns a less parallel model that
+// the hints ask for (FI_THREAD_DOMAIN, FI_THREAD_COMPLETION ...). The
+// send paths take no endpoint lock; with FI_THREAD_SAFE every data call
+// counts itself (so that Close waits for it) and Progress drains the
+// inbound queue under a per-endpoint mutex taken with TryLock. In a domain
+// opened with FI_THREAD_DOMAIN or FI_THREAD_COMPLETION an endpoint with
+// manual progress, its own receive queue, this module's CQs and counters
+// and no EQ is driven only by the application's serialised calls: it
+// skips both (about 10% of a 64-byte ping-pong). Anything else (auto
+// progress, a shared or imported receive queue, an imported CQ or
+// counter, a bound EQ) keeps them. The FI_WAIT_FD goroutine and blocking
+// waits only read atomics; the peer death checks run inside Progress. The
+// CQ, counter and receive queue (internal/cq, internal/srx) keep their
+// own locks.
 //
 // # Peer imports (fi_peer(3))
 //
@@ -93,7 +130,7 @@
 // As libfabric 1.17's shm where it matters to applications: FI_EP_RDM,
 // FI_PROTO_SHM, FI_ADDR_STR, inject_size 4096 (larger than a slot: one
 // bounce buffer is copied before the call returns), tx/rx size 1024,
-// iov_limit 4, max_msg_size SIZE_MAX, cq_data_size 8, FI_THREAD_SAFE,
+// iov_limit 4, max_msg_size SIZE_MAX, cq_data_size 8, FI_THREAD_SAFE (or as asked),
 // FI_RM_ENABLED, msg_order FI_ORDER_SAS. FI_TAGGED, FI_DIRECTED_RECV,
 // FI_SOURCE and FI_MULTI_RECV are offered as the hints ask. Receives are
 // matched by package internal/srx (tag matching, directed receives,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gofabric/fabric/internal/av"
+	"github.com/gofabric/fabric/internal/cntr"
 	"github.com/gofabric/fabric/internal/cq"
 	"github.com/gofabric/fabric/internal/shmring"
 	"github.com/gofabric/fabric/internal/srx"
@@ -31,7 +32,8 @@ const (
 //
 // Locks: tx.mu guards the queue of pending transmits and the operations
 // waiting for acks; rxMu is held by whoever drains the inbound queue
-// (Progress takes it with TryLock); umu guards the unexpected-message
+// (Progress takes it with TryLock; a serial endpoint's Progress does
+// without, see serial); umu guards the unexpected-message
 // buffers and the acks waiting for room (the receive queue calls
 // StartMsg/DiscardMsg without rxMu); peers.mu guards peer mapping. Order:
 // rxMu, then the receive queue's lock or tx.mu (an ack completes its
@@ -42,18 +44,32 @@ type endpoint struct {
 	// before unmapping the peers' regions.
 	inflight atomic.Int32
 
-	id      uint64
-	name    []byte // with NUL
-	auto    bool
-	rm      bool
-	caps    provider.Caps
-	authKey []byte
+	id   uint64
+	name []byte // with NUL
+	auto bool
+	// serialDom: the domain was opened with FI_THREAD_DOMAIN or
+	// FI_THREAD_COMPLETION. serial (set by Enable, read-only afterwards)
+	// adds that nothing but the application's serialised calls drives
+	// this endpoint: manual progress (no auto-progress goroutine), its own
+	// receive queue, this module's CQs and counters (no FI_PEER import
+	// whose owner progresses from its own thread), no EQ (EQ reads, a
+	// fabric object, progress it outside the domain's serialisation).
+	// Then data calls skip the inflight count (Close cannot run
+	// concurrently with them) and Progress drains without rxMu. The FD
+	// wait goroutine touches only atomics and hold/release; the peer
+	// death checks run inside Progress.
+	serialDom bool
+	serial    bool
+	rm        bool
+	caps      provider.Caps
+	authKey   []byte
 
 	file *sys.ShmFile
 	own  *shmring.Region
 
 	// Set by Enable, read-only afterwards.
 	txCQ      provider.CQOwner
+	txCQd     *cq.CQ // txCQ, when it is this module's CQ: completions written with WriteMsg
 	rxCQ      provider.CQOwner
 	txRes     provider.CQReserver
 	rxFull    provider.CQReserver
@@ -152,7 +168,7 @@ func newEndpoint(d *domain, info *provider.Info) (*endpoint, error) {
 			return nil, provider.EINVAL
 		}
 	}
-	ep := &endpoint{caps: info.Caps, authKey: d.authKey}
+	ep := &endpoint{caps: info.Caps, authKey: d.authKey, serialDom: d.serial}
 	if ep.caps == 0 {
 		ep.caps = infoCaps
 	}
@@ -243,6 +259,9 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 		return provider.EINVAL
 	}
 	ep.txCQ, ep.rxCQ = r.TxCQ, r.RxCQ
+	if r.TxCQ != nil {
+		ep.txCQd, _ = r.TxCQ.(*cq.CQ)
+	}
 	if ep.rm {
 		if r.TxCQ != nil {
 			ep.txRes, _ = r.TxCQ.(provider.CQReserver)
@@ -266,6 +285,7 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	// SRX) decides for itself whether receives are directed: it is told
 	// every message's source.
 	ep.needSrc = r.Source || ep.caps&provider.CapDirectedRecv != 0 || !r.OwnSRX
+	ep.serial = ep.serialDom && serialResources(r) && !ep.auto
 	ep.state.Store(stateEnabled)
 	if ep.auto {
 		ep.autoDone = make(chan struct{})
@@ -275,8 +295,32 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	return nil
 }
 
+// serialResources reports whether r leaves the endpoint to the
+// application's serialised calls (see endpoint.serial).
+func serialResources(r *provider.Resources) bool {
+	if !r.OwnSRX || r.EQ != nil {
+		return false
+	}
+	for _, q := range [...]provider.CQOwner{r.TxCQ, r.RxCQ} {
+		if _, ok := q.(*cq.CQ); q != nil && !ok {
+			return false
+		}
+	}
+	for _, c := range r.Cntrs {
+		if _, ok := c.(*cntr.Cntr); c != nil && !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // enter registers a data call; it fails once the endpoint is not enabled.
+// A serial endpoint does not count its calls (Close is serialised with
+// them).
 func (ep *endpoint) enter() provider.Errno {
+	if ep.state.Load() == stateEnabled && ep.serial {
+		return 0
+	}
 	ep.inflight.Add(1)
 	if st := ep.state.Load(); st != stateEnabled {
 		ep.inflight.Add(-1)
@@ -288,7 +332,11 @@ func (ep *endpoint) enter() provider.Errno {
 	return 0
 }
 
-func (ep *endpoint) exit() { ep.inflight.Add(-1) }
+func (ep *endpoint) exit() {
+	if !ep.serial {
+		ep.inflight.Add(-1)
+	}
+}
 
 // Progress drains the inbound command queue (a bounded batch) and
 // advances pending transmits. A Progress already running elsewhere makes
@@ -301,7 +349,12 @@ func (ep *endpoint) Progress() {
 		ep.progressTx()
 	}
 	ep.progressRMA()
-	if ep.rxMu.TryLock() {
+	switch {
+	case ep.serial:
+		// Nobody else drains (see endpoint.serial).
+		ep.progressRx()
+		ep.checkPeers()
+	case ep.rxMu.TryLock():
 		ep.progressRx()
 		ep.checkPeers()
 		ep.rxMu.Unlock()

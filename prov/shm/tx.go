@@ -102,16 +102,32 @@ func (ep *endpoint) postIn(m *provider.Msg, op uint8) error {
 		return ep.failPost(m, op, provider.ECONNRESET)
 	}
 	// With resource management the completion's room is claimed first.
+	// A send that completes at once into this module's CQ (the common
+	// case) only checks that the CQ has room, and writes its completion
+	// unreserved: one CQ lock instead of two. A CQ with resource
+	// management keeps the rare entry that a concurrent writer pushed
+	// beyond its size rather than lose it (as srx.ReceiveDirect).
+	// Operations that are queued reserve when they are.
 	var res provider.CQReserver
-	if ep.txRes != nil && comp {
-		if !ep.txRes.Reserve() {
-			return provider.EAGAIN
-		}
-		res = ep.txRes
-	}
 	n := m.Len()
 	if m.Flags&(provider.FlagDeliveryComplete|provider.FlagFence) != 0 {
+		if ep.txRes != nil && comp {
+			if !ep.txRes.Reserve() {
+				return provider.EAGAIN
+			}
+			res = ep.txRes
+		}
 		return ep.postSlow(p, m, op, n, res, comp)
+	}
+	if ep.txRes != nil && comp {
+		if ep.txCQd == nil {
+			if !ep.txRes.Reserve() {
+				return provider.EAGAIN
+			}
+			res = ep.txRes
+		} else if ep.txCQd.Full() {
+			return provider.EAGAIN
+		}
 	}
 	if ep.tx.pending.Load() != 0 {
 		// Earlier operations are queued: this one goes behind them.
@@ -143,6 +159,12 @@ func (ep *endpoint) postIn(m *provider.Msg, op uint8) error {
 		// The buffer is the caller's again on return: an inject waits
 		// for nothing.
 		return unreserveAgain(res)
+	}
+	if res == nil && ep.txRes != nil && comp {
+		if !ep.txRes.Reserve() {
+			return provider.EAGAIN
+		}
+		res = ep.txRes
 	}
 	return ep.queueOp(p, m, op, n, res, comp, false, false)
 }
@@ -229,6 +251,8 @@ func (ep *endpoint) completeTx(res provider.CQReserver, comp bool, ctx any, op u
 	switch {
 	case res != nil:
 		_ = res.WriteReserved(ctx, compFlags(op), 0, nil, 0, 0, provider.AddrNotAvail)
+	case comp && ep.txCQd != nil:
+		_ = ep.txCQd.WriteMsg(ctx, compFlags(op), 0, 0, provider.AddrNotAvail)
 	case comp && ep.txCQ != nil:
 		_ = ep.txCQ.Write(ctx, compFlags(op), 0, nil, 0, 0, provider.AddrNotAvail)
 	}

@@ -91,13 +91,14 @@ func (ep *endpoint) hold() bool {
 func (ep *endpoint) release() { ep.inflight.Add(-1) }
 
 // idleSleep returns how long a sleeper may sleep before it must look
-// again: txPoll while transmits are pending, maxSleep while other
+// again: txPoll while transmits (or RMA requests and answers) wait for a
+// peer's room, maxSleep while other
 // operations wait on peers, else idleMax; never past deadline (zero:
 // none).
 func (ep *endpoint) idleSleep(deadline time.Time) time.Duration {
 	d := idleMax
 	switch {
-	case ep.tx.pending.Load() != 0:
+	case ep.tx.pending.Load() != 0 || ep.rmaBusy():
 		d = txPoll
 	case ep.waitingOnPeers():
 		d = maxSleep
@@ -110,9 +111,9 @@ func (ep *endpoint) idleSleep(deadline time.Time) time.Duration {
 
 // WaitReady waits until progress may be possible: a command is waiting in
 // the inbound queue, or operations wait on peers (after a sleep of txPoll
-// or maxSleep: a peer may have freed room, or died); it returns ETIMEDOUT when the deadline
-// passes first and EBADF once the endpoint is closed. It sleeps on the
-// region's futex, not in a polling loop.
+// or maxSleep: a peer may have freed room, or died). It returns ETIMEDOUT
+// when the deadline passes first and EBADF once the endpoint is closed.
+// It sleeps on the region's futex, not in a polling loop.
 func (ep *endpoint) WaitReady(deadline time.Time) error {
 	for {
 		if !ep.hold() {

@@ -193,7 +193,52 @@ func TestSleepersDoNotPoll(t *testing.T) {
 	if a1-a0 > 2 || f1-f0 > 2 {
 		t.Errorf("idle auto progress slept %d times and fd goroutine %d times in 500 ms: polling", a1-a0, f1-f0)
 	}
-	if w1-w0 > 15 || w1-w0 < 5 {
+	// ~10; a loaded machine may deschedule the waiter for a while, so
+	// only sleeping at all (not spinning) and not more often than its
+	// deadlines allow are asserted.
+	if w1-w0 > 15 || w1-w0 < 1 {
 		t.Errorf("a waiter with 50 ms deadlines slept %d times in 500 ms, want ~10", w1-w0)
+	}
+}
+
+// TestWaitFDPollingNoWakeups: while the application polls an endpoint
+// whose FI_WAIT_FD descriptor exists, the fd goroutine does not sleep on
+// the futex, so senders do not pay a wake-up per message (the wake word
+// barely moves over 200 messages sent while the application polls).
+func TestWaitFDPollingNoWakeups(t *testing.T) {
+	a, acq, _ := testEP(t)
+	b, _, bav := testEP(t)
+	dst := insertName(t, bav, a.name)
+	if a.WaitFD() < 0 {
+		t.Fatal("no wait fd")
+	}
+	var ent [8]provider.CQEntry
+	poll := func(d time.Duration) {
+		for end := time.Now().Add(d); time.Now().Before(end); {
+			a.Progress()
+			acq.Read(ent[:])
+		}
+	}
+	poll(20 * time.Millisecond) // the goroutine sees the polls
+	seq0 := a.own.Seq().Load()
+	msg := []byte("polled")
+	buf := make([]byte, 16)
+	for i := 0; i < 200; i++ {
+		poll(200 * time.Microsecond) // sparse traffic, the application polls
+		post(t, a, buf, nil)
+		for b.Send(provider.Msg{Buf: msg, Addr: dst}) != nil {
+			a.Progress()
+		}
+		for n, _ := acq.Read(ent[:1]); n == 0; n, _ = acq.Read(ent[:1]) {
+			a.Progress()
+		}
+	}
+	// A sleeper per message would move it ~200 times; the bound leaves
+	// room for the scheduling gaps of a loaded machine (a descheduled
+	// poller looks idle to the goroutine for a while): 26 seen at load 4.
+	if d := a.own.Seq().Load() - seq0; d > 100 {
+		t.Fatalf("the wake word moved %d times over 200 polled messages: a futex sleeper while the app polls", d)
+	} else {
+		t.Logf("wake word moved %d times over 200 polled messages", d)
 	}
 }

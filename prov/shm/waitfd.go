@@ -86,10 +86,16 @@ func (ep *endpoint) fdLoop() {
 			case <-f.kick:
 			case <-time.After(maxSleep):
 			}
+		case f.polls.Load() != polls:
+			// The application is polling and takes the work itself: no
+			// futex sleep (senders would pay a wake-up per message).
+			polls = f.polls.Load()
+			time.Sleep(fdPollCheck)
 		case enabled && pending:
+			// Arm only if nobody took the command meanwhile.
 			time.Sleep(fdArmDelay)
 			if ep.hold() {
-				if ep.own.Pending() && ep.own.Head() == head {
+				if ep.own.Pending() && ep.own.Head() == head && f.polls.Load() == polls {
 					f.arm()
 					lastArm = time.Now()
 				}
@@ -99,10 +105,6 @@ func (ep *endpoint) fdLoop() {
 			// Transmits to retry, or peers to check.
 			f.arm()
 			lastArm = time.Now()
-		case f.polls.Load() != polls:
-			// The application is polling: no futex sleep.
-			polls = f.polls.Load()
-			time.Sleep(fdPollCheck)
 		default:
 			ep.sleepOwn(ep.idleSleep(time.Time{}))
 		}

@@ -38,7 +38,8 @@ type endpoint struct {
 
 	// Set by Enable, read-only afterwards.
 	txCQ, rxCQ     provider.CQOwner
-	txRes          provider.CQReserver // txCQ's reservations, with rm (nil if it has none)
+	txRes          provider.CQReserver // txCQ's reservations, with rm, when it is not txDirect (nil if it has none)
+	txDirect       *cq.CQ              // txCQ, when it is this module's CQ: sends complete through it (see Send)
 	rxFull         provider.CQReserver // rxCQ's fullness, with rm (nil if unknown)
 	txCntr, rxCntr provider.CntrOwner
 	av             provider.AVView
@@ -197,8 +198,11 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 		return provider.EINVAL
 	}
 	ep.txCQ, ep.rxCQ = r.TxCQ, r.RxCQ
+	ep.txDirect, _ = r.TxCQ.(*cq.CQ)
 	if ep.rm {
-		ep.txRes, _ = r.TxCQ.(provider.CQReserver)
+		if ep.txDirect == nil {
+			ep.txRes, _ = r.TxCQ.(provider.CQReserver)
+		}
 		ep.rxFull, _ = r.RxCQ.(provider.CQReserver)
 	}
 	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
@@ -251,16 +255,35 @@ func (ep *endpoint) Send(m provider.Msg) error {
 	if dest == nil {
 		return provider.EINVAL
 	}
-	// With resource management the completion's room in the CQ is claimed
-	// first: a full CQ makes the send EAGAIN (fi_domain(3) "Tx CQ"), never
-	// an overrun. A pure inject writes no completion at all.
+	// With resource management a send whose completion the CQ has no room
+	// for is EAGAIN (fi_domain(3) "Tx CQ"), never an overrun. A pure
+	// inject writes no completion at all; any other send may write one
+	// (an error completes even under selective completion).
+	//
+	// On this module's CQ (txDirect, the common case) the room is checked
+	// with Full, one atomic load, and the completion written unreserved:
+	// the datagram has left before Send returns, so there is no operation
+	// in flight to hold room for, and a CQ with resource management keeps
+	// the rare completion that concurrent senders push past its size
+	// rather than lose it (as srx.Queue.ReceiveDirect does for receives).
+	// Reserve and WriteReserved would take the CQ's lock twice, once
+	// before the sendto, on every send. Other CQs that offer reservations
+	// (an imported FI_PEER CQ) are reserved in, as provider.CQReserver
+	// asks.
+	room := m.Flags&(provider.FlagInject|provider.FlagCompletion) != provider.FlagInject
+	direct := ep.txDirect
 	res := ep.txRes
-	if res != nil && m.Flags&(provider.FlagInject|provider.FlagCompletion) != provider.FlagInject {
+	switch {
+	case !room:
+		res = nil
+	case direct != nil:
+		if ep.rm && direct.Full() {
+			return provider.EAGAIN
+		}
+	case res != nil:
 		if !res.Reserve() {
 			return provider.EAGAIN
 		}
-	} else {
-		res = nil
 	}
 	var e provider.Errno
 	switch {
@@ -274,10 +297,13 @@ func (ep *endpoint) Send(m provider.Msg) error {
 	switch e {
 	case 0:
 		if m.Flags&provider.FlagCompletion != 0 {
-			if res != nil {
+			switch {
+			case direct != nil:
+				_ = direct.WriteMsg(m.Context, provider.FlagSend|provider.FlagMsg, 0, 0, provider.AddrNotAvail)
+			case res != nil:
 				_ = res.WriteReserved(m.Context, provider.FlagSend|provider.FlagMsg, 0, nil, 0, 0, provider.AddrNotAvail)
 				res = nil
-			} else {
+			default:
 				_ = ep.txCQ.Write(m.Context, provider.FlagSend|provider.FlagMsg, 0, nil, 0, 0, provider.AddrNotAvail)
 			}
 		}
