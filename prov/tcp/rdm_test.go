@@ -15,8 +15,6 @@ import (
 	"time"
 
 	fabric "github.com/gofabric/fabric"
-	"github.com/gofabric/fabric/internal/wire/rxmwire"
-	"github.com/gofabric/fabric/internal/wire/tcpwire"
 )
 
 // rdmEnv is one RDM endpoint on loopback with its CQs and AV.
@@ -258,28 +256,38 @@ func TestRDMHostilePeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	cd := rxmwire.AppendConnect(nil, &rxmwire.Connect{Port: 1, FlowCtrl: rxmwire.FlowCtrlPeerOff,
-		EagerLimit: rxmwire.EagerLimit, RxSize: rxmwire.RxSize, ConnID: rxmwire.ConnID(1, 0)})
-	req, _ := tcpwire.AppendCM(nil, tcpwire.CMConnReq, cd)
+	// A tcp connect request (version 3, type 0, 24 bytes of data, BE
+	// length, endianness probe 1) with rxm connect data (version 1, little
+	// endian, ctrl 4, op 3, port 1, eager limit 16384, rx size 4096,
+	// conn id pid 1 / index 0), written by hand as a hostile peer would.
+	req := make([]byte, 32+24)
+	req[0], req[1] = 3, 0
+	binary.BigEndian.PutUint16(req[2:], 24)
+	binary.LittleEndian.PutUint64(req[24:], 1)
+	cd := req[32:]
+	cd[0], cd[1], cd[2], cd[3] = 1, 2, 4, 3
+	binary.LittleEndian.PutUint16(cd[4:], 1)
+	cd[6] = 2
+	binary.LittleEndian.PutUint32(cd[8:], 16384)
+	binary.LittleEndian.PutUint32(cd[12:], 4096)
+	binary.LittleEndian.PutUint64(cd[16:], 1<<32)
 	if _, err := raw.Write(req); err != nil {
 		t.Fatal(err)
 	}
 	raw.SetDeadline(time.Now().Add(5 * time.Second))
-	resp := make([]byte, tcpwire.CMHeaderSize+rxmwire.AcceptSize)
+	resp := make([]byte, 32+16)
 	if _, err := io.ReadFull(raw, resp); err != nil {
 		t.Fatalf("accept: %v", err)
 	}
-	if typ, dlen, _, err := tcpwire.ParseCMHeader(resp); err != nil || typ != tcpwire.CMConnResp || dlen != rxmwire.AcceptSize {
-		t.Fatalf("accept header %x: %v", resp, err)
+	if resp[0] != 3 || resp[1] != 1 || binary.BigEndian.Uint16(resp[2:]) != 16 {
+		t.Fatalf("accept header %x", resp)
 	}
-	// A frame whose rxm header has control type 9.
-	h := tcpwire.Header{Op: tcpwire.OpMsg}
-	h.SetPayload(rxmwire.HeaderSize)
-	frame := tcpwire.AppendHeader(nil, &h, false)
-	var rh [rxmwire.HeaderSize]byte
-	(&rxmwire.Header{Type: rxmwire.TypeEager}).Put(rh[:])
-	rh[1] = 9
-	frame = append(frame, rh[:]...)
+	// An 80-byte frame (tcp op 0, hdr_size 16) whose rxm header has
+	// control type 9.
+	frame := make([]byte, 16+64)
+	frame[0], frame[6] = 3, 16
+	binary.LittleEndian.PutUint64(frame[8:], 80)
+	frame[16], frame[17], frame[48] = 4, 9, 2
 	if _, err := raw.Write(frame); err != nil {
 		t.Fatal(err)
 	}
