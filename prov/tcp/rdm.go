@@ -86,7 +86,6 @@ type rdmEP struct {
 	epfd    int // epoll set of the listener, kickFD and every socket (WaitFD)
 	closeCh chan struct{}
 	wg      sync.WaitGroup
-	pollBuf []sys.PollFD
 }
 
 var (
