@@ -79,8 +79,9 @@ type rdmEP struct {
 	queued   int // operations queued or in flight (tx_attr.size bound)
 	txFree   []*rdmTx
 
-	smu    sync.Mutex
-	starts []*provider.RxEntry // unexpected rendezvous requests matched since the last progress
+	smu      sync.Mutex
+	starts   []*provider.RxEntry // unexpected rendezvous requests matched since the last progress
+	discards []*rdmUnexp         // unexpected rendezvous requests discarded since the last progress
 
 	kickFD  int // eventfd: wakes the progress goroutines and WaitReady
 	epfd    int // epoll set of the listener, kickFD and every socket (WaitFD)
@@ -378,7 +379,7 @@ func (ep *rdmEP) WaitReady(deadline time.Time) error {
 	fds := ep.pollSet(nil)
 	ep.mu.Unlock()
 	ep.smu.Lock()
-	pending := len(ep.starts) > 0
+	pending := len(ep.starts) > 0 || len(ep.discards) > 0
 	ep.smu.Unlock()
 	if pending {
 		return nil
@@ -492,13 +493,18 @@ func (ep *rdmEP) Close() error {
 // since the last call (StartMsg runs without ep.mu). ep.mu is held.
 func (ep *rdmEP) takeStarts() {
 	ep.smu.Lock()
-	if len(ep.starts) == 0 {
+	if len(ep.starts) == 0 && len(ep.discards) == 0 {
 		ep.smu.Unlock()
 		return
 	}
-	s := ep.starts
-	ep.starts = nil
+	s, d := ep.starts, ep.discards
+	ep.starts, ep.discards = nil, nil
 	ep.smu.Unlock()
+	for _, u := range d {
+		if u.conn.state == connUp && u.conn.gen == u.gen {
+			u.conn.startRead(nil, &u.rndv, u.msgID, u.from)
+		}
+	}
 	for _, e := range s {
 		u := e.PeerContext.(*rdmUnexp)
 		e.PeerContext = nil

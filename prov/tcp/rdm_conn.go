@@ -294,10 +294,16 @@ func (c *rdmConn) failOps(err provider.Errno, report bool) {
 			ep.finishTx(t, err, report)
 		}
 	}
-	for _, r := range c.rx.reads {
-		if report {
+	reads := c.rx.reads
+	if c.rx.direct != nil {
+		reads = append(reads, c.rx.direct)
+	}
+	for _, r := range reads {
+		switch {
+		case r.discard:
+		case report:
 			ep.completeRxErr(r.e, err)
-		} else {
+		default:
 			ep.rq.FreeEntry(r.e)
 		}
 	}
@@ -459,8 +465,14 @@ func (c *rdmConn) failInFlight(err provider.Errno) {
 		ep.finishTx(t, err, true)
 	}
 	c.tx.dropCtrl()
-	for _, r := range c.rx.reads {
-		ep.completeRxErr(r.e, err)
+	reads := c.rx.reads
+	if c.rx.direct != nil {
+		reads = append(reads, c.rx.direct)
+	}
+	for _, r := range reads {
+		if !r.discard {
+			ep.completeRxErr(r.e, err)
+		}
 	}
 	c.rx.reads = nil
 }

@@ -44,6 +44,9 @@ type rdmRead struct {
 	placed int
 	ti     int
 	toff   int
+	// discard: the message was discarded (FI_DISCARD); its data is read
+	// and dropped, and no receive completes (e is nil).
+	discard bool
 }
 
 // rdmUnexp is a queued unexpected message (the PeerContext of its entry).
@@ -205,6 +208,9 @@ func (c *rdmConn) place(rd *rdmRead, b []byte) {
 
 // cur returns the unfilled part of the current receive buffer, or nil.
 func (rd *rdmRead) cur() []byte {
+	if rd.discard {
+		return nil
+	}
 	for rd.ti < len(rd.e.IOV) {
 		if b := rd.e.IOV[rd.ti]; rd.toff < len(b) {
 			return b[rd.toff:]
@@ -250,9 +256,11 @@ func (c *rdmConn) readDirect() bool {
 // finishRead completes a rendezvous receive and tells the sender.
 func (c *rdmConn) finishRead(rd *rdmRead) {
 	ep := c.ep
-	olen := rd.total - uint64(rd.placed)
-	ep.completeRx(rd.e, rd.placed, olen, rd.from)
-	ep.rq.FreeEntry(rd.e)
+	if !rd.discard {
+		olen := rd.total - uint64(rd.placed)
+		ep.completeRx(rd.e, rd.placed, olen, rd.from)
+		ep.rq.FreeEntry(rd.e)
+	}
 	h := tcpwire.Header{Op: tcpwire.OpMsg}
 	h.SetPayload(rxmwire.HeaderSize)
 	c.ctrlFrame(&h, &rxmwire.Header{Type: rxmwire.TypeRndvReadDone, MsgID: rd.msgID})
@@ -427,7 +435,7 @@ func (c *rdmConn) startRead(e *provider.RxEntry, rv *rxmwire.Rndv, msgID uint64,
 		total += v.Len
 	}
 	h.SetPayload(0)
-	c.rx.reads = append(c.rx.reads, &rdmRead{e: e, total: total, msgID: msgID, from: from})
+	c.rx.reads = append(c.rx.reads, &rdmRead{e: e, total: total, msgID: msgID, from: from, discard: e == nil})
 	c.ctrlFrame(&h, nil)
 }
 
@@ -496,15 +504,22 @@ func (ep *rdmEP) StartMsg(e *provider.RxEntry) error {
 // StartTag is StartMsg for tagged messages.
 func (ep *rdmEP) StartTag(e *provider.RxEntry) error { return ep.StartMsg(e) }
 
-// DiscardMsg drops a queued unexpected message. A rendezvous send is left
-// to its sender's connection (rxm would read and drop the data; the
-// sender's operation completes when the connection ends).
+// DiscardMsg drops a queued unexpected message. The data of a rendezvous
+// request is still read (and dropped) by the next progress call, so that
+// the sender's operation completes.
 func (ep *rdmEP) DiscardMsg(e *provider.RxEntry) error {
-	if _, ok := e.PeerContext.(*rdmUnexp); !ok {
+	u, ok := e.PeerContext.(*rdmUnexp)
+	if !ok || u == nil {
 		return provider.EINVAL
 	}
 	e.PeerContext = nil
 	ep.rq.FreeEntry(e)
+	if u.isRndv {
+		ep.smu.Lock()
+		ep.discards = append(ep.discards, u)
+		ep.smu.Unlock()
+		ep.kick()
+	}
 	return nil
 }
 
