@@ -2,6 +2,7 @@ package tcp
 
 import (
 	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/internal/wire/rxmwire"
 	"github.com/gofabric/fabric/internal/wire/tcpwire"
 	"github.com/gofabric/fabric/provider"
@@ -32,6 +33,10 @@ type rdmRx struct {
 	direct     *rdmRead   // the read whose response payload is being read
 	left       uint64
 	scratch    []byte
+	// idle: the last read found nothing; readiness is checked with a poll
+	// before reading again (a poll does not take the socket lock, which a
+	// read finding nothing does, contending with incoming segments).
+	idle bool
 }
 
 // rdmRead is a rendezvous read: the data of a message the peer announced,
@@ -84,6 +89,9 @@ func (c *rdmConn) fill() bool {
 		c.protoFail("receive buffer full") // cannot happen: frames are bounded by rdmMaxFrame
 		return false
 	}
+	if r.idle && !sys.TCPReadable(c.sock) {
+		return false
+	}
 	n, e := c.sock.Read(r.buf[r.end:])
 	if !c.readOK(n, e) {
 		return false
@@ -97,6 +105,7 @@ func (c *rdmConn) fill() bool {
 func (c *rdmConn) readOK(n int, e provider.Errno) bool {
 	switch {
 	case e == provider.EAGAIN || e == provider.EINTR:
+		c.rx.idle = true
 		return false
 	case e != 0:
 		c.fail(e, true)
@@ -105,6 +114,7 @@ func (c *rdmConn) readOK(n int, e provider.Errno) bool {
 		c.fail(provider.ECONNRESET, true)
 		return false
 	}
+	c.rx.idle = false
 	return true
 }
 
