@@ -419,8 +419,13 @@ func (ep *rdmEP) Progress() {
 }
 
 func (ep *rdmEP) progressLocked() {
-	ep.acceptAll()
-	ep.progressIncoming()
+	if ep.auto {
+		// Without the auto-progress goroutine, the control goroutine
+		// accepts connections: the data path saves the accept(2) that
+		// would find nothing on almost every call.
+		ep.acceptAll()
+		ep.progressIncoming()
+	}
 	ep.takeStarts()
 	for _, c := range ep.conns {
 		if c != nil {

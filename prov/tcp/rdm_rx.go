@@ -138,6 +138,12 @@ func (c *rdmConn) progressRx() {
 			continue
 		}
 		avail := r.end - r.start
+		if avail == 0 && frames > 0 {
+			// A frame was handled and nothing more is buffered: let the
+			// caller see its completion; the next call reads again (the
+			// read would usually find nothing).
+			return
+		}
 		if avail < tcpwire.BaseHeaderSize {
 			if !c.fill() {
 				return
