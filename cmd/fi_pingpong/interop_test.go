@@ -28,9 +28,14 @@ var interopCases = []struct {
 	prov, ep string
 	sizes    []string // -S values
 	iters    int
+	mode     string // -m value ("" = the default, msg)
 }{
-	{"udp", "dgram", []string{"1", "64", "1024", "1472", "all"}, 100},
-	{"tcp", "msg", []string{"1", "64", "1024", "65536", "1048576", "all"}, 20},
+	{"udp", "dgram", []string{"1", "64", "1024", "1472", "all"}, 100, ""},
+	{"tcp", "msg", []string{"1", "64", "1024", "65536", "1048576", "all"}, 20, ""},
+	// tcp RDM speaks tcp;ofi_rxm's wire: eager up to 16 KiB, rendezvous
+	// read above.
+	{"tcp", "rdm", []string{"1", "64", "16384", "16385", "65536", "1048576", "all"}, 10, "msg"},
+	{"tcp", "rdm", []string{"1", "64", "16384", "16385", "65536", "all"}, 10, "tagged"},
 }
 
 // cPingpong returns the path of the C tool, skipping or failing when it
@@ -204,11 +209,18 @@ func TestInteropC(t *testing.T) {
 				if goServer {
 					roles = "Go-server_C-client"
 				}
-				t.Run(fmt.Sprintf("%s_%s/S=%s/%s", ic.prov, ic.ep, size, roles), func(t *testing.T) {
+				name := ic.prov + "_" + ic.ep
+				if ic.mode != "" {
+					name += "_" + ic.mode
+				}
+				t.Run(fmt.Sprintf("%s/S=%s/%s", name, size, roles), func(t *testing.T) {
 					ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 					defer cancel()
 					port := freePort(t)
 					args := []string{"-p", ic.prov, "-e", ic.ep, "-S", size, "-I", strconv.Itoa(ic.iters), "-c"}
+					if ic.mode != "" {
+						args = append(args, "-m", ic.mode)
+					}
 					srvArgs := append(append([]string{}, args...), "-B", strconv.Itoa(port))
 					cliArgs := append(append([]string{}, args...), "-P", strconv.Itoa(port), "127.0.0.1")
 					var server, client *exec.Cmd

@@ -67,10 +67,29 @@ func TestGetInfoMirrorsLibfabric(t *testing.T) {
 		infos[0].RxAttr.Caps&provider.CapTagged == 0 || infos[0].TxAttr.Caps&provider.CapTagged == 0 {
 		t.Errorf("tagged hints: %v %v", err, infos)
 	}
-	// Other endpoint types are not offered.
+	// FI_EP_RDM is offered (as libfabric offers tcp;ofi_rxm); datagram
+	// endpoints are not.
 	if _, err := (tcpProvider{}).GetInfo(provider.APIVersion, "", "", 0,
-		&provider.Info{EPAttr: &provider.EPAttr{Type: provider.EPRDM}}); !errors.Is(err, provider.ENODATA) {
-		t.Errorf("RDM: %v", err)
+		&provider.Info{EPAttr: &provider.EPAttr{Type: provider.EPDgram}}); !errors.Is(err, provider.ENODATA) {
+		t.Errorf("DGRAM: %v", err)
+	}
+	rdm, err := (tcpProvider{}).GetInfo(provider.APIVersion, "", "", 0,
+		&provider.Info{EPAttr: &provider.EPAttr{Type: provider.EPRDM}})
+	if err != nil || len(rdm) == 0 {
+		t.Fatalf("RDM: %v", err)
+	}
+	// Values of `FI_TCP_IFACE=lo fi_info -p 'tcp;ofi_rxm' -t FI_EP_RDM -v`
+	// (1.17) for what this provider implements so far.
+	r := rdm[0]
+	if r.EPAttr.Type != provider.EPRDM || r.EPAttr.Protocol != provider.ProtoRXM || r.EPAttr.ProtocolVersion != 1 ||
+		r.EPAttr.MemTagFormat != RDMMemTagFormat || r.TxAttr.InjectSize != 64 || r.TxAttr.Size != 2048 ||
+		r.RxAttr.Size != 2048 || r.Caps&(provider.CapMsg|provider.CapTagged) != provider.CapMsg|provider.CapTagged ||
+		r.DomainAttr.ControlProgress != provider.ProgressAuto || r.DomainAttr.DataProgress != provider.ProgressManual {
+		t.Errorf("RDM info %+v %+v %+v", r, r.EPAttr, r.TxAttr)
+	}
+	all, err := (tcpProvider{}).GetInfo(provider.APIVersion, "", "", 0, nil)
+	if err != nil || all[0].EPAttr.Type != provider.EPMsg || all[len(all)-1].EPAttr.Type != provider.EPRDM {
+		t.Errorf("no hints: MSG entries first, then RDM: %v", err)
 	}
 	// node/service: destination and a source to reach it.
 	infos, err = tcpProvider{}.GetInfo(provider.APIVersion, "127.0.0.1", "4711", 0, nil)

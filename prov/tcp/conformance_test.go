@@ -17,3 +17,11 @@ func TestConformanceTCPAutoProgress(t *testing.T) {
 }
 
 func TestFabtestHelper(t *testing.T) { fabtest.Helper(t) }
+
+func TestConformanceTCPRDM(t *testing.T) {
+	fabtest.Run(t, fabtest.Target{Provider: "tcp", EPType: fabric.EPRDM})
+}
+
+func TestConformanceTCPRDMAutoProgress(t *testing.T) {
+	fabtest.Run(t, fabtest.Target{Provider: "tcp", EPType: fabric.EPRDM, Progress: fabric.ProgressAuto})
+}

@@ -100,6 +100,24 @@
 // several queued frames are gathered into one writev). Steady-state
 // send, receive and CQ reads allocate nothing.
 //
+// # Reliable datagram endpoints (FI_EP_RDM)
+//
+// The provider also offers FI_EP_RDM, wire-compatible with libfabric
+// 1.17's tcp;ofi_rxm (C peers run `fi_pingpong -p tcp -e rdm`): one
+// endpoint reaches every peer of its AV over TCP connections opened on
+// demand, one per peer, with rxm's connection data, its 64-byte message
+// header, eager messages up to 16 KiB (tagged ones without the rxm header,
+// as rxm over tcp sends them) and rendezvous by RMA read above. The first
+// send to a peer is queued while the connection is set up (never
+// FI_EAGAIN for that reason); simultaneous connects resolve into one
+// connection as rxm resolves them, also against a C peer. A control
+// goroutine (control progress FI_PROGRESS_AUTO) accepts and sets up
+// connections; data progress is manual by default, or a goroutine per
+// endpoint with FI_PROGRESS_AUTO. Capabilities so far: FI_MSG, FI_TAGGED,
+// FI_MULTI_RECV, FI_SOURCE, FI_SOURCE_ERR, FI_DIRECTED_RECV; RMA, atomics,
+// SAR and delivery-complete are not offered yet. A malformed frame from a
+// peer ends that peer's connection only; its operations complete in error.
+//
 // Environment: FI_TCP_IFACE, FI_TCP_PORT_LOW_RANGE, FI_TCP_PORT_HIGH_RANGE,
 // FI_TCP_TX_SIZE, FI_TCP_RX_SIZE (default 256), FI_TCP_NODELAY. As in
 // libfabric, these are the sizes fi_getinfo reports when the hints name

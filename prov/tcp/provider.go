@@ -270,8 +270,30 @@ func querySizes(hints *provider.Info) (tx, rx uint64) {
 // GetInfo returns one Info per local interface address (FI_TCP_IFACE restricts
 // the interface), or one Info for the given node/service or addresses,
 // resolved as libfabric's util_getinfo does (see ipaddr.InfoConfig.GetInfo).
+//
+// Both endpoint types are offered: FI_EP_MSG, and FI_EP_RDM (listed after
+// the MSG entries, as tcp;ofi_rxm follows tcp in libfabric's list); hints
+// naming an endpoint type select one.
 func (tcpProvider) GetInfo(version uint32, node, service string, flags provider.Flags,
 	hints *provider.Info) ([]*provider.Info, error) {
+	typ := provider.EPUnspec
+	if hints != nil && hints.EPAttr != nil {
+		typ = hints.EPAttr.Type
+	}
+	switch typ {
+	case provider.EPRDM:
+		return rdmInfoConfig.GetInfo(version, node, service, flags, hints)
+	case provider.EPUnspec:
+		msg, err := infoConfig.GetInfo(version, node, service, flags, hints)
+		if err != nil {
+			return nil, err
+		}
+		rdm, err := rdmInfoConfig.GetInfo(version, node, service, flags, hints)
+		if err != nil {
+			return msg, nil
+		}
+		return append(msg, rdm...), nil
+	}
 	return infoConfig.GetInfo(version, node, service, flags, hints)
 }
 
@@ -293,6 +315,14 @@ var (
 	_ provider.Domain        = (*domain)(nil)
 )
 
+// checkDomainInfo accepts an Info for a domain: FI_EP_MSG or FI_EP_RDM.
+func checkDomainInfo(info *provider.Info) error {
+	if info != nil && info.EPAttr != nil && info.EPAttr.Type == provider.EPRDM {
+		return nil
+	}
+	return checkMsgInfo(info)
+}
+
 func checkMsgInfo(info *provider.Info) error {
 	if info == nil {
 		return provider.EINVAL
@@ -304,7 +334,7 @@ func checkMsgInfo(info *provider.Info) error {
 }
 
 func (*fabric) Domain(info *provider.Info) (provider.Domain, error) {
-	if err := checkMsgInfo(info); err != nil {
+	if err := checkDomainInfo(info); err != nil {
 		return nil, err
 	}
 	return &domain{}, nil
@@ -319,8 +349,14 @@ func (*fabric) Close() error { return nil }
 
 type domain struct{}
 
-// Endpoint opens an active endpoint; an Info whose Handle is a connection
-// request (FI_CONNREQ) adopts the request's connection.
-func (*domain) Endpoint(info *provider.Info) (provider.Endpoint, error) { return newEndpoint(info) }
+// Endpoint opens an active endpoint: FI_EP_RDM, or FI_EP_MSG, where an
+// Info whose Handle is a connection request (FI_CONNREQ) adopts the
+// request's connection.
+func (*domain) Endpoint(info *provider.Info) (provider.Endpoint, error) {
+	if info != nil && info.EPAttr != nil && info.EPAttr.Type == provider.EPRDM {
+		return newRDM(info)
+	}
+	return newEndpoint(info)
+}
 
 func (*domain) Close() error { return nil }

@@ -1,0 +1,308 @@
+// Package rxmwire encodes and decodes the wire formats of libfabric 1.17's
+// rxm utility provider over tcp (tcp;ofi_rxm, FI_EP_RDM): the connection
+// data carried by tcp connect requests, connect responses and rejects, the
+// 64-byte rxm packet header that follows the 16-byte tcp frame header, and
+// the rendezvous descriptor. Layouts are those of
+// ../shared/spec/libfabric-1.17-wire.md §5. Every multi-byte field is
+// little-endian (the only byte order a peer accepts: the connect data's
+// endianness byte must match).
+//
+// Every parser checks the length of its input and the fields a receiver
+// must trust; none panics on any input.
+package rxmwire
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// Protocol constants.
+const (
+	// CMVersion is the version byte of connect, accept and reject data.
+	CMVersion = 1
+	// EndianLittle is the endianness byte of a little-endian sender.
+	EndianLittle = 2
+	// CtrlVersion is ctrl_version in connect data and ctrl.version in
+	// packet headers.
+	CtrlVersion = 4
+	// OpVersionCM is op_version in connect data.
+	OpVersionCM = 3
+	// OpVersion is op.version in packet headers (not OpVersionCM).
+	OpVersion = 2
+	// FlowCtrlPeerOff is the flow_ctrl value of a sender without flow
+	// control (tcp).
+	FlowCtrlPeerOff = 2
+	// EagerLimit is the eager limit over tcp; connect data must carry it.
+	EagerLimit = 16384
+	// RxSize is the rx_size announced in connect and accept data.
+	RxSize = 4096
+
+	// ConnectSize, AcceptSize and RejectSize are the connection data sizes.
+	ConnectSize = 24
+	AcceptSize  = 16
+	RejectSize  = 2
+
+	// HeaderSize is the size of the rxm packet header (ctrl + op).
+	HeaderSize = 64
+	// MaxRndvIOV is the number of regions of a rendezvous descriptor.
+	MaxRndvIOV = 4
+	// RndvSize is the size of the rendezvous descriptor.
+	RndvSize = MaxRndvIOV*24 + 8
+
+	// FlagRemoteCQData is op.flags when op.data is valid (FI_REMOTE_CQ_DATA).
+	FlagRemoteCQData = 0x20000
+	// KeyBase is the provider-specific bit rxm sets in its MR keys.
+	KeyBase = 0x80000000
+)
+
+// Reject reasons.
+const (
+	RejectUnspec      = 0
+	RejectConnRefused = 1 // validation failure
+	RejectAlready     = 2 // simultaneous connect: already connected
+	numRejectReasons  = 3
+)
+
+// Control types (ctrl.type).
+const (
+	TypeEager        = 0
+	TypeSAR          = 1
+	TypeRndvReq      = 2
+	TypeRndvReadDone = 3
+	TypeAtomic       = 4
+	TypeAtomicResp   = 5
+	TypeCredit       = 6
+	TypeRndvWrData   = 7
+	TypeRndvWrDone   = 8
+)
+
+// Operations (op.op).
+const (
+	OpMsg    = 0
+	OpTagged = 1
+)
+
+// SAR segment types (low 2 bits of ctrl.ctrl_data).
+const (
+	SegFirst  = 1
+	SegMiddle = 2
+	SegLast   = 3
+)
+
+// Errors returned by the parsers; a receiver treats each as fatal for the
+// connection (or refuses the connection request).
+var (
+	ErrShort       = errors.New("rxmwire: truncated")
+	ErrVersion     = errors.New("rxmwire: bad version")
+	ErrEndian      = errors.New("rxmwire: byte order mismatch")
+	ErrEagerLimit  = errors.New("rxmwire: eager limit mismatch")
+	ErrType        = errors.New("rxmwire: bad control type")
+	ErrRndvCount   = errors.New("rxmwire: bad rendezvous region count")
+	ErrRndvLength  = errors.New("rxmwire: rendezvous regions do not add up to the message size")
+	ErrRejectReasn = errors.New("rxmwire: bad reject reason")
+)
+
+// ConnID builds a connection id: the sender's pid in the high 32 bits and
+// the peer index it wants to see in packets in the low 32 bits.
+func ConnID(pid uint32, index uint32) uint64 { return uint64(pid)<<32 | uint64(index) }
+
+// ConnIndex returns the peer index of a connection id.
+func ConnIndex(id uint64) uint32 { return uint32(id) }
+
+// ConnPID returns the pid of a connection id.
+func ConnPID(id uint64) uint32 { return uint32(id >> 32) }
+
+// Connect is the connection data of a connect request.
+type Connect struct {
+	Port       uint16 // the sender's listening port
+	FlowCtrl   uint8
+	EagerLimit uint32
+	RxSize     uint32
+	ConnID     uint64 // client_conn_id
+}
+
+// AppendConnect appends the 24-byte encoding of c (version, endianness,
+// ctrl and op versions as a little-endian rxm 1.17 sends them).
+func AppendConnect(dst []byte, c *Connect) []byte {
+	var b [ConnectSize]byte
+	b[0] = CMVersion
+	b[1] = EndianLittle
+	b[2] = CtrlVersion
+	b[3] = OpVersionCM
+	binary.LittleEndian.PutUint16(b[4:], c.Port)
+	b[6] = c.FlowCtrl
+	binary.LittleEndian.PutUint32(b[8:], c.EagerLimit)
+	binary.LittleEndian.PutUint32(b[12:], c.RxSize)
+	binary.LittleEndian.PutUint64(b[16:], c.ConnID)
+	return append(dst, b[:]...)
+}
+
+// ParseConnect decodes and validates connect data as rxm's receiver does:
+// versions, endianness and the eager limit must match. Extra bytes are
+// ignored.
+func ParseConnect(b []byte) (Connect, error) {
+	if len(b) < ConnectSize {
+		return Connect{}, ErrShort
+	}
+	if b[0] != CMVersion || b[2] != CtrlVersion || b[3] != OpVersionCM {
+		return Connect{}, ErrVersion
+	}
+	if b[1] != EndianLittle {
+		return Connect{}, ErrEndian
+	}
+	c := Connect{Port: binary.LittleEndian.Uint16(b[4:]), FlowCtrl: b[6],
+		EagerLimit: binary.LittleEndian.Uint32(b[8:]), RxSize: binary.LittleEndian.Uint32(b[12:]),
+		ConnID: binary.LittleEndian.Uint64(b[16:])}
+	if c.EagerLimit != EagerLimit {
+		return Connect{}, ErrEagerLimit
+	}
+	return c, nil
+}
+
+// Accept is the connection data of a connect response.
+type Accept struct {
+	ConnID   uint64 // server_conn_id
+	RxSize   uint32
+	FlowCtrl uint8
+}
+
+// AppendAccept appends the 16-byte encoding of a.
+func AppendAccept(dst []byte, a *Accept) []byte {
+	var b [AcceptSize]byte
+	binary.LittleEndian.PutUint64(b[0:], a.ConnID)
+	binary.LittleEndian.PutUint32(b[8:], a.RxSize)
+	b[12] = a.FlowCtrl
+	return append(dst, b[:]...)
+}
+
+// ParseAccept decodes accept data.
+func ParseAccept(b []byte) (Accept, error) {
+	if len(b) < AcceptSize {
+		return Accept{}, ErrShort
+	}
+	return Accept{ConnID: binary.LittleEndian.Uint64(b), RxSize: binary.LittleEndian.Uint32(b[8:]), FlowCtrl: b[12]}, nil
+}
+
+// AppendReject appends the 2-byte reject data with reason.
+func AppendReject(dst []byte, reason uint8) []byte { return append(dst, CMVersion, reason) }
+
+// ParseReject decodes reject data. Data that is short or of another
+// version reads as RejectConnRefused, as rxm reads it.
+func ParseReject(b []byte) uint8 {
+	if len(b) < RejectSize || b[0] != CMVersion || b[1] >= numRejectReasons {
+		return RejectConnRefused
+	}
+	return b[1]
+}
+
+// Header is a decoded rxm packet header.
+type Header struct {
+	// ctrl
+	Type     uint8
+	SegSize  uint16
+	SegNo    uint32
+	ConnID   uint64 // the receiver-announced peer index (ctrl.conn_id)
+	MsgID    uint64
+	CtrlData uint64
+	// op
+	RxIndex uint8
+	Op      uint8
+	OpData  uint8
+	Flags   uint32
+	Size    uint64
+	Data    uint64
+	Tag     uint64
+}
+
+// Put encodes h into the first HeaderSize bytes of b (which must be that
+// long) with the versions an rxm 1.17 sender writes.
+func (h *Header) Put(b []byte) {
+	_ = b[HeaderSize-1]
+	b[0] = CtrlVersion
+	b[1] = h.Type
+	binary.LittleEndian.PutUint16(b[2:], h.SegSize)
+	binary.LittleEndian.PutUint32(b[4:], h.SegNo)
+	binary.LittleEndian.PutUint64(b[8:], h.ConnID)
+	binary.LittleEndian.PutUint64(b[16:], h.MsgID)
+	binary.LittleEndian.PutUint64(b[24:], h.CtrlData)
+	b[32] = OpVersion
+	b[33] = h.RxIndex
+	b[34] = h.Op
+	b[35] = h.OpData
+	binary.LittleEndian.PutUint32(b[36:], h.Flags)
+	binary.LittleEndian.PutUint64(b[40:], h.Size)
+	binary.LittleEndian.PutUint64(b[48:], h.Data)
+	binary.LittleEndian.PutUint64(b[56:], h.Tag)
+}
+
+// Parse decodes the header at the start of b. It checks the length and
+// the control type; the versions are not checked (rxm only asserts them in
+// debug builds).
+func (h *Header) Parse(b []byte) error {
+	if len(b) < HeaderSize {
+		return ErrShort
+	}
+	if b[1] > TypeRndvWrDone {
+		return ErrType
+	}
+	*h = Header{
+		Type: b[1], SegSize: binary.LittleEndian.Uint16(b[2:]), SegNo: binary.LittleEndian.Uint32(b[4:]),
+		ConnID: binary.LittleEndian.Uint64(b[8:]), MsgID: binary.LittleEndian.Uint64(b[16:]),
+		CtrlData: binary.LittleEndian.Uint64(b[24:]),
+		RxIndex:  b[33], Op: b[34], OpData: b[35], Flags: binary.LittleEndian.Uint32(b[36:]),
+		Size: binary.LittleEndian.Uint64(b[40:]), Data: binary.LittleEndian.Uint64(b[48:]),
+		Tag: binary.LittleEndian.Uint64(b[56:]),
+	}
+	return nil
+}
+
+// RndvIOV is one region of a rendezvous descriptor.
+type RndvIOV struct {
+	Addr, Len, Key uint64
+}
+
+// Rndv is a rendezvous descriptor: the regions the receiver reads.
+type Rndv struct {
+	Count uint8
+	IOV   [MaxRndvIOV]RndvIOV
+}
+
+// Put encodes r into the first RndvSize bytes of b.
+func (r *Rndv) Put(b []byte) {
+	_ = b[RndvSize-1]
+	for i := 0; i < MaxRndvIOV; i++ {
+		v := r.IOV[i]
+		binary.LittleEndian.PutUint64(b[i*24:], v.Addr)
+		binary.LittleEndian.PutUint64(b[i*24+8:], v.Len)
+		binary.LittleEndian.PutUint64(b[i*24+16:], v.Key)
+	}
+	b[MaxRndvIOV*24] = r.Count
+	clear(b[MaxRndvIOV*24+1 : RndvSize])
+}
+
+// ParseRndv decodes a rendezvous descriptor and checks that its count is
+// 1..MaxRndvIOV and that its regions add up to size bytes.
+func ParseRndv(b []byte, size uint64) (Rndv, error) {
+	if len(b) < RndvSize {
+		return Rndv{}, ErrShort
+	}
+	var r Rndv
+	r.Count = b[MaxRndvIOV*24]
+	if r.Count == 0 || r.Count > MaxRndvIOV {
+		return Rndv{}, ErrRndvCount
+	}
+	var total uint64
+	for i := 0; i < int(r.Count); i++ {
+		v := RndvIOV{Addr: binary.LittleEndian.Uint64(b[i*24:]), Len: binary.LittleEndian.Uint64(b[i*24+8:]),
+			Key: binary.LittleEndian.Uint64(b[i*24+16:])}
+		if total+v.Len < total {
+			return Rndv{}, ErrRndvLength
+		}
+		total += v.Len
+		r.IOV[i] = v
+	}
+	if total != size {
+		return Rndv{}, ErrRndvLength
+	}
+	return r, nil
+}

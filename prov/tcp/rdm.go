@@ -1,0 +1,548 @@
+package tcp
+
+import (
+	"os"
+	"sync"
+	"time"
+
+	"github.com/gofabric/fabric/internal/sys"
+	"github.com/gofabric/fabric/internal/wire/rxmwire"
+	"github.com/gofabric/fabric/provider"
+)
+
+// Reliable datagram endpoints (FI_EP_RDM), wire-compatible with libfabric
+// 1.17's tcp;ofi_rxm (../shared/spec/libfabric-1.17-wire.md §5).
+//
+// An RDM endpoint listens on its address (the one fi_getname returns, and
+// the one peers put in their AVs) and keeps one TCP connection per peer,
+// opened on demand by the first operation towards that peer, or accepted
+// when the peer opens it. Connections carry libfabric's tcp frames (§4.2)
+// with the rxm connection data in the CM exchange and, for untagged
+// messages and control traffic, the 64-byte rxm header after the tcp
+// header. Protocols by size: eager up to rxmwire.EagerLimit bytes (tagged
+// eager messages carry no rxm header, as rxm over tcp sends them), and
+// rendezvous by RMA read above it: the sender announces the message with a
+// rendezvous request, the receiver reads the data with a tcp read request
+// once a receive matches, then tells the sender with a read-done message.
+//
+// Progress is manual by default (inline in CQ, counter and EQ reads, as
+// for FI_EP_MSG); FI_PROGRESS_AUTO adds one goroutine per endpoint that
+// polls the endpoint's sockets. A send to a peer without a connection is
+// queued while the connection is set up and completes once its frame is
+// written; it is never refused with EAGAIN for that reason. Simultaneous
+// connects between two endpoints are resolved as rxm resolves them: the
+// request of the endpoint with the higher address (IP, then port) wins, the
+// other is rejected with EALREADY, so both sides end with one connection.
+
+// rdmState is the state of an RDM endpoint.
+type rdmState uint8
+
+const (
+	rdmOpen rdmState = iota
+	rdmEnabled
+	rdmClosed
+)
+
+// rdmEP is a tcp FI_EP_RDM endpoint. All state is guarded by mu, taken
+// with TryLock by progress; the receive-queue peer callbacks (StartMsg ...)
+// run without mu (the owner may call them from inside a QueueMsg made under
+// mu) and hand rendezvous work over through smu.
+type rdmEP struct {
+	caps    provider.Caps
+	fmt     provider.AddrFormat
+	auto    bool
+	rm      bool
+	nodelay bool
+	pid     uint32
+	txSize  int
+
+	mu       sync.Mutex
+	state    rdmState
+	lis      *sys.Conn
+	name     []byte // the listening address (fi_getname)
+	txCQ     provider.CQOwner
+	rxCQ     provider.CQOwner
+	txRes    provider.CQReserver
+	txCntr   provider.CntrOwner
+	rxCntr   provider.CntrOwner
+	av       provider.AVView
+	rq       provider.SRXOwner
+	report   bool // FI_SOURCE: completions carry the source
+	needSrc  bool // sources are looked up (FI_SOURCE or directed receive)
+	srcErr   bool // FI_SOURCE_ERR
+	peers    map[string]*rdmConn
+	conns    []*rdmConn   // by our peer index; nil slots are free
+	incoming []*rdmIncome // accepted sockets whose connect request is being read
+	orphans  []*sys.Conn  // losing sides of simultaneous connects, closed at progress
+	rndv     map[uint64]*rdmTx
+	nextKey  uint64
+	queued   int // operations queued or in flight (tx_attr.size bound)
+	txFree   []*rdmTx
+
+	smu      sync.Mutex
+	starts   []*provider.RxEntry // unexpected rendezvous requests matched since the last progress
+	discards []*rdmUnexp         // unexpected rendezvous requests discarded since the last progress
+
+	kickFD  int // eventfd: wakes the progress goroutines and WaitReady
+	epfd    int // epoll set of the listener, kickFD and every socket (WaitFD)
+	closeCh chan struct{}
+	wg      sync.WaitGroup
+}
+
+var (
+	_ provider.Endpoint   = (*rdmEP)(nil)
+	_ provider.Tagged     = (*rdmEP)(nil)
+	_ provider.Waiter     = (*rdmEP)(nil)
+	_ provider.FDWaiter   = (*rdmEP)(nil)
+	_ provider.SRXPeer    = (*rdmEP)(nil)
+	_ provider.AVListener = (*rdmEP)(nil)
+)
+
+// newRDM opens an RDM endpoint: its listening socket is bound and
+// listening at once, so that fi_getname answers before Enable.
+func newRDM(info *provider.Info) (*rdmEP, error) {
+	if info.TxAttr != nil && (info.TxAttr.IOVLimit > IOVLimit || info.TxAttr.InjectSize > RDMInjectSize) {
+		return nil, provider.EINVAL
+	}
+	if info.RxAttr != nil && info.RxAttr.IOVLimit > IOVLimit {
+		return nil, provider.EINVAL
+	}
+	ep := &rdmEP{caps: info.Caps, fmt: info.AddrFormat, nodelay: envBool(envNoDelay, true),
+		pid: uint32(os.Getpid()), peers: map[string]*rdmConn{}, rndv: map[uint64]*rdmTx{},
+		closeCh: make(chan struct{}), txSize: RDMQueueSize, kickFD: -1, epfd: -1}
+	if ep.caps == 0 {
+		ep.caps = rdmInfoCaps
+	}
+	ep.rm = true
+	if info.DomainAttr != nil {
+		ep.auto = info.DomainAttr.DataProgress == provider.ProgressAuto
+		ep.rm = info.DomainAttr.ResourceMgmt != provider.RMDisabled
+	}
+	if info.TxAttr != nil && info.TxAttr.Size > 0 {
+		ep.txSize = int(min(info.TxAttr.Size, maxQueueSize))
+	}
+	src := info.SrcAddr
+	if src == nil {
+		src = defaultSource(info)
+	}
+	if src == nil {
+		return nil, provider.EINVAL
+	}
+	if _, f, ok := decodeSockaddr(src); !ok || !formatOK(info.AddrFormat, f) {
+		return nil, provider.EINVAL
+	}
+	lis, err := sys.TCPSocket(src, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := bindPort(src, func(a []byte) error { return sys.TCPBind(lis, a) }); err != nil {
+		lis.Close()
+		return nil, err
+	}
+	if err := sys.TCPListen(lis, Backlog); err != nil {
+		lis.Close()
+		return nil, err
+	}
+	name, err := lis.Name()
+	if err != nil {
+		lis.Close()
+		return nil, err
+	}
+	ep.lis, ep.name = lis, name
+	if err := ep.openWait(); err != nil {
+		ep.closeWait()
+		lis.Close()
+		return nil, err
+	}
+	return ep, nil
+}
+
+// openWait creates the kick eventfd and the epoll set behind WaitFD.
+func (ep *rdmEP) openWait() error {
+	fd, err := sys.EventFDOpen()
+	if err != nil {
+		return err
+	}
+	ep.kickFD = fd
+	if ep.epfd, err = sys.EpollCreate(); err != nil {
+		return err
+	}
+	if err := sys.EpollAdd(ep.epfd, ep.kickFD); err != nil {
+		return err
+	}
+	return sys.EpollAdd(ep.epfd, ep.lis.FD())
+}
+
+func (ep *rdmEP) closeWait() {
+	if ep.epfd >= 0 {
+		_ = sys.EpollClose(ep.epfd)
+		ep.epfd = -1
+	}
+	if ep.kickFD >= 0 {
+		_ = sys.EventFDClose(ep.kickFD)
+		ep.kickFD = -1
+	}
+}
+
+// watch adds a socket to the WaitFD set (a closed socket leaves it by
+// itself). ep.mu is held.
+func (ep *rdmEP) watch(fd int) {
+	if ep.epfd >= 0 {
+		_ = sys.EpollAdd(ep.epfd, fd)
+	}
+}
+
+// WaitFD returns a descriptor that is readable when progress may be
+// possible: an epoll set holding the listening socket, every connection
+// and the endpoint's wake-up eventfd (FI_WAIT_FD CQs and counters add it to
+// their own sets).
+func (ep *rdmEP) WaitFD() int {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	return ep.epfd
+}
+
+// Name returns the listening address.
+func (ep *rdmEP) Name() ([]byte, error) {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.state == rdmClosed {
+		return nil, provider.EBADF
+	}
+	return append([]byte(nil), ep.name...), nil
+}
+
+// Enable starts the endpoint with its CQs, counters, AV and receive queue.
+func (ep *rdmEP) Enable(r *provider.Resources) error {
+	if r == nil {
+		return provider.EINVAL
+	}
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	switch ep.state {
+	case rdmClosed:
+		return provider.EBADF
+	case rdmEnabled:
+		return nil
+	}
+	if r.TxCQ == nil || r.RxCQ == nil {
+		return provider.ENOCQ
+	}
+	if r.AV == nil {
+		return provider.ENOAV
+	}
+	if r.SRX == nil {
+		return provider.EINVAL
+	}
+	ep.txCQ, ep.rxCQ = r.TxCQ, r.RxCQ
+	if ep.rm {
+		ep.txRes, _ = r.TxCQ.(provider.CQReserver)
+	}
+	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
+	ep.av, ep.rq = r.AV, r.SRX
+	ep.report = r.Source
+	ep.srcErr = r.Source && r.SourceErr
+	// A shared or imported receive queue is told every message's source:
+	// directed receives are its owner's business.
+	ep.needSrc = r.Source || ep.caps&(provider.CapSource|provider.CapDirectedRecv) != 0 || !r.OwnSRX
+	ep.state = rdmEnabled
+	ep.wg.Add(1)
+	if ep.auto {
+		go ep.autoLoop()
+	} else {
+		go ep.ctrlLoop()
+	}
+	return nil
+}
+
+// ctrlLoop is control progress (FI_PROGRESS_AUTO, as rxm's connection
+// manager thread) under manual data progress: it accepts connections,
+// answers connect requests and finishes connects, so that a peer that is
+// not reading its CQ still gets connected, and writes the frames queued
+// while a connection was set up. Established connections are left to the
+// application's progress.
+func (ep *rdmEP) ctrlLoop() {
+	defer ep.wg.Done()
+	var fds []sys.PollFD
+	for {
+		select {
+		case <-ep.closeCh:
+			return
+		default:
+		}
+		ep.mu.Lock()
+		if ep.state != rdmEnabled {
+			ep.mu.Unlock()
+			return
+		}
+		ep.progressCtrl()
+		fds = ep.ctrlPollSet(fds[:0])
+		ep.mu.Unlock()
+		_, _ = sys.Poll(fds, 50)
+		_ = sys.EventFDDrain(ep.kickFD)
+	}
+}
+
+// progressCtrl advances connection management only. ep.mu is held.
+func (ep *rdmEP) progressCtrl() {
+	ep.acceptAll()
+	ep.progressIncoming()
+	for _, c := range ep.conns {
+		if c != nil && c.state != connUp {
+			c.progress()
+		} else if c != nil && len(c.out) > 0 {
+			c.progress()
+		}
+	}
+	for _, o := range ep.orphans {
+		o.Close()
+	}
+	clear(ep.orphans)
+	ep.orphans = ep.orphans[:0]
+}
+
+// ctrlPollSet is pollSet for control progress: the listener, the kick
+// descriptor, accepted sockets and connections being set up. ep.mu is held.
+func (ep *rdmEP) ctrlPollSet(fds []sys.PollFD) []sys.PollFD {
+	fds = append(fds, sys.PollFD{FD: ep.lis.FD()}, sys.PollFD{FD: ep.kickFD})
+	for _, in := range ep.incoming {
+		fds = append(fds, sys.PollFD{FD: in.sock.FD(), Write: len(in.out) > 0})
+	}
+	for _, c := range ep.conns {
+		if c != nil && c.sock != nil && (c.state != connUp || len(c.out) > 0) {
+			fds = append(fds, sys.PollFD{FD: c.sock.FD(), Write: c.wantWrite()})
+		}
+	}
+	return fds
+}
+
+// kick wakes the auto-progress goroutine and WaitReady callers.
+func (ep *rdmEP) kick() {
+	if ep.kickFD >= 0 {
+		_ = sys.EventFDSignal(ep.kickFD)
+	}
+}
+
+// autoLoop is the FI_PROGRESS_AUTO goroutine: progress, then sleep in
+// poll(2) until a socket or the kick descriptor is ready.
+func (ep *rdmEP) autoLoop() {
+	defer ep.wg.Done()
+	var fds []sys.PollFD
+	for {
+		select {
+		case <-ep.closeCh:
+			return
+		default:
+		}
+		ep.mu.Lock()
+		if ep.state != rdmEnabled {
+			ep.mu.Unlock()
+			return
+		}
+		ep.progressLocked()
+		fds = ep.pollSet(fds[:0])
+		ep.mu.Unlock()
+		_, _ = sys.Poll(fds, 50)
+		_ = sys.EventFDDrain(ep.kickFD)
+	}
+}
+
+// pollSet appends the descriptors progress waits for: the listener, the
+// kick descriptor and every socket (writable too when it has frames to
+// write or a connect in progress). ep.mu is held.
+func (ep *rdmEP) pollSet(fds []sys.PollFD) []sys.PollFD {
+	fds = append(fds, sys.PollFD{FD: ep.lis.FD()}, sys.PollFD{FD: ep.kickFD})
+	for _, in := range ep.incoming {
+		fds = append(fds, sys.PollFD{FD: in.sock.FD(), Write: len(in.out) > 0})
+	}
+	for _, c := range ep.conns {
+		if c != nil && c.sock != nil {
+			fds = append(fds, sys.PollFD{FD: c.sock.FD(), Write: c.wantWrite()})
+		}
+	}
+	return fds
+}
+
+// WaitReady sleeps until a socket of the endpoint is ready, a receive
+// matched a queued rendezvous request, the deadline passes (ETIMEDOUT) or
+// the endpoint is closed (EBADF).
+func (ep *rdmEP) WaitReady(deadline time.Time) error {
+	ep.mu.Lock()
+	if ep.state != rdmEnabled {
+		st := ep.state
+		ep.mu.Unlock()
+		if st == rdmClosed {
+			return provider.EBADF
+		}
+		return provider.EOPBADSTATE
+	}
+	fds := ep.pollSet(nil)
+	ep.mu.Unlock()
+	ep.smu.Lock()
+	pending := len(ep.starts) > 0 || len(ep.discards) > 0
+	ep.smu.Unlock()
+	if pending {
+		return nil
+	}
+	ms := 100
+	if !deadline.IsZero() {
+		d := time.Until(deadline)
+		if d <= 0 {
+			return provider.ETIMEDOUT
+		}
+		ms = int(min(d, 100*time.Millisecond) / time.Millisecond)
+		if ms == 0 {
+			ms = 1
+		}
+	}
+	ready, err := sys.Poll(fds, ms)
+	if err != nil {
+		return err
+	}
+	if !ready && !deadline.IsZero() && !time.Now().Before(deadline) {
+		return provider.ETIMEDOUT
+	}
+	return nil
+}
+
+// Progress accepts connections, advances connection setup, writes queued
+// frames and reads incoming ones, without blocking. If another goroutine is
+// progressing the endpoint it returns at once.
+func (ep *rdmEP) Progress() {
+	if !ep.mu.TryLock() {
+		return
+	}
+	if ep.state == rdmEnabled {
+		ep.progressLocked()
+	}
+	ep.mu.Unlock()
+}
+
+func (ep *rdmEP) progressLocked() {
+	if ep.auto {
+		// Without the auto-progress goroutine, the control goroutine
+		// accepts connections: the data path saves the accept(2) that
+		// would find nothing on almost every call.
+		ep.acceptAll()
+		ep.progressIncoming()
+	}
+	ep.takeStarts()
+	for _, c := range ep.conns {
+		if c != nil {
+			c.progress()
+		}
+	}
+	ep.takeStarts()
+	for _, o := range ep.orphans {
+		o.Close()
+	}
+	clear(ep.orphans)
+	ep.orphans = ep.orphans[:0]
+}
+
+// Cancel: sends are not cancelled (receives are, by the receive queue).
+func (ep *rdmEP) Cancel(ctx any) error { return provider.ENOENT }
+
+// AddrInserted resolves the sources of queued unexpected messages whose
+// sender was not in the AV when they arrived.
+func (ep *rdmEP) AddrInserted() {
+	ep.mu.Lock()
+	ok := ep.state == rdmEnabled && ep.needSrc
+	ep.mu.Unlock()
+	if !ok {
+		return
+	}
+	ep.rq.ForeachUnspecAddr(func(e *provider.RxEntry) provider.Addr {
+		u, ok := e.PeerContext.(*rdmUnexp)
+		if !ok || u == nil || e.Peer != provider.SRXPeer(ep) {
+			return provider.AddrNotAvail
+		}
+		return ep.av.Reverse(u.from)
+	})
+}
+
+// Close ends every connection; operations still queued or waiting for a
+// rendezvous read complete with FI_ECANCELED.
+func (ep *rdmEP) Close() error {
+	ep.mu.Lock()
+	if ep.state == rdmClosed {
+		ep.mu.Unlock()
+		return provider.EBADF
+	}
+	enabled := ep.state == rdmEnabled
+	ep.state = rdmClosed
+	close(ep.closeCh)
+	ep.kick()
+	ep.mu.Unlock()
+	ep.wg.Wait()
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	for _, c := range ep.conns {
+		if c != nil {
+			c.fail(provider.ECANCELED, enabled)
+		}
+	}
+	for _, in := range ep.incoming {
+		in.sock.Close()
+	}
+	for _, o := range ep.orphans {
+		o.Close()
+	}
+	ep.incoming, ep.orphans, ep.conns = nil, nil, nil
+	clear(ep.peers)
+	ep.closeWait()
+	return ep.lis.Close()
+}
+
+// takeStarts issues the reads of rendezvous requests that receives matched
+// since the last call (StartMsg runs without ep.mu). ep.mu is held.
+func (ep *rdmEP) takeStarts() {
+	ep.smu.Lock()
+	if len(ep.starts) == 0 && len(ep.discards) == 0 {
+		ep.smu.Unlock()
+		return
+	}
+	s, d := ep.starts, ep.discards
+	ep.starts, ep.discards = nil, nil
+	ep.smu.Unlock()
+	for _, u := range d {
+		if u.conn.state == connUp && u.conn.gen == u.gen {
+			u.conn.startRead(nil, &u.rndv, u.msgID, u.from)
+		}
+	}
+	for _, e := range s {
+		u := e.PeerContext.(*rdmUnexp)
+		e.PeerContext = nil
+		if u.conn.state != connUp || u.conn.gen != u.gen {
+			ep.completeRxErr(e, provider.ECONNABORTED)
+			continue
+		}
+		u.conn.startRead(e, &u.rndv, u.msgID, u.from)
+	}
+}
+
+// rdmConnID returns our connection id for a peer index.
+func (ep *rdmEP) rdmConnID(index uint32) uint64 { return rxmwire.ConnID(ep.pid, index) }
+
+// addConn registers c under a free peer index. ep.mu is held.
+func (ep *rdmEP) addConn(c *rdmConn) {
+	for i, x := range ep.conns {
+		if x == nil {
+			c.index = uint32(i)
+			ep.conns[i] = c
+			return
+		}
+	}
+	c.index = uint32(len(ep.conns))
+	ep.conns = append(ep.conns, c)
+}
+
+// removeConn forgets c. ep.mu is held.
+func (ep *rdmEP) removeConn(c *rdmConn) {
+	if int(c.index) < len(ep.conns) && ep.conns[c.index] == c {
+		ep.conns[c.index] = nil
+	}
+	if c.key != "" && ep.peers[c.key] == c {
+		delete(ep.peers, c.key)
+	}
+}

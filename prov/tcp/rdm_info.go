@@ -1,0 +1,64 @@
+package tcp
+
+import (
+	"github.com/gofabric/fabric/internal/ipaddr"
+	"github.com/gofabric/fabric/provider"
+)
+
+// RDM limits, as libfabric 1.17's tcp;ofi_rxm reports them
+// (`FI_TCP_IFACE=lo fi_info -p 'tcp;ofi_rxm' -t FI_EP_RDM -v`).
+const (
+	// RDMInjectSize is tx_attr.inject_size of RDM endpoints.
+	RDMInjectSize = 64
+	// RDMQueueSize is tx_attr.size and rx_attr.size of RDM endpoints.
+	RDMQueueSize = 2048
+	// RDMMemTagFormat is ep_attr.mem_tag_format of RDM endpoints.
+	RDMMemTagFormat = 0xaaaaaaaaaaaaaaaa
+)
+
+// RDM capabilities: messages and tagged messages (eager and rendezvous),
+// multi-receive; FI_SOURCE, FI_SOURCE_ERR and FI_DIRECTED_RECV when the
+// hints ask for them.
+const (
+	rdmTxCaps    = provider.CapMsg | provider.CapTagged | provider.CapSend
+	rdmRxCaps    = provider.CapMsg | provider.CapTagged | provider.CapRecv | provider.CapMultiRecv
+	rdmInfoCaps  = rdmTxCaps | rdmRxCaps | domainCaps
+	rdmExtraCaps = provider.CapSource | provider.CapSourceErr | provider.CapDirectedRecv
+)
+
+// rdmBaseInfo is the provider's FI_EP_RDM fi_info before addressing.
+func rdmBaseInfo(hints *provider.Info) *provider.Info {
+	info := baseInfo(nil)
+	info.Caps = rdmInfoCaps
+	if hints != nil {
+		want := hints.Caps
+		if hints.RxAttr != nil {
+			want |= hints.RxAttr.Caps
+		}
+		info.Caps |= want & rdmExtraCaps
+		if d := hints.DomainAttr; d != nil {
+			if p := d.ControlProgress; p == provider.ProgressAuto || p == provider.ProgressManual {
+				info.DomainAttr.ControlProgress = p
+			}
+			if p := d.DataProgress; p == provider.ProgressAuto || p == provider.ProgressManual {
+				info.DomainAttr.DataProgress = p
+			}
+		}
+	}
+	info.TxAttr.Caps = rdmTxCaps
+	info.TxAttr.InjectSize = RDMInjectSize
+	info.TxAttr.Size = RDMQueueSize
+	info.TxAttr.RMAIOVLimit = 0
+	info.TxAttr.CompOrder = provider.CompOrderNone
+	info.RxAttr.Caps = rdmRxCaps | info.Caps&rdmExtraCaps
+	info.RxAttr.Size = RDMQueueSize
+	info.RxAttr.CompOrder = provider.CompOrderNone
+	info.EPAttr.Type = provider.EPRDM
+	info.EPAttr.Protocol = provider.ProtoRXM
+	info.EPAttr.ProtocolVersion = 1
+	info.EPAttr.MemTagFormat = RDMMemTagFormat
+	info.DomainAttr.MaxEPSrxCtx = 0
+	return info
+}
+
+var rdmInfoConfig = ipaddr.InfoConfig{Network: "tcp", EPType: provider.EPRDM, IfaceEnv: envIface, Base: rdmBaseInfo, Log: log}

@@ -1,0 +1,543 @@
+package tcp
+
+import (
+	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/internal/sys"
+	"github.com/gofabric/fabric/internal/wire/rxmwire"
+	"github.com/gofabric/fabric/internal/wire/tcpwire"
+	"github.com/gofabric/fabric/provider"
+)
+
+// Receive side of RDM endpoints: frames are read into a per-connection
+// buffer and handled whole, except read responses (rendezvous data), whose
+// payload is read straight into the matched receive. Everything read is
+// checked (tcp header, rxm header, rendezvous descriptor, read request
+// regions against our own rendezvous sends); a frame that fails a check
+// ends that connection only, and what was in flight on it completes in
+// error. A message the receive queue cannot take yet (no room in the CQ or
+// the unexpected-message bound, FI_RM_ENABLED) stays in the stream and is
+// retried.
+
+const (
+	rdmRbufSize = 64 << 10
+	// rdmMaxFrame bounds the frames read whole: an eager message with its
+	// headers, or a rendezvous request.
+	rdmMaxFrame = tcpwire.MaxHeaderSize + rxmwire.HeaderSize + rxmwire.RndvSize + rxmwire.EagerLimit
+	rdmRxBudget = 64
+)
+
+type rdmRx struct {
+	buf        []byte
+	start, end int
+	reads      []*rdmRead // reads we issued, oldest first (responses come in order)
+	direct     *rdmRead   // the read whose response payload is being read
+	left       uint64
+	scratch    []byte
+	// idle: the last read found nothing; readiness is checked with a poll
+	// before reading again (a poll does not take the socket lock, which a
+	// read finding nothing does, contending with incoming segments).
+	idle bool
+}
+
+// rdmRead is a rendezvous read: the data of a message the peer announced,
+// read into the receive that matched it.
+type rdmRead struct {
+	e      *provider.RxEntry
+	total  uint64
+	msgID  uint64
+	from   []byte
+	placed int
+	ti     int
+	toff   int
+	// discard: the message was discarded (FI_DISCARD); its data is read
+	// and dropped, and no receive completes (e is nil).
+	discard bool
+}
+
+// rdmUnexp is a queued unexpected message (the PeerContext of its entry).
+type rdmUnexp struct {
+	data   []byte // eager payload
+	isRndv bool
+	rndv   rxmwire.Rndv
+	msgID  uint64
+	conn   *rdmConn
+	gen    uint32
+	from   []byte
+}
+
+func (r *rdmRx) init() { r.buf = make([]byte, rdmRbufSize) }
+
+// resetFrame forgets buffered bytes (the stream ended).
+func (r *rdmRx) resetFrame() {
+	r.start, r.end, r.direct, r.left = 0, 0, nil, 0
+}
+
+// resetStream prepares for a new socket.
+func (r *rdmRx) resetStream() { r.resetFrame() }
+
+// fill reads more bytes into the buffer; false when there are none now or
+// the connection ended.
+func (c *rdmConn) fill() bool {
+	r := &c.rx
+	if r.start == r.end {
+		r.start, r.end = 0, 0
+	} else if len(r.buf)-r.end < rdmMaxFrame && r.start > 0 {
+		r.end = copy(r.buf, r.buf[r.start:r.end])
+		r.start = 0
+	}
+	if r.end == len(r.buf) {
+		c.protoFail("receive buffer full") // cannot happen: frames are bounded by rdmMaxFrame
+		return false
+	}
+	if r.idle && !sys.TCPReadable(c.sock) {
+		return false
+	}
+	n, e := c.sock.Read(r.buf[r.end:])
+	if !c.readOK(n, e) {
+		return false
+	}
+	r.end += n
+	return true
+}
+
+// readOK handles a read's result: false on EAGAIN, end of stream or error
+// (the last two end the connection).
+func (c *rdmConn) readOK(n int, e provider.Errno) bool {
+	switch {
+	case e == provider.EAGAIN || e == provider.EINTR:
+		c.rx.idle = true
+		return false
+	case e != 0:
+		c.fail(e, true)
+		return false
+	case n == 0:
+		c.fail(provider.ECONNRESET, true)
+		return false
+	}
+	c.rx.idle = false
+	return true
+}
+
+// protoFail ends the connection after a malformed frame.
+func (c *rdmConn) protoFail(what string) {
+	logCM(provider.LevelWarn, "rdm: protocol error, dropping the connection: "+what, c.addr)
+	c.fail(provider.EIO, true)
+}
+
+// progressRx handles incoming frames until the socket has no more data,
+// the budget is spent or a message must wait. ep.mu is held.
+func (c *rdmConn) progressRx() {
+	r := &c.rx
+	var h tcpwire.Header
+	for frames := 0; frames < rdmRxBudget && c.state == connUp; {
+		if r.direct != nil {
+			if !c.readDirect() {
+				return
+			}
+			frames++
+			continue
+		}
+		avail := r.end - r.start
+		if avail == 0 && frames > 0 {
+			// A frame was handled and nothing more is buffered: let the
+			// caller see its completion; the next call reads again (the
+			// read would usually find nothing).
+			return
+		}
+		if avail < tcpwire.BaseHeaderSize {
+			if !c.fill() {
+				return
+			}
+			continue
+		}
+		hs, err := tcpwire.PeekHeaderSize(r.buf[r.start:r.end])
+		if err != nil {
+			c.protoFail(err.Error())
+			return
+		}
+		if avail < hs {
+			if !c.fill() {
+				return
+			}
+			continue
+		}
+		if err := tcpwire.ParseHeader(r.buf[r.start:r.start+hs], &h, false); err != nil {
+			c.protoFail(err.Error())
+			return
+		}
+		plen := h.Size - uint64(hs)
+		if h.Op == tcpwire.OpReadRsp {
+			if len(r.reads) == 0 || r.reads[0].total != plen {
+				c.protoFail("unexpected read response")
+				return
+			}
+			rd := r.reads[0]
+			r.reads = r.reads[1:]
+			r.start += hs
+			r.direct, r.left = rd, plen
+			take := min(uint64(r.end-r.start), plen)
+			c.place(rd, r.buf[r.start:r.start+int(take)])
+			r.start += int(take)
+			r.left -= take
+			if r.left == 0 {
+				c.finishRead(rd)
+				r.direct = nil
+				frames++
+			}
+			continue
+		}
+		if h.Size > rdmMaxFrame {
+			c.protoFail("frame too large")
+			return
+		}
+		if uint64(avail) < h.Size {
+			if !c.fill() {
+				return
+			}
+			continue
+		}
+		if !c.frame(&h, r.buf[r.start+hs:r.start+int(h.Size)]) {
+			return // the receive queue has no room: retry later
+		}
+		r.start += int(h.Size)
+		if r.start == r.end {
+			r.start, r.end = 0, 0
+		}
+		frames++
+	}
+}
+
+// place copies b into the read's receive buffers; what does not fit is
+// dropped (the receive completes with FI_ETRUNC).
+func (c *rdmConn) place(rd *rdmRead, b []byte) {
+	for len(b) > 0 {
+		dst := rd.cur()
+		if dst == nil {
+			return
+		}
+		n := copy(dst, b)
+		rd.toff += n
+		rd.placed += n
+		b = b[n:]
+	}
+}
+
+// cur returns the unfilled part of the current receive buffer, or nil.
+func (rd *rdmRead) cur() []byte {
+	if rd.discard {
+		return nil
+	}
+	for rd.ti < len(rd.e.IOV) {
+		if b := rd.e.IOV[rd.ti]; rd.toff < len(b) {
+			return b[rd.toff:]
+		}
+		rd.ti++
+		rd.toff = 0
+	}
+	return nil
+}
+
+// readDirect reads a read response's payload straight into the receive;
+// true when the read finished.
+func (c *rdmConn) readDirect() bool {
+	r := &c.rx
+	rd := r.direct
+	for r.left > 0 {
+		dst := rd.cur()
+		excess := dst == nil
+		if excess {
+			if r.scratch == nil {
+				r.scratch = make([]byte, 64<<10)
+			}
+			dst = r.scratch
+		}
+		if uint64(len(dst)) > r.left {
+			dst = dst[:r.left]
+		}
+		n, e := c.sock.Read(dst)
+		if !c.readOK(n, e) {
+			return false
+		}
+		if !excess {
+			rd.toff += n
+			rd.placed += n
+		}
+		r.left -= uint64(n)
+	}
+	r.direct = nil
+	c.finishRead(rd)
+	return true
+}
+
+// finishRead completes a rendezvous receive and tells the sender.
+func (c *rdmConn) finishRead(rd *rdmRead) {
+	ep := c.ep
+	if !rd.discard {
+		olen := rd.total - uint64(rd.placed)
+		ep.completeRx(rd.e, rd.placed, olen, rd.from)
+		ep.rq.FreeEntry(rd.e)
+	}
+	h := tcpwire.Header{Op: tcpwire.OpMsg}
+	h.SetPayload(rxmwire.HeaderSize)
+	c.ctrlFrame(&h, &rxmwire.Header{Type: rxmwire.TypeRndvReadDone, MsgID: rd.msgID})
+}
+
+// frame handles one whole frame (header h, payload p); false when it must
+// be retried later (the receive queue has no room).
+func (c *rdmConn) frame(h *tcpwire.Header, p []byte) bool {
+	ep := c.ep
+	switch {
+	case h.IsACK():
+		return true
+	case h.Op == tcpwire.OpReadReq:
+		c.serveRead(h)
+		return true
+	case h.Op == tcpwire.OpTagged || (h.Op == tcpwire.OpMsg && h.Flags&tcpwire.FlagTagged != 0):
+		if !ep.deliver(c, true, h.Tag, p, h.CQData, h.HasCQData()) {
+			return false
+		}
+		c.ackIfAsked(h)
+		return true
+	case h.Op != tcpwire.OpMsg:
+		c.protoFail("unexpected tcp op")
+		return true
+	}
+	var rh rxmwire.Header
+	if err := rh.Parse(p); err != nil {
+		c.protoFail(err.Error())
+		return true
+	}
+	body := p[rxmwire.HeaderSize:]
+	switch rh.Type {
+	case rxmwire.TypeEager:
+		if rh.Op != rxmwire.OpMsg && rh.Op != rxmwire.OpTagged {
+			c.protoFail("bad rxm op")
+			return true
+		}
+		if rh.Size != uint64(len(body)) {
+			c.protoFail("eager size mismatch")
+			return true
+		}
+		if !ep.deliver(c, rh.Op == rxmwire.OpTagged, rh.Tag, body, rh.Data, rh.Flags&rxmwire.FlagRemoteCQData != 0) {
+			return false
+		}
+		c.ackIfAsked(h)
+	case rxmwire.TypeRndvReq:
+		if rh.Op != rxmwire.OpMsg && rh.Op != rxmwire.OpTagged {
+			c.protoFail("bad rxm op")
+			return true
+		}
+		rv, err := rxmwire.ParseRndv(body, rh.Size)
+		if err != nil {
+			c.protoFail(err.Error())
+			return true
+		}
+		return ep.rendezvous(c, &rh, &rv)
+	case rxmwire.TypeRndvReadDone:
+		t := ep.rndv[rh.MsgID]
+		if t == nil || t.conn != c || !t.sent {
+			c.protoFail("read-done for no rendezvous send")
+			return true
+		}
+		delete(ep.rndv, rh.MsgID)
+		ep.finishTx(t, 0, true)
+	default:
+		c.protoFail("unsupported rxm message type")
+	}
+	return true
+}
+
+// ackIfAsked answers a delivery-complete frame with an ACK.
+func (c *rdmConn) ackIfAsked(h *tcpwire.Header) {
+	if h.Flags&tcpwire.FlagDeliveryComplete != 0 {
+		a := tcpwire.ACK()
+		c.ctrlFrame(&a, nil)
+	}
+}
+
+// source returns the fi_addr of a connection's peer, or AddrNotAvail.
+func (ep *rdmEP) source(c *rdmConn) provider.Addr {
+	if !ep.needSrc {
+		return provider.AddrNotAvail
+	}
+	return ep.av.Reverse(c.addr)
+}
+
+func setRxData(e *provider.RxEntry, data uint64, has bool) {
+	if has {
+		e.CQData = data
+		e.Flags |= provider.FlagRemoteCQData
+	}
+}
+
+// deliver matches an eager message: into a posted receive, or queued as
+// unexpected with a copy of its payload. false: no room, retry later.
+func (ep *rdmEP) deliver(c *rdmConn, tagged bool, tag uint64, p []byte, data uint64, hasData bool) bool {
+	src := ep.source(c)
+	var e *provider.RxEntry
+	var err error
+	if tagged {
+		e, err = ep.rq.GetTag(src, uint64(len(p)), tag)
+	} else {
+		e, err = ep.rq.GetMsg(src, uint64(len(p)))
+	}
+	switch {
+	case err == nil:
+		setRxData(e, data, hasData)
+		n, olen := srx.Deliver(e, p)
+		ep.completeRx(e, n, olen, c.addr)
+		ep.rq.FreeEntry(e)
+	case err == provider.ENOENT && e != nil:
+		setRxData(e, data, hasData)
+		e.Peer = ep
+		e.PeerContext = &rdmUnexp{data: append([]byte(nil), p...), from: c.addr}
+		if tagged {
+			err = ep.rq.QueueTag(e)
+		} else {
+			err = ep.rq.QueueMsg(e)
+		}
+		if err != nil {
+			ep.rq.FreeEntry(e)
+		}
+	case err == provider.EAGAIN:
+		return false
+	}
+	return true
+}
+
+// rendezvous matches a rendezvous request: a matched receive reads the
+// data at once; otherwise the request is queued as unexpected and read
+// when a receive matches it.
+func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv) bool {
+	src := ep.source(c)
+	tagged := rh.Op == rxmwire.OpTagged
+	var e *provider.RxEntry
+	var err error
+	if tagged {
+		e, err = ep.rq.GetTag(src, rh.Size, rh.Tag)
+	} else {
+		e, err = ep.rq.GetMsg(src, rh.Size)
+	}
+	hasData := rh.Flags&rxmwire.FlagRemoteCQData != 0
+	switch {
+	case err == nil:
+		setRxData(e, rh.Data, hasData)
+		c.startRead(e, rv, rh.MsgID, c.addr)
+	case err == provider.ENOENT && e != nil:
+		setRxData(e, rh.Data, hasData)
+		e.Peer = ep
+		e.PeerContext = &rdmUnexp{isRndv: true, rndv: *rv, msgID: rh.MsgID, conn: c, gen: c.gen, from: c.addr}
+		if tagged {
+			err = ep.rq.QueueTag(e)
+		} else {
+			err = ep.rq.QueueMsg(e)
+		}
+		if err != nil {
+			ep.rq.FreeEntry(e)
+		}
+	case err == provider.EAGAIN:
+		return false
+	}
+	return true
+}
+
+// startRead sends the read request of a rendezvous receive. ep.mu is held.
+func (c *rdmConn) startRead(e *provider.RxEntry, rv *rxmwire.Rndv, msgID uint64, from []byte) {
+	h := tcpwire.Header{Op: tcpwire.OpReadReq, RMACount: rv.Count}
+	var total uint64
+	for i := 0; i < int(rv.Count); i++ {
+		v := rv.IOV[i]
+		h.RMA[i] = tcpwire.RMAIOV{Addr: v.Addr, Len: v.Len, Key: v.Key}
+		total += v.Len
+	}
+	h.SetPayload(0)
+	c.rx.reads = append(c.rx.reads, &rdmRead{e: e, total: total, msgID: msgID, from: from, discard: e == nil})
+	c.ctrlFrame(&h, nil)
+}
+
+// serveRead answers a read request for the data of one of our rendezvous
+// sends to this peer; a request for anything else ends the connection.
+func (c *rdmConn) serveRead(h *tcpwire.Header) {
+	ep := c.ep
+	var parts [tcpwire.MaxRMAIOV][]byte
+	var total uint64
+	for i := 0; i < int(h.RMACount); i++ {
+		v := h.RMA[i]
+		t := ep.rndv[v.Key]
+		if t == nil || t.conn != c || v.Addr > uint64(len(t.data)) || v.Len > uint64(len(t.data))-v.Addr {
+			c.protoFail("read request outside our rendezvous buffers")
+			return
+		}
+		parts[i] = t.data[v.Addr : v.Addr+v.Len]
+		total += v.Len
+	}
+	rsp := tcpwire.Header{Op: tcpwire.OpReadRsp}
+	rsp.SetPayload(total)
+	c.ctrlFrame(&rsp, nil, parts[:h.RMACount]...)
+}
+
+// completeRx writes a receive completion (FI_SOURCE / FI_SOURCE_ERR as
+// bound).
+func (ep *rdmEP) completeRx(e *provider.RxEntry, n int, olen uint64, from []byte) {
+	src := provider.AddrNotAvail
+	if ep.report {
+		src = e.Addr
+		if src == provider.AddrUnspec {
+			src = ep.av.Reverse(from)
+		}
+	}
+	srx.CompleteFrom(ep.rxCQ, ep.rxCntr, e, n, olen, src, from, ep.srcErr)
+}
+
+// completeRxErr fails a receive and frees its entry.
+func (ep *rdmEP) completeRxErr(e *provider.RxEntry, err provider.Errno) {
+	srx.CompleteErr(ep.rxCQ, ep.rxCntr, e, err, provider.AddrNotAvail)
+	ep.rq.FreeEntry(e)
+}
+
+// StartMsg delivers a queued unexpected message into the receive that now
+// matches it (fi_ops_srx_peer.start_msg): eager data at once; a rendezvous
+// request is read by the next progress call.
+func (ep *rdmEP) StartMsg(e *provider.RxEntry) error {
+	u, ok := e.PeerContext.(*rdmUnexp)
+	if !ok || u == nil {
+		return provider.EINVAL
+	}
+	if u.isRndv {
+		ep.smu.Lock()
+		ep.starts = append(ep.starts, e)
+		ep.smu.Unlock()
+		ep.kick()
+		return nil
+	}
+	e.PeerContext = nil
+	n, olen := srx.Deliver(e, u.data)
+	ep.completeRx(e, n, olen, u.from)
+	ep.rq.FreeEntry(e)
+	return nil
+}
+
+// StartTag is StartMsg for tagged messages.
+func (ep *rdmEP) StartTag(e *provider.RxEntry) error { return ep.StartMsg(e) }
+
+// DiscardMsg drops a queued unexpected message. The data of a rendezvous
+// request is still read (and dropped) by the next progress call, so that
+// the sender's operation completes.
+func (ep *rdmEP) DiscardMsg(e *provider.RxEntry) error {
+	u, ok := e.PeerContext.(*rdmUnexp)
+	if !ok || u == nil {
+		return provider.EINVAL
+	}
+	e.PeerContext = nil
+	ep.rq.FreeEntry(e)
+	if u.isRndv {
+		ep.smu.Lock()
+		ep.discards = append(ep.discards, u)
+		ep.smu.Unlock()
+		ep.kick()
+	}
+	return nil
+}
+
+// DiscardTag is DiscardMsg for tagged messages.
+func (ep *rdmEP) DiscardTag(e *provider.RxEntry) error { return ep.DiscardMsg(e) }
