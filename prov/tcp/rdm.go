@@ -261,7 +261,15 @@ func (ep *rdmEP) Enable(r *provider.Resources) error {
 // not reading its CQ still gets connected, and writes the frames queued
 // while a connection was set up. Established connections are left to the
 // application's progress.
-func (ep *rdmEP) ctrlLoop() {
+func (ep *rdmEP) ctrlLoop() { ep.pollLoop(ep.progressCtrl, ep.ctrlPollSet) }
+
+// autoLoop is the FI_PROGRESS_AUTO goroutine: all progress.
+func (ep *rdmEP) autoLoop() { ep.pollLoop(ep.progressLocked, ep.pollSet) }
+
+// pollLoop runs progress (with ep.mu held), then sleeps in poll(2) on the
+// descriptors set lists until one is ready or the kick descriptor fires,
+// until the endpoint closes.
+func (ep *rdmEP) pollLoop(progress func(), set func([]sys.PollFD) []sys.PollFD) {
 	defer ep.wg.Done()
 	var fds []sys.PollFD
 	for {
@@ -275,8 +283,8 @@ func (ep *rdmEP) ctrlLoop() {
 			ep.mu.Unlock()
 			return
 		}
-		ep.progressCtrl()
-		fds = ep.ctrlPollSet(fds[:0])
+		progress()
+		fds = set(fds[:0])
 		ep.mu.Unlock()
 		_, _ = sys.Poll(fds, 50)
 		_ = sys.EventFDDrain(ep.kickFD)
@@ -288,9 +296,7 @@ func (ep *rdmEP) progressCtrl() {
 	ep.acceptAll()
 	ep.progressIncoming()
 	for _, c := range ep.conns {
-		if c != nil && c.state != connUp {
-			c.progress()
-		} else if c != nil && len(c.out) > 0 {
+		if c != nil && (c.state != connUp || len(c.out) > 0) {
 			c.progress()
 		}
 	}
@@ -320,30 +326,6 @@ func (ep *rdmEP) ctrlPollSet(fds []sys.PollFD) []sys.PollFD {
 func (ep *rdmEP) kick() {
 	if ep.kickFD >= 0 {
 		_ = sys.EventFDSignal(ep.kickFD)
-	}
-}
-
-// autoLoop is the FI_PROGRESS_AUTO goroutine: progress, then sleep in
-// poll(2) until a socket or the kick descriptor is ready.
-func (ep *rdmEP) autoLoop() {
-	defer ep.wg.Done()
-	var fds []sys.PollFD
-	for {
-		select {
-		case <-ep.closeCh:
-			return
-		default:
-		}
-		ep.mu.Lock()
-		if ep.state != rdmEnabled {
-			ep.mu.Unlock()
-			return
-		}
-		ep.progressLocked()
-		fds = ep.pollSet(fds[:0])
-		ep.mu.Unlock()
-		_, _ = sys.Poll(fds, 50)
-		_ = sys.EventFDDrain(ep.kickFD)
 	}
 }
 
