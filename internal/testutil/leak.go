@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -46,38 +48,107 @@ func Run(m *testing.M) int {
 	return code
 }
 
-// Baseline is a count of goroutines and open file descriptors.
+// Baseline records the goroutines running and the number of file descriptors
+// open at one moment.
 type Baseline struct {
-	Goroutines, FDs int
+	// Goroutines holds the IDs of the goroutines that were running. A leak
+	// is a goroutine that is not among them; comparing counts instead would
+	// miss a leak while a goroutine of an earlier test is still ending.
+	Goroutines map[uint64]bool
+	FDs        int
 }
 
-// Snapshot counts the goroutines and open file descriptors now.
+// Snapshot records the goroutines running and counts the open file
+// descriptors now.
 func Snapshot() Baseline {
-	return Baseline{Goroutines: runtime.NumGoroutine(), FDs: CountFDs()}
+	ids := make(map[uint64]bool)
+	for _, g := range goroutines() {
+		ids[g.id] = true
+	}
+	return Baseline{Goroutines: ids, FDs: CountFDs()}
 }
 
-// Check waits up to wait for the goroutine and descriptor counts to fall to
-// the baseline and returns an error naming what is still above it. On a
-// goroutine leak it writes all goroutines' stacks to stacks (if not nil).
+// Check waits up to wait for every goroutine started since the baseline to
+// end and for the descriptor count to fall to the baseline, and returns an
+// error naming what is still there. On a goroutine leak it writes the stacks
+// of the goroutines started since the baseline to stacks (if not nil).
 func (b Baseline) Check(wait time.Duration, stacks io.Writer) error {
 	deadline := time.Now().Add(wait)
-	for (CountFDs() > b.FDs || runtime.NumGoroutine() > b.Goroutines) && time.Now().Before(deadline) {
+	var fresh []goroutine
+	for {
+		fresh = b.fresh()
+		if (CountFDs() <= b.FDs && len(fresh) == 0) || !time.Now().Before(deadline) {
+			break
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	fds, g := CountFDs(), runtime.NumGoroutine()
-	if g > b.Goroutines && stacks != nil {
-		buf := make([]byte, 1<<20)
-		stacks.Write(buf[:runtime.Stack(buf, true)])
+	fds := CountFDs()
+	if len(fresh) > 0 && stacks != nil {
+		for _, g := range fresh {
+			fmt.Fprintf(stacks, "%s\n\n", g.stack)
+		}
 	}
 	switch {
-	case fds > b.FDs && g > b.Goroutines:
-		return fmt.Errorf("leak: %d file descriptors open and %d goroutines running after the tests, %d and %d before", fds, g, b.FDs, b.Goroutines)
+	case fds > b.FDs && len(fresh) > 0:
+		return fmt.Errorf("leak: %d file descriptors open after the tests, %d before, and %d goroutines started by them still running", fds, b.FDs, len(fresh))
 	case fds > b.FDs:
 		return fmt.Errorf("leak: %d file descriptors open after the tests, %d before", fds, b.FDs)
-	case g > b.Goroutines:
-		return fmt.Errorf("leak: %d goroutines running after the tests, %d before", g, b.Goroutines)
+	case len(fresh) > 0:
+		return fmt.Errorf("leak: %d goroutines started by the tests still running", len(fresh))
 	}
 	return nil
+}
+
+// fresh returns the goroutines, other than the caller, that were not running
+// at the baseline.
+func (b Baseline) fresh() []goroutine {
+	all := goroutines()
+	var out []goroutine
+	for i, g := range all {
+		if i == 0 { // runtime.Stack lists the calling goroutine first
+			continue
+		}
+		if !b.Goroutines[g.id] {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+type goroutine struct {
+	id    uint64
+	stack string
+}
+
+// goroutines returns every goroutine's ID and stack, the caller's first.
+func goroutines() []goroutine {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out []goroutine
+	for _, rec := range strings.Split(string(buf), "\n\n") {
+		// Each record starts "goroutine 42 [state]:".
+		rest, ok := strings.CutPrefix(rec, "goroutine ")
+		if !ok {
+			continue
+		}
+		num, _, ok := strings.Cut(rest, " ")
+		if !ok {
+			continue
+		}
+		id, err := strconv.ParseUint(num, 10, 64)
+		if err != nil {
+			continue
+		}
+		out = append(out, goroutine{id: id, stack: rec})
+	}
+	return out
 }
 
 // CountFDs returns the number of open file descriptors of the process, or 0
