@@ -1,0 +1,732 @@
+package tcp
+
+import (
+	"bufio"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofabric/fabric/internal/av"
+	"github.com/gofabric/fabric/internal/cq"
+	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/internal/testutil"
+	"github.com/gofabric/fabric/provider"
+)
+
+// Faults of RDM endpoints: peers killed in the middle of a transfer (real
+// processes, SIGKILL), peers restarting at the same address. The peers are
+// this test binary re-executed with TCP_TEST_HELPER=rdm (fltHelperMain).
+
+func init() { testHelpers["rdm"] = fltHelperMain }
+
+// fltOpts configure an RDM node.
+type fltOpts struct {
+	auto   bool   // FI_PROGRESS_AUTO data progress
+	noRM   bool   // FI_RM_DISABLED
+	addr   []byte // listening address; nil: 127.0.0.1, any port
+	cqSize int    // CQ size (default 4096)
+	txSize uint64 // tx_attr.size (default RDMQueueSize)
+}
+
+// fltNode is an RDM endpoint with real resources from the internal
+// machinery (CQs, AV, receive queue).
+type fltNode struct {
+	ep   *rdmEP
+	tx   *cq.CQ
+	rx   *cq.CQ
+	av   *av.AV
+	rq   *srx.Queue
+	name []byte
+}
+
+func loopback(port uint16) []byte {
+	return appendSockaddr(nil, sockaddr{AP: netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), port)})
+}
+
+// openFlt opens a node (FI_TCP_IFACE must name lo, or addr be given).
+func openFlt(o fltOpts) (*fltNode, error) {
+	hints := &provider.Info{AddrFormat: provider.SockAddrIn, Caps: provider.CapMsg | provider.CapTagged,
+		DomainAttr: &provider.DomainAttr{}, EPAttr: &provider.EPAttr{Type: provider.EPRDM}}
+	if o.auto {
+		hints.DomainAttr.DataProgress = provider.ProgressAuto
+	}
+	infos, err := tcpProvider{}.GetInfo(provider.APIVersion, "", "", 0, hints)
+	if err != nil {
+		return nil, err
+	}
+	info := infos[0]
+	info.SrcAddr = o.addr
+	if info.SrcAddr == nil {
+		info.SrcAddr = loopback(0)
+	}
+	if o.noRM {
+		info.DomainAttr.ResourceMgmt = provider.RMDisabled
+	}
+	if o.txSize != 0 {
+		info.TxAttr.Size = o.txSize
+	}
+	ep, err := newRDM(info)
+	if err != nil {
+		return nil, err
+	}
+	n := &fltNode{ep: ep}
+	size := o.cqSize
+	if size == 0 {
+		size = 4096
+	}
+	cfg := cq.Config{Size: size, Format: provider.CQFormatTagged, WaitObj: provider.WaitUnspec, ResourceMgmt: !o.noRM}
+	if n.tx, err = cq.New(cfg); err == nil {
+		n.rx, err = cq.New(cfg)
+	}
+	if err == nil {
+		n.av, err = av.New(av.Config{Format: provider.SockAddrIn})
+	}
+	if err != nil {
+		n.close()
+		return nil, err
+	}
+	n.rq = srx.New(srx.Config{Tagged: true, ResourceMgmt: !o.noRM})
+	n.rq.SetCompletion(n.rx, nil)
+	n.tx.AddSource(ep)
+	n.rx.AddSource(ep)
+	if err := ep.Enable(&provider.Resources{TxCQ: n.tx, RxCQ: n.rx, SRX: n.rq, AV: n.av, OwnSRX: true}); err != nil {
+		n.close()
+		return nil, err
+	}
+	if n.name, err = ep.Name(); err != nil {
+		n.close()
+		return nil, err
+	}
+	return n, nil
+}
+
+// newFlt opens a node closed at the end of the test.
+func newFlt(t testing.TB, o fltOpts) *fltNode {
+	t.Helper()
+	t.Setenv(envIface, "lo")
+	n, err := openFlt(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.close)
+	return n
+}
+
+func (n *fltNode) close() {
+	if n.rq != nil {
+		n.rq.Close()
+	}
+	n.ep.Close()
+	for _, c := range []*cq.CQ{n.tx, n.rx} {
+		if c != nil {
+			c.Close()
+		}
+	}
+	if n.av != nil {
+		n.av.Close()
+	}
+}
+
+// insert puts addr in the node's AV.
+func (n *fltNode) insert(addr []byte) (provider.Addr, error) {
+	fa := make([]provider.Addr, 1)
+	if k, err := n.av.Insert([][]byte{addr}, fa, 0, nil); err != nil || k != 1 {
+		return 0, fmt.Errorf("AV insert: %d %v", k, err)
+	}
+	return fa[0], nil
+}
+
+func (n *fltNode) mustInsert(t testing.TB, addr []byte) provider.Addr {
+	t.Helper()
+	a, err := n.insert(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// send posts a message (tagged when tagged) with a completion.
+func (n *fltNode) send(dest provider.Addr, buf []byte, tagged bool, tag uint64, ctx any) error {
+	m := provider.Msg{Buf: buf, Addr: dest, Tag: tag, Context: ctx, Flags: provider.FlagCompletion}
+	if tagged {
+		return n.ep.TSend(m)
+	}
+	return n.ep.Send(m)
+}
+
+// recv posts a receive from anyone.
+func (n *fltNode) recv(buf []byte, tagged bool, tag, ignore uint64, ctx any) error {
+	m := provider.Msg{Buf: buf, Addr: provider.AddrUnspec, Tag: tag, Ignore: ignore, Context: ctx,
+		Flags: provider.FlagCompletion}
+	return n.rq.Post(&m, tagged)
+}
+
+// fltComp is a completion or an error completion.
+type fltComp struct {
+	ctx any
+	len uint64
+	tag uint64
+	err provider.Errno // 0: success
+}
+
+// poll reads what q has (progressing the node), without waiting.
+func poll(q *cq.CQ, out []fltComp) []fltComp {
+	var e [32]provider.CQEntry
+	for {
+		k, err := q.Read(e[:])
+		for _, x := range e[:max(k, 0)] {
+			out = append(out, fltComp{ctx: x.OpContext, len: x.Len, tag: x.Tag})
+		}
+		if err == provider.EAVAIL {
+			var ee provider.CQErrEntry
+			if q.ReadErr(&ee) == nil {
+				out = append(out, fltComp{ctx: ee.OpContext, err: ee.Err, len: ee.Len})
+			}
+			continue
+		}
+		if k <= 0 {
+			return out
+		}
+	}
+}
+
+// waitComps reads want completions from q within d, progressing the other
+// nodes meanwhile; it fails t when they do not all come.
+func waitComps(t testing.TB, q *cq.CQ, want int, d time.Duration, others ...*fltNode) []fltComp {
+	t.Helper()
+	var got []fltComp
+	deadline := time.Now().Add(d)
+	for len(got) < want {
+		got = poll(q, got)
+		for _, o := range others {
+			o.ep.Progress()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d completions within %v", len(got), want, d)
+		}
+		runtime.Gosched()
+	}
+	return got
+}
+
+// conns returns the number of live connections of the node.
+func (n *fltNode) conns() int {
+	n.ep.mu.Lock()
+	defer n.ep.mu.Unlock()
+	k := 0
+	for _, c := range n.ep.conns {
+		if c != nil {
+			k++
+		}
+	}
+	return k
+}
+
+// leakCheck fails t when goroutines or descriptors started during the test
+// are still there when its cleanups (registered later, so run earlier)
+// have run.
+func leakCheck(t *testing.T) {
+	t.Helper()
+	b := testutil.Snapshot()
+	t.Cleanup(func() {
+		if err := b.Check(testutil.LeakWait, os.Stderr); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// fltPeer is a helper process playing an RDM peer.
+type fltPeer struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	lines chan string
+	name  []byte
+	errb  strings.Builder
+}
+
+// startPeer runs the test binary as an RDM peer in mode, with env added
+// (NAME=value), and reads its listening address.
+func startPeer(t *testing.T, mode string, env ...string) *fltPeer {
+	t.Helper()
+	return startPeerCmd(t, exec.Command(os.Args[0], "-test.run=^$"), mode, env...)
+}
+
+// startPeerCmd is startPeer with the command to run (the test binary,
+// perhaps under `ip netns exec`).
+func startPeerCmd(t *testing.T, cmd *exec.Cmd, mode string, env ...string) *fltPeer {
+	t.Helper()
+	p := &fltPeer{t: t, cmd: cmd, lines: make(chan string, 64)}
+	p.cmd.Env = append(os.Environ(), "TCP_TEST_HELPER=rdm", "TCP_TEST_RDM_MODE="+mode, envIface+"=lo")
+	p.cmd.Env = append(p.cmd.Env, env...)
+	p.cmd.Stderr = &syncWriter{b: &p.errb}
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.in, err = p.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+	}()
+	t.Cleanup(p.kill)
+	l := p.line(10 * time.Second)
+	b, err := hex.DecodeString(strings.TrimPrefix(l, "NAME "))
+	if !strings.HasPrefix(l, "NAME ") || err != nil {
+		t.Fatalf("peer name line %q", l)
+	}
+	p.name = b
+	return p
+}
+
+// syncWriter collects a child's stderr (written by exec's copying
+// goroutine, read by the test after Wait).
+type syncWriter struct{ b *strings.Builder }
+
+func (w *syncWriter) Write(p []byte) (int, error) { return w.b.Write(p) }
+
+// line returns the peer's next output line, failing t after d.
+func (p *fltPeer) line(d time.Duration) string {
+	p.t.Helper()
+	select {
+	case l, ok := <-p.lines:
+		if !ok {
+			p.cmd.Wait()
+			p.t.Fatalf("peer ended; stderr:\n%s", p.errb.String())
+		}
+		return l
+	case <-time.After(d):
+		p.t.Fatalf("no line from the peer within %v; stderr:\n%s", d, p.errb.String())
+	}
+	return ""
+}
+
+// expect waits (progressing nodes) for the peer to print want.
+func (p *fltPeer) expect(want string, d time.Duration, progress ...*fltNode) {
+	p.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				p.cmd.Wait()
+				p.t.Fatalf("peer ended before %q; stderr:\n%s", want, p.errb.String())
+			}
+			if l == want {
+				return
+			}
+			p.t.Logf("peer: %s", l)
+		default:
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("peer did not say %q within %v; stderr:\n%s", want, d, p.errb.String())
+		}
+		for _, n := range progress {
+			n.ep.Progress()
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// kill ends the peer with SIGKILL (once) and reaps it.
+func (p *fltPeer) kill() {
+	if p.cmd.ProcessState != nil {
+		return
+	}
+	p.cmd.Process.Kill()
+	p.in.Close()
+	p.cmd.Wait()
+	for range p.lines {
+	}
+}
+
+// Sizes of the helper's messages.
+const (
+	fltBig   = 64 << 20 // a rendezvous message
+	fltEager = rdmEagerSize
+)
+
+// rdmEagerSize is the largest eager message.
+const rdmEagerSize = 16384
+
+// fltHelperMain is the RDM peer process. TCP_TEST_RDM_MODE says what it
+// does after printing "NAME <hex address>":
+//
+//   - stall: nothing (its connections are accepted by the control
+//     goroutine, but nothing is read from them);
+//   - rndvrecv: posts a fltBig receive and progresses until at least 1 MiB
+//     of a rendezvous message is in it, says MIDWAY, then stalls;
+//   - rndvsend: sends a fltBig message to TCP_TEST_RDM_PEER, says SENT,
+//     and progresses;
+//   - eagersend: sends eager messages to TCP_TEST_RDM_PEER without end,
+//     progressing (says SENDING after the first);
+//   - serve: posts receives and progresses, saying "RECV <len> <text>" for
+//     each message; with TCP_TEST_RDM_HELLO it first sends that text to
+//     TCP_TEST_RDM_PEER, saying "HELLO <status>" when it completes.
+//
+// It listens on TCP_TEST_RDM_ADDR (hex) when set, and exits when its stdin
+// closes (the test ended) or after a minute.
+func fltHelperMain() int {
+	fail := func(what string, err error) int {
+		fmt.Fprintf(os.Stderr, "rdm helper: %s: %v\n", what, err)
+		return 1
+	}
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}()
+	go func() {
+		time.Sleep(time.Minute)
+		fmt.Fprintln(os.Stderr, "rdm helper: a minute passed")
+		os.Exit(2)
+	}()
+	var o fltOpts
+	if a := os.Getenv("TCP_TEST_RDM_ADDR"); a != "" {
+		b, err := hex.DecodeString(a)
+		if err != nil {
+			return fail("addr", err)
+		}
+		o.addr = b
+	}
+	n, err := openFlt(o)
+	if err != nil {
+		return fail("open", err)
+	}
+	var peer provider.Addr
+	if p := os.Getenv("TCP_TEST_RDM_PEER"); p != "" {
+		b, err := hex.DecodeString(p)
+		if err != nil {
+			return fail("peer", err)
+		}
+		if peer, err = n.insert(b); err != nil {
+			return fail("insert", err)
+		}
+	}
+	fmt.Printf("NAME %x\n", n.name)
+	var comps []fltComp
+	switch mode := os.Getenv("TCP_TEST_RDM_MODE"); mode {
+	case "stall":
+	case "rndvrecv":
+		if err := n.recv(make([]byte, fltBig), false, 0, 0, "big"); err != nil {
+			return fail("recv", err)
+		}
+		for {
+			n.ep.Progress()
+			if n.placed() >= 1<<20 {
+				fmt.Println("MIDWAY")
+				break
+			}
+			if comps = poll(n.rx, comps[:0]); len(comps) > 0 {
+				fmt.Println("DONE") // the whole message came in one go
+				break
+			}
+		}
+	case "rndvsend":
+		if err := n.send(peer, make([]byte, fltBig), false, 0, "big"); err != nil {
+			return fail("send", err)
+		}
+		fmt.Println("SENT")
+		for {
+			comps = poll(n.tx, comps[:0])
+			time.Sleep(100 * time.Microsecond)
+		}
+	case "eagersend":
+		buf := make([]byte, fltEager)
+		for k := 0; ; k++ {
+			for n.send(peer, buf, false, 0, nil) == provider.EAGAIN {
+				comps = poll(n.tx, comps[:0])
+			}
+			if k == 0 {
+				fmt.Println("SENDING")
+			}
+			comps = poll(n.tx, comps[:0])
+		}
+	case "serve":
+		if h := os.Getenv("TCP_TEST_RDM_HELLO"); h != "" {
+			if err := n.send(peer, []byte(h), false, 0, "hello"); err != nil {
+				return fail("hello", err)
+			}
+		}
+		bufs := make([][]byte, 64)
+		for i := range bufs {
+			bufs[i] = make([]byte, fltEager)
+			if err := n.recv(bufs[i], false, 0, 0, i); err != nil {
+				return fail("recv", err)
+			}
+		}
+		for {
+			for _, c := range poll(n.tx, comps[:0]) {
+				fmt.Printf("HELLO %d\n", c.err)
+			}
+			for _, c := range poll(n.rx, comps[:0]) {
+				i := c.ctx.(int)
+				if c.err != 0 {
+					fmt.Printf("RECVERR %d\n", c.err)
+				} else {
+					fmt.Printf("RECV %d %s\n", c.len, bufs[i][:min(c.len, 32)])
+				}
+				if err := n.recv(bufs[i], false, 0, 0, i); err != nil {
+					return fail("recv", err)
+				}
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	default:
+		return fail("mode", fmt.Errorf("%q", mode))
+	}
+	select {}
+}
+
+// placed returns how much of the rendezvous message being read on any
+// connection has arrived.
+func (n *fltNode) placed() int {
+	n.ep.mu.Lock()
+	defer n.ep.mu.Unlock()
+	p := 0
+	for _, c := range n.ep.conns {
+		if c != nil && c.rx.direct != nil {
+			p = max(p, c.rx.direct.placed)
+		}
+	}
+	return p
+}
+
+// queuedOn returns the number of frames queued on the connections.
+func (n *fltNode) queuedOn() int {
+	n.ep.mu.Lock()
+	defer n.ep.mu.Unlock()
+	q := 0
+	for _, c := range n.ep.conns {
+		if c != nil {
+			q += c.tx.len()
+		}
+	}
+	return q
+}
+
+// TestRDMPeerKilledEager: eager sends towards a peer that reads nothing
+// fill the socket and queue up; the peer is killed (SIGKILL): every send
+// completes within 5 s, the queued ones in error, and the endpoint still
+// serves another peer. No goroutine or descriptor is left.
+func TestRDMPeerKilledEager(t *testing.T) {
+	leakCheck(t)
+	a, other := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
+	p := startPeer(t, "stall")
+	dest := a.mustInsert(t, p.name)
+	buf := make([]byte, fltEager)
+	const n = 1024 // 16 MiB: more than the socket buffers hold
+	for i := 0; i < n; i++ {
+		if err := a.send(dest, buf, false, 0, i); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	// Write until the socket is full and frames stay queued.
+	var comps []fltComp
+	deadline := time.Now().Add(waitLimit)
+	for q := a.queuedOn(); ; q = a.queuedOn() {
+		comps = poll(a.tx, comps)
+		time.Sleep(20 * time.Millisecond)
+		if q > 0 && q == a.queuedOn() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sends never backed up (%d queued)", q)
+		}
+	}
+	for _, c := range comps {
+		if c.err != 0 {
+			t.Fatalf("send %v failed before the peer died: %v", c.ctx, c.err)
+		}
+	}
+	p.kill()
+	start := time.Now()
+	comps = append(comps, waitComps(t, a.tx, n-len(comps), waitLimit)...)
+	t.Logf("%d sends done in %v after the kill", n, time.Since(start))
+	failed := 0
+	seen := map[any]bool{}
+	for _, c := range comps {
+		if seen[c.ctx] {
+			t.Fatalf("send %v completed twice", c.ctx)
+		}
+		seen[c.ctx] = true
+		if c.err != 0 {
+			failed++
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no send failed although frames were queued when the peer died")
+	}
+	fltCheckServes(t, a, other)
+}
+
+// fltCheckServes checks that a still exchanges messages with another node
+// both ways.
+func fltCheckServes(t *testing.T, a, other *fltNode) {
+	t.Helper()
+	ao, oa := a.mustInsert(t, other.name), other.mustInsert(t, a.name)
+	rb := make([]byte, 16)
+	if err := other.recv(rb, true, 7, 0, "o"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.send(ao, []byte("still here"), true, 7, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if c := waitComps(t, other.rx, 1, waitLimit, a); c[0].err != 0 || string(rb[:c[0].len]) != "still here" {
+		t.Fatalf("after the fault: %+v %q", c[0], rb)
+	}
+	rb2 := make([]byte, 16)
+	if err := a.recv(rb2, true, 8, 0, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.send(oa, []byte("and back"), true, 8, "o"); err != nil {
+		t.Fatal(err)
+	}
+	if c := waitComps(t, a.rx, 1, waitLimit, other); c[0].err != 0 || string(rb2[:c[0].len]) != "and back" {
+		t.Fatalf("after the fault, back: %+v %q", c[0], rb2)
+	}
+	waitComps(t, a.tx, 1, waitLimit, other)
+	waitComps(t, other.tx, 1, waitLimit, a)
+}
+
+// TestRDMPeerKilledRendezvousSend: the peer is killed while it reads our
+// rendezvous message (1 MiB of 64 MiB arrived, then it stopped reading):
+// the send completes in error within 5 s.
+func TestRDMPeerKilledRendezvousSend(t *testing.T) {
+	leakCheck(t)
+	a, other := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
+	p := startPeer(t, "rndvrecv")
+	dest := a.mustInsert(t, p.name)
+	if err := a.send(dest, make([]byte, fltBig), false, 0, "big"); err != nil {
+		t.Fatal(err)
+	}
+	// Progress slowly, so that the peer sees the message arrive in parts.
+	deadline := time.Now().Add(10 * time.Second)
+	for mid := false; !mid; {
+		select {
+		case l, ok := <-p.lines:
+			if !ok || l != "MIDWAY" {
+				t.Fatalf("peer said %q (%v); stderr:\n%s", l, ok, p.errb.String())
+			}
+			mid = true
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the peer did not read part of the message within 10 s")
+		}
+		if c := poll(a.tx, nil); len(c) > 0 {
+			t.Fatalf("send completed before the peer died: %+v", c)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	p.kill()
+	start := time.Now()
+	c := waitComps(t, a.tx, 1, waitLimit)
+	t.Logf("send done in %v after the kill: %v", time.Since(start), c[0].err)
+	if c[0].ctx != "big" || c[0].err == 0 {
+		t.Fatalf("send completion %+v, want an error", c[0])
+	}
+	fltCheckServes(t, a, other)
+}
+
+// TestRDMPeerKilledRendezvousRecv: the peer is killed while we read its
+// rendezvous message: our receive completes in error within 5 s.
+func TestRDMPeerKilledRendezvousRecv(t *testing.T) {
+	leakCheck(t)
+	a, other := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
+	rb := make([]byte, fltBig)
+	if err := a.recv(rb, false, 0, 0, "big"); err != nil {
+		t.Fatal(err)
+	}
+	p := startPeer(t, "rndvsend", "TCP_TEST_RDM_PEER="+hex.EncodeToString(a.name))
+	a.mustInsert(t, p.name)
+	p.expect("SENT", waitLimit)
+	deadline := time.Now().Add(10 * time.Second)
+	for a.placed() == 0 {
+		if c := poll(a.rx, nil); len(c) > 0 {
+			t.Fatalf("receive completed before the peer died: %+v", c)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no data of the message within 10 s")
+		}
+	}
+	p.kill()
+	start := time.Now()
+	c := waitComps(t, a.rx, 1, waitLimit)
+	t.Logf("receive done in %v after the kill: %v", time.Since(start), c[0].err)
+	if c[0].ctx != "big" || c[0].err == 0 {
+		t.Fatalf("receive completion %+v, want an error", c[0])
+	}
+	fltCheckServes(t, a, other)
+}
+
+// TestRDMPeerKilledEagerRecv: the peer is killed while it streams eager
+// messages at us: the connection ends (within 5 s), a message cut in half
+// is not delivered, posted receives stay posted for other peers.
+func TestRDMPeerKilledEagerRecv(t *testing.T) {
+	leakCheck(t)
+	a, other := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
+	rb := make([][]byte, 8)
+	for i := range rb {
+		rb[i] = make([]byte, fltEager)
+		if err := a.recv(rb[i], false, 0, 0, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := startPeer(t, "eagersend", "TCP_TEST_RDM_PEER="+hex.EncodeToString(a.name))
+	a.mustInsert(t, p.name)
+	p.expect("SENDING", waitLimit)
+	got := waitComps(t, a.rx, 4, waitLimit)
+	for _, c := range got {
+		if c.err != 0 || c.len != fltEager {
+			t.Fatalf("receive %+v", c)
+		}
+	}
+	p.kill()
+	deadline := time.Now().Add(waitLimit)
+	for a.conns() != 0 {
+		got = poll(a.rx, got)
+		if time.Now().After(deadline) {
+			t.Fatal("the connection to the dead peer is still there after 5 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for _, c := range poll(a.rx, got)[len(got):] {
+		if c.err != 0 || c.len != fltEager {
+			t.Fatalf("receive after the kill %+v", c)
+		}
+	}
+	// Unexpected messages of the dead peer were queued whole or not at
+	// all.
+	_, u := a.rq.Counts()
+	t.Logf("%d messages received, %d queued when the peer died", len(got), u)
+	for u > 0 {
+		k := min(u, 64)
+		for i := 0; i < k; i++ {
+			if err := a.recv(make([]byte, fltEager+1), false, 0, 0, "q"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range waitComps(t, a.rx, k, waitLimit) {
+			if c.err != 0 || c.len != fltEager {
+				t.Fatalf("queued message %+v", c)
+			}
+		}
+		u -= k
+	}
+	fltCheckServes(t, a, other)
+}
