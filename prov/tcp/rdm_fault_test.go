@@ -730,3 +730,125 @@ func TestRDMPeerKilledEagerRecv(t *testing.T) {
 	}
 	fltCheckServes(t, a, other)
 }
+
+// pidOf returns the pid the node's connection to addr announced.
+func (n *fltNode) pidOf(addr []byte) uint32 {
+	n.ep.mu.Lock()
+	defer n.ep.mu.Unlock()
+	if c := n.ep.peers[string(addr)]; c != nil && c.state == connUp {
+		return c.remotePID
+	}
+	return 0
+}
+
+// TestRDMPeerRestartNoticed: the peer dies with a rendezvous send of ours
+// waiting for it; we notice (end of stream) and the send fails; the peer
+// restarts at the same address, and the next send to the same fi_addr
+// reaches the new incarnation (no AV change).
+func TestRDMPeerRestartNoticed(t *testing.T) {
+	leakCheck(t)
+	a := newFlt(t, fltOpts{})
+	addr := hex.EncodeToString(loopback(uint16(freePort(t))))
+	p1 := startPeer(t, "stall", "TCP_TEST_RDM_ADDR="+addr)
+	dest := a.mustInsert(t, p1.name)
+	if err := a.send(dest, make([]byte, 1<<20), true, 5, "rndv"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(waitLimit)
+	for a.pidOf(p1.name) != uint32(p1.cmd.Process.Pid) {
+		a.ep.Progress()
+		if time.Now().After(deadline) {
+			t.Fatal("no connection to the first incarnation")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	p1.kill()
+	if c := waitComps(t, a.tx, 1, waitLimit); c[0].ctx != "rndv" || c[0].err == 0 {
+		t.Fatalf("send in flight to the dead peer: %+v, want an error", c[0])
+	}
+	p2 := startPeer(t, "serve", "TCP_TEST_RDM_ADDR="+addr)
+	if string(p2.name) != string(p1.name) {
+		t.Fatalf("restarted at %x, not %x", p2.name, p1.name)
+	}
+	if err := a.send(dest, []byte("to-new"), false, 0, "new"); err != nil {
+		t.Fatal(err)
+	}
+	p2.expect("RECV 6 to-new", waitLimit, a)
+	if c := waitComps(t, a.tx, 1, waitLimit); c[0].ctx != "new" || c[0].err != 0 {
+		t.Fatalf("send to the new incarnation: %+v", c[0])
+	}
+	if pid := a.pidOf(p1.name); pid != uint32(p2.cmd.Process.Pid) {
+		t.Fatalf("connected to pid %d, want the new incarnation %d", pid, p2.cmd.Process.Pid)
+	}
+}
+
+// TestRDMPeerRestartReconnects: the peer dies and its new incarnation
+// connects to us before we progressed the old connection: the old
+// connection is replaced at once (rxm's restart-by-pid), the rendezvous
+// send in flight to the old incarnation fails, and both directions work
+// with the new one.
+func TestRDMPeerRestartReconnects(t *testing.T) {
+	leakCheck(t)
+	a := newFlt(t, fltOpts{})
+	addr := hex.EncodeToString(loopback(uint16(freePort(t))))
+	p1 := startPeer(t, "serve", "TCP_TEST_RDM_ADDR="+addr)
+	dest := a.mustInsert(t, p1.name)
+	if err := a.send(dest, []byte("to-old"), false, 0, "old"); err != nil {
+		t.Fatal(err)
+	}
+	p1.expect("RECV 6 to-old", waitLimit, a)
+	if c := waitComps(t, a.tx, 1, waitLimit); c[0].ctx != "old" || c[0].err != 0 {
+		t.Fatalf("send to the first incarnation: %+v", c[0])
+	}
+	// A tagged rendezvous message the peer has no receive for: it waits.
+	if err := a.send(dest, make([]byte, 1<<20), true, 5, "rndv"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(waitLimit)
+	for {
+		a.ep.Progress()
+		a.ep.mu.Lock()
+		sent := false
+		for _, x := range a.ep.rndv {
+			sent = sent || x.sent
+		}
+		a.ep.mu.Unlock()
+		if sent {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("rendezvous request not written")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	rb := make([]byte, 64)
+	if err := a.recv(rb, false, 0, 0, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	p1.kill()
+	// No progress of ours until the new incarnation has connected and sent:
+	// the control goroutine accepts it and replaces the old connection.
+	p2 := startPeer(t, "serve", "TCP_TEST_RDM_ADDR="+addr, "TCP_TEST_RDM_HELLO=new incarnation",
+		"TCP_TEST_RDM_PEER="+hex.EncodeToString(a.name))
+	if l := p2.line(waitLimit); l != "HELLO 0" {
+		t.Fatalf("new incarnation: %q", l)
+	}
+	if pid := a.pidOf(p1.name); pid != uint32(p2.cmd.Process.Pid) {
+		t.Fatalf("connection to pid %d, want the new incarnation %d (replaced on its request)", pid, p2.cmd.Process.Pid)
+	}
+	got := waitComps(t, a.tx, 1, waitLimit)
+	if got[0].ctx != "rndv" || got[0].err == 0 {
+		t.Fatalf("send in flight to the old incarnation: %+v, want an error", got[0])
+	}
+	c := waitComps(t, a.rx, 1, waitLimit)
+	if c[0].err != 0 || string(rb[:c[0].len]) != "new incarnation" {
+		t.Fatalf("from the new incarnation: %+v %q", c[0], rb)
+	}
+	if err := a.send(dest, []byte("to-new"), false, 0, "new"); err != nil {
+		t.Fatal(err)
+	}
+	p2.expect("RECV 6 to-new", waitLimit, a)
+	if c := waitComps(t, a.tx, 1, waitLimit); c[0].ctx != "new" || c[0].err != 0 {
+		t.Fatalf("send to the new incarnation: %+v", c[0])
+	}
+}
