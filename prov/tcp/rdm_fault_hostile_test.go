@@ -164,7 +164,9 @@ func TestRDMHostileFrames(t *testing.T) {
 		bad  func(key uint64) []byte // key: the key of our rendezvous send
 	}{
 		{"rxm control type", func(uint64) []byte { return rxmFrame(rxmwire.Header{Type: 9}, nil) }},
-		{"rxm op", func(uint64) []byte { return rxmFrame(rxmwire.Header{Type: rxmwire.TypeEager, Op: 7, Size: 3}, []byte("abc")) }},
+		{"rxm op", func(uint64) []byte {
+			return rxmFrame(rxmwire.Header{Type: rxmwire.TypeEager, Op: 7, Size: 3}, []byte("abc"))
+		}},
 		{"rxm header cut", func(uint64) []byte {
 			h := tcpwire.Header{Op: tcpwire.OpMsg}
 			h.SetPayload(10)
