@@ -117,6 +117,10 @@
 // FI_MULTI_RECV, FI_SOURCE, FI_SOURCE_ERR, FI_DIRECTED_RECV; RMA, atomics,
 // SAR and delivery-complete are not offered yet. A malformed frame from a
 // peer ends that peer's connection only; its operations complete in error.
+// Unexpected messages are held up to RDMMaxUnexpected messages and
+// RDMMaxUnexpectedBytes; beyond (and, with FI_RM_ENABLED, while the receive
+// CQ has no room) the endpoint stops reading the connection that brought
+// the next message, so that its sender backs up: nothing is dropped.
 //
 // Environment: FI_TCP_IFACE, FI_TCP_PORT_LOW_RANGE, FI_TCP_PORT_HIGH_RANGE,
 // FI_TCP_TX_SIZE, FI_TCP_RX_SIZE (default 256), FI_TCP_NODELAY. As in

@@ -3,6 +3,7 @@ package tcp
 import (
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofabric/fabric/internal/sys"
@@ -83,6 +84,16 @@ type rdmEP struct {
 	starts   []*provider.RxEntry // unexpected rendezvous requests matched since the last progress
 	discards []*rdmUnexp         // unexpected rendezvous requests discarded since the last progress
 
+	// Unexpected messages held (rdmUnexpCost each), bounded by maxUnexp
+	// messages and maxUnexpBytes; beyond, connections stop reading
+	// (backpressure) until receives take some. held counts the connections
+	// waiting for room.
+	unexpN        atomic.Int64
+	unexpBytes    atomic.Int64
+	held          atomic.Int32
+	maxUnexp      int64
+	maxUnexpBytes int64
+
 	kickFD  int // eventfd: wakes the progress goroutines and WaitReady
 	epfd    int // epoll set of the listener, kickFD and every socket (WaitFD)
 	closeCh chan struct{}
@@ -109,7 +120,8 @@ func newRDM(info *provider.Info) (*rdmEP, error) {
 	}
 	ep := &rdmEP{caps: info.Caps, fmt: info.AddrFormat, nodelay: envBool(envNoDelay, true),
 		pid: uint32(os.Getpid()), peers: map[string]*rdmConn{}, rndv: map[uint64]*rdmTx{},
-		closeCh: make(chan struct{}), txSize: RDMQueueSize, kickFD: -1, epfd: -1}
+		closeCh: make(chan struct{}), txSize: RDMQueueSize, kickFD: -1, epfd: -1,
+		maxUnexp: RDMMaxUnexpected, maxUnexpBytes: RDMMaxUnexpectedBytes}
 	if ep.caps == 0 {
 		ep.caps = rdmInfoCaps
 	}
@@ -189,6 +201,13 @@ func (ep *rdmEP) closeWait() {
 func (ep *rdmEP) watch(fd int) {
 	if ep.epfd >= 0 {
 		_ = sys.EpollAdd(ep.epfd, fd)
+	}
+}
+
+// unwatch removes a socket from the WaitFD set. ep.mu is held.
+func (ep *rdmEP) unwatch(fd int) {
+	if ep.epfd >= 0 {
+		_ = sys.EpollDel(ep.epfd, fd)
 	}
 }
 
@@ -339,7 +358,7 @@ func (ep *rdmEP) pollSet(fds []sys.PollFD) []sys.PollFD {
 	}
 	for _, c := range ep.conns {
 		if c != nil && c.sock != nil {
-			fds = append(fds, sys.PollFD{FD: c.sock.FD(), Write: c.wantWrite()})
+			fds = append(fds, sys.PollFD{FD: c.sock.FD(), Write: c.wantWrite(), NoRead: c.rx.held})
 		}
 	}
 	return fds

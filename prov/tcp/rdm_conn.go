@@ -270,6 +270,7 @@ func (c *rdmConn) fail(err provider.Errno, report bool) {
 		logCM(provider.LevelInfo, "rdm: connection ended", c.addr, errAttr(err))
 	}
 	c.state = connDead
+	c.dropHold()
 	if c.sock != nil {
 		c.sock.Close()
 		c.sock = nil
@@ -439,6 +440,7 @@ func (ep *rdmEP) handleRequest(in *rdmIncome) bool {
 		FlowCtrl: rxmwire.FlowCtrlPeerOff})
 	c.out, _ = tcpwire.AppendCM(c.out[:0], tcpwire.CMConnResp, acc)
 	c.state = connUp
+	c.dropHold()
 	c.rx.resetStream()
 	logCM(provider.LevelInfo, "rdm: accepted", from)
 	c.progress()

@@ -37,6 +37,10 @@ type rdmRx struct {
 	// before reading again (a poll does not take the socket lock, which a
 	// read finding nothing does, contending with incoming segments).
 	idle bool
+	// held: the frame at the head of the buffer waits for room (in the
+	// receive CQ or the unexpected-message bound); the socket is not
+	// watched for reading meanwhile (backpressure).
+	held bool
 }
 
 // rdmRead is a rendezvous read: the data of a message the peer announced,
@@ -63,6 +67,66 @@ type rdmUnexp struct {
 	conn   *rdmConn
 	gen    uint32
 	from   []byte
+	cost   int64 // counted in ep.unexpBytes
+}
+
+// rdmUnexpCost is what an unexpected message costs beyond its payload.
+const rdmUnexpCost = 256
+
+// takeUnexp counts an unexpected message of cost bytes in, or reports
+// false when the bound is reached (one message is always let in, so that
+// a bound below a message's size cannot stall the endpoint).
+func (ep *rdmEP) takeUnexp(cost int64) bool {
+	n, b := ep.unexpN.Load(), ep.unexpBytes.Load()
+	if n > 0 && (n >= ep.maxUnexp || b+cost > ep.maxUnexpBytes) {
+		return false
+	}
+	ep.unexpN.Add(1)
+	ep.unexpBytes.Add(cost)
+	return true
+}
+
+// releaseUnexp counts an unexpected message out and wakes progress when a
+// connection waits for room.
+func (ep *rdmEP) releaseUnexp(u *rdmUnexp) {
+	if u.cost == 0 {
+		return
+	}
+	ep.unexpN.Add(-1)
+	ep.unexpBytes.Add(-u.cost)
+	u.cost = 0
+	if ep.held.Load() > 0 {
+		ep.kick()
+	}
+}
+
+// hold marks the connection as waiting for room for its next frame.
+func (c *rdmConn) hold() {
+	if !c.rx.held {
+		c.rx.held = true
+		c.ep.held.Add(1)
+		c.ep.unwatch(c.sock.FD())
+	}
+}
+
+// dropHold forgets a wait for room when the stream ends (the socket is
+// closed or replaced).
+func (c *rdmConn) dropHold() {
+	if c.rx.held {
+		c.rx.held = false
+		c.ep.held.Add(-1)
+	}
+}
+
+// unhold ends a wait for room.
+func (c *rdmConn) unhold() {
+	if c.rx.held {
+		c.rx.held = false
+		c.ep.held.Add(-1)
+		if c.sock != nil {
+			c.ep.watch(c.sock.FD())
+		}
+	}
 }
 
 func (r *rdmRx) init() { r.buf = make([]byte, rdmRbufSize) }
@@ -197,8 +261,10 @@ func (c *rdmConn) progressRx() {
 			continue
 		}
 		if !c.frame(&h, r.buf[r.start+hs:r.start+int(h.Size)]) {
-			return // the receive queue has no room: retry later
+			c.hold() // the receive queue has no room: retry later
+			return
 		}
+		c.unhold()
 		r.start += int(h.Size)
 		if r.start == r.end {
 			r.start, r.end = 0, 0
@@ -388,15 +454,22 @@ func (ep *rdmEP) deliver(c *rdmConn, tagged bool, tag uint64, p []byte, data uin
 		ep.completeRx(e, n, olen, c.addr)
 		ep.rq.FreeEntry(e)
 	case err == provider.ENOENT && e != nil:
+		cost := int64(len(p) + rdmUnexpCost)
+		if !ep.takeUnexp(cost) {
+			ep.rq.FreeEntry(e)
+			return false
+		}
 		setRxData(e, data, hasData)
 		e.Peer = ep
-		e.PeerContext = &rdmUnexp{data: append([]byte(nil), p...), from: c.addr}
+		u := &rdmUnexp{data: append([]byte(nil), p...), from: c.addr, cost: cost}
+		e.PeerContext = u
 		if tagged {
 			err = ep.rq.QueueTag(e)
 		} else {
 			err = ep.rq.QueueMsg(e)
 		}
 		if err != nil {
+			ep.releaseUnexp(u)
 			ep.rq.FreeEntry(e)
 		}
 	case err == provider.EAGAIN:
@@ -424,15 +497,22 @@ func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv) bo
 		setRxData(e, rh.Data, hasData)
 		c.startRead(e, rv, rh.MsgID, c.addr)
 	case err == provider.ENOENT && e != nil:
+		if !ep.takeUnexp(rdmUnexpCost) {
+			ep.rq.FreeEntry(e)
+			return false
+		}
 		setRxData(e, rh.Data, hasData)
 		e.Peer = ep
-		e.PeerContext = &rdmUnexp{isRndv: true, rndv: *rv, msgID: rh.MsgID, conn: c, gen: c.gen, from: c.addr}
+		u := &rdmUnexp{isRndv: true, rndv: *rv, msgID: rh.MsgID, conn: c, gen: c.gen, from: c.addr,
+			cost: rdmUnexpCost}
+		e.PeerContext = u
 		if tagged {
 			err = ep.rq.QueueTag(e)
 		} else {
 			err = ep.rq.QueueMsg(e)
 		}
 		if err != nil {
+			ep.releaseUnexp(u)
 			ep.rq.FreeEntry(e)
 		}
 	case err == provider.EAGAIN:
@@ -503,6 +583,7 @@ func (ep *rdmEP) StartMsg(e *provider.RxEntry) error {
 	if !ok || u == nil {
 		return provider.EINVAL
 	}
+	ep.releaseUnexp(u)
 	if u.isRndv {
 		ep.smu.Lock()
 		ep.starts = append(ep.starts, e)
@@ -528,6 +609,7 @@ func (ep *rdmEP) DiscardMsg(e *provider.RxEntry) error {
 	if !ok || u == nil {
 		return provider.EINVAL
 	}
+	ep.releaseUnexp(u)
 	e.PeerContext = nil
 	ep.rq.FreeEntry(e)
 	if u.isRndv {
