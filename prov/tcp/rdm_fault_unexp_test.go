@@ -164,7 +164,13 @@ func TestRDMUnexpectedReleasedOnClose(t *testing.T) {
 		}
 	}
 	deadline := time.Now().Add(waitLimit)
-	for b.ep.unexpN.Load() != 3 {
+	// Read under ep.mu: a message is counted, then queued, under it.
+	queued := func() int64 {
+		b.ep.mu.Lock()
+		defer b.ep.mu.Unlock()
+		return b.ep.unexpN.Load()
+	}
+	for queued() != 3 {
 		a.ep.Progress()
 		b.ep.Progress()
 		if time.Now().After(deadline) {
