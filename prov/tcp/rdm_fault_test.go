@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -17,6 +18,8 @@ import (
 	"github.com/gofabric/fabric/internal/cq"
 	"github.com/gofabric/fabric/internal/srx"
 	"github.com/gofabric/fabric/internal/testutil"
+	"github.com/gofabric/fabric/internal/wire/rxmwire"
+	"github.com/gofabric/fabric/internal/wire/tcpwire"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -369,10 +372,12 @@ const rdmEagerSize = 16384
 //
 //   - stall: nothing (its connections are accepted by the control
 //     goroutine, but nothing is read from them);
-//   - rndvrecv: posts a fltBig receive and progresses until at least 1 MiB
-//     of a rendezvous message is in it, says MIDWAY, then stalls;
-//   - rndvsend: sends a fltBig message to TCP_TEST_RDM_PEER, says SENT,
-//     and progresses;
+//   - rawrndvrecv: a raw rxm peer (no endpoint): accepts a connection,
+//     reads a rendezvous request, asks for the data, reads 1 MiB of it,
+//     says MIDWAY, then stalls (an endpoint would read it all at once);
+//   - rawrndvsend: a raw rxm peer: connects to TCP_TEST_RDM_PEER, sends a
+//     fltBig rendezvous request (SENT), answers the read request with
+//     1 MiB of the data, says MIDWAY, then stalls;
 //   - eagersend: sends eager messages to TCP_TEST_RDM_PEER without end,
 //     progressing (says SENDING after the first);
 //   - serve: posts receives and progresses, saying "RECV <len> <text>" for
@@ -395,6 +400,18 @@ func fltHelperMain() int {
 		fmt.Fprintln(os.Stderr, "rdm helper: a minute passed")
 		os.Exit(2)
 	}()
+	switch os.Getenv("TCP_TEST_RDM_MODE") {
+	case "rawrndvrecv":
+		if err := rawRndvRecv(); err != nil {
+			return fail("rawrndvrecv", err)
+		}
+		select {}
+	case "rawrndvsend":
+		if err := rawRndvSend(); err != nil {
+			return fail("rawrndvsend", err)
+		}
+		select {}
+	}
 	var o fltOpts
 	if a := os.Getenv("TCP_TEST_RDM_ADDR"); a != "" {
 		b, err := hex.DecodeString(a)
@@ -421,30 +438,6 @@ func fltHelperMain() int {
 	var comps []fltComp
 	switch mode := os.Getenv("TCP_TEST_RDM_MODE"); mode {
 	case "stall":
-	case "rndvrecv":
-		if err := n.recv(make([]byte, fltBig), false, 0, 0, "big"); err != nil {
-			return fail("recv", err)
-		}
-		for {
-			n.ep.Progress()
-			if n.placed() >= 1<<20 {
-				fmt.Println("MIDWAY")
-				break
-			}
-			if comps = poll(n.rx, comps[:0]); len(comps) > 0 {
-				fmt.Println("DONE") // the whole message came in one go
-				break
-			}
-		}
-	case "rndvsend":
-		if err := n.send(peer, make([]byte, fltBig), false, 0, "big"); err != nil {
-			return fail("send", err)
-		}
-		fmt.Println("SENT")
-		for {
-			comps = poll(n.tx, comps[:0])
-			time.Sleep(100 * time.Microsecond)
-		}
 	case "eagersend":
 		buf := make([]byte, fltEager)
 		for k := 0; ; k++ {
@@ -605,11 +598,12 @@ func fltCheckServes(t *testing.T, a, other *fltNode) {
 
 // TestRDMPeerKilledRendezvousSend: the peer is killed while it reads our
 // rendezvous message (1 MiB of 64 MiB arrived, then it stopped reading):
-// the send completes in error within 5 s.
+// the send completes in error within 5 s. (The peer is a raw rxm peer, so
+// that it stops reading at a known point.)
 func TestRDMPeerKilledRendezvousSend(t *testing.T) {
 	leakCheck(t)
 	a, other := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
-	p := startPeer(t, "rndvrecv")
+	p := startPeer(t, "rawrndvrecv")
 	dest := a.mustInsert(t, p.name)
 	if err := a.send(dest, make([]byte, fltBig), false, 0, "big"); err != nil {
 		t.Fatal(err)
@@ -644,7 +638,8 @@ func TestRDMPeerKilledRendezvousSend(t *testing.T) {
 }
 
 // TestRDMPeerKilledRendezvousRecv: the peer is killed while we read its
-// rendezvous message: our receive completes in error within 5 s.
+// rendezvous message (it sent 1 MiB of 64 MiB): our receive completes in
+// error within 5 s.
 func TestRDMPeerKilledRendezvousRecv(t *testing.T) {
 	leakCheck(t)
 	a, other := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
@@ -652,16 +647,17 @@ func TestRDMPeerKilledRendezvousRecv(t *testing.T) {
 	if err := a.recv(rb, false, 0, 0, "big"); err != nil {
 		t.Fatal(err)
 	}
-	p := startPeer(t, "rndvsend", "TCP_TEST_RDM_PEER="+hex.EncodeToString(a.name))
+	p := startPeer(t, "rawrndvsend", "TCP_TEST_RDM_PEER="+hex.EncodeToString(a.name))
 	a.mustInsert(t, p.name)
-	p.expect("SENT", waitLimit)
-	deadline := time.Now().Add(10 * time.Second)
-	for a.placed() == 0 {
+	p.expect("SENT", waitLimit, a)
+	p.expect("MIDWAY", waitLimit, a)
+	deadline := time.Now().Add(waitLimit)
+	for a.placed() < 1<<20 {
 		if c := poll(a.rx, nil); len(c) > 0 {
 			t.Fatalf("receive completed before the peer died: %+v", c)
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("no data of the message within 10 s")
+			t.Fatalf("%d bytes of the message within 5 s", a.placed())
 		}
 	}
 	p.kill()
@@ -851,4 +847,152 @@ func TestRDMPeerRestartReconnects(t *testing.T) {
 	if c := waitComps(t, a.tx, 1, waitLimit); c[0].ctx != "new" || c[0].err != 0 {
 		t.Fatalf("send to the new incarnation: %+v", c[0])
 	}
+}
+
+// rawConn is the helper's side of a raw rxm connection.
+type rawConn struct{ c net.Conn }
+
+func (r rawConn) readFull(b []byte) error {
+	r.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_, err := io.ReadFull(r.c, b)
+	return err
+}
+
+// cm reads a CM message and returns its type and data.
+func (r rawConn) cm() (uint8, []byte, error) {
+	var h [tcpwire.CMHeaderSize]byte
+	if err := r.readFull(h[:]); err != nil {
+		return 0, nil, err
+	}
+	typ, dlen, _, err := tcpwire.ParseCMHeader(h[:])
+	if err != nil {
+		return 0, nil, err
+	}
+	d := make([]byte, dlen)
+	return typ, d, r.readFull(d)
+}
+
+// frame reads a frame's tcp header and payload (up to max bytes of it;
+// the rest is left in the stream).
+func (r rawConn) frame(max int) (tcpwire.Header, []byte, error) {
+	var h tcpwire.Header
+	var b [tcpwire.MaxHeaderSize]byte
+	if err := r.readFull(b[:tcpwire.BaseHeaderSize]); err != nil {
+		return h, nil, err
+	}
+	hs, err := tcpwire.PeekHeaderSize(b[:tcpwire.BaseHeaderSize])
+	if err != nil {
+		return h, nil, err
+	}
+	if err := r.readFull(b[tcpwire.BaseHeaderSize:hs]); err != nil {
+		return h, nil, err
+	}
+	if err := tcpwire.ParseHeader(b[:hs], &h, false); err != nil {
+		return h, nil, err
+	}
+	p := make([]byte, min(h.Size-uint64(hs), uint64(max)))
+	return h, p, r.readFull(p)
+}
+
+func rawConnect(port uint16) []byte {
+	return rxmwire.AppendConnect(nil, &rxmwire.Connect{Port: port, FlowCtrl: rxmwire.FlowCtrlPeerOff,
+		EagerLimit: rxmwire.EagerLimit, RxSize: rxmwire.RxSize, ConnID: rxmwire.ConnID(uint32(os.Getpid()), 0)})
+}
+
+// rawRndvRecv is the rawrndvrecv helper mode.
+func rawRndvRecv() error {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("NAME %x\n", loopback(uint16(ln.Addr().(*net.TCPAddr).Port)))
+	c, err := ln.Accept()
+	if err != nil {
+		return err
+	}
+	r := rawConn{c}
+	if typ, _, err := r.cm(); err != nil || typ != tcpwire.CMConnReq {
+		return fmt.Errorf("connect request %d: %v", typ, err)
+	}
+	acc := rxmwire.AppendAccept(nil, &rxmwire.Accept{ConnID: rxmwire.ConnID(uint32(os.Getpid()), 0),
+		RxSize: rxmwire.RxSize, FlowCtrl: rxmwire.FlowCtrlPeerOff})
+	b, _ := tcpwire.AppendCM(nil, tcpwire.CMConnResp, acc)
+	if _, err := c.Write(b); err != nil {
+		return err
+	}
+	_, p, err := r.frame(1 << 20)
+	if err != nil {
+		return err
+	}
+	var rh rxmwire.Header
+	if err := rh.Parse(p); err != nil || rh.Type != rxmwire.TypeRndvReq {
+		return fmt.Errorf("rendezvous request %+v: %v", rh, err)
+	}
+	rv, err := rxmwire.ParseRndv(p[rxmwire.HeaderSize:], rh.Size)
+	if err != nil {
+		return err
+	}
+	h := tcpwire.Header{Op: tcpwire.OpReadReq, RMACount: rv.Count}
+	for i := 0; i < int(rv.Count); i++ {
+		h.RMA[i] = tcpwire.RMAIOV{Addr: rv.IOV[i].Addr, Len: rv.IOV[i].Len, Key: rv.IOV[i].Key}
+	}
+	h.SetPayload(0)
+	if _, err := c.Write(tcpwire.AppendHeader(nil, &h, false)); err != nil {
+		return err
+	}
+	if h, _, err = r.frame(1 << 20); err != nil || h.Op != tcpwire.OpReadRsp {
+		return fmt.Errorf("read response %+v: %v", h, err)
+	}
+	fmt.Println("MIDWAY")
+	return nil
+}
+
+// rawRndvSend is the rawrndvsend helper mode.
+func rawRndvSend() error {
+	peer, err := hex.DecodeString(os.Getenv("TCP_TEST_RDM_PEER"))
+	if err != nil {
+		return err
+	}
+	a, _, ok := decodeSockaddr(peer)
+	if !ok {
+		return fmt.Errorf("peer %x", peer)
+	}
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	fmt.Printf("NAME %x\n", loopback(port))
+	c, err := net.Dial("tcp4", a.AP.String())
+	if err != nil {
+		return err
+	}
+	r := rawConn{c}
+	b, _ := tcpwire.AppendCM(nil, tcpwire.CMConnReq, rawConnect(port))
+	if _, err := c.Write(b); err != nil {
+		return err
+	}
+	if typ, _, err := r.cm(); err != nil || typ != tcpwire.CMConnResp {
+		return fmt.Errorf("connect response %d: %v", typ, err)
+	}
+	const key = rxmwire.KeyBase | 77
+	rv := rxmwire.Rndv{Count: 1}
+	rv.IOV[0] = rxmwire.RndvIOV{Len: fltBig, Key: key}
+	body := make([]byte, rxmwire.RndvSize)
+	rv.Put(body)
+	if _, err := c.Write(rxmFrame(rxmwire.Header{Type: rxmwire.TypeRndvReq, Size: fltBig, MsgID: key}, body)); err != nil {
+		return err
+	}
+	fmt.Println("SENT")
+	h, _, err := r.frame(0)
+	if err != nil || h.Op != tcpwire.OpReadReq || h.RMACount != 1 || h.RMA[0].Key != key || h.RMA[0].Len != fltBig {
+		return fmt.Errorf("read request %+v: %v", h, err)
+	}
+	rsp := tcpwire.Header{Op: tcpwire.OpReadRsp}
+	rsp.SetPayload(fltBig)
+	if _, err := c.Write(append(tcpwire.AppendHeader(nil, &rsp, false), make([]byte, 1<<20)...)); err != nil {
+		return err
+	}
+	fmt.Println("MIDWAY")
+	return nil
 }
