@@ -73,6 +73,10 @@ type rdmEP struct {
 	srcErr   bool // FI_SOURCE_ERR
 	peers    map[string]*rdmConn
 	conns    []*rdmConn   // by our peer index; nil slots are free
+	nconns   int          // connections in conns
+	maxConns int          // idle connection bound (RDMMaxConns)
+	clock    uint64       // use clock of the connections (LRU order)
+	draining []*rdmConn   // connections closed for idleness, read until the peer closes
 	incoming []*rdmIncome // accepted sockets whose connect request is being read
 	orphans  []*sys.Conn  // losing sides of simultaneous connects, closed at progress
 	rndv     map[uint64]*rdmTx
@@ -121,7 +125,7 @@ func newRDM(info *provider.Info) (*rdmEP, error) {
 	ep := &rdmEP{caps: info.Caps, fmt: info.AddrFormat, nodelay: envBool(envNoDelay, true),
 		pid: uint32(os.Getpid()), peers: map[string]*rdmConn{}, rndv: map[uint64]*rdmTx{},
 		closeCh: make(chan struct{}), txSize: RDMQueueSize, kickFD: -1, epfd: -1,
-		maxUnexp: RDMMaxUnexpected, maxUnexpBytes: RDMMaxUnexpectedBytes}
+		maxUnexp: RDMMaxUnexpected, maxUnexpBytes: RDMMaxUnexpectedBytes, maxConns: envMaxConnsValue()}
 	if ep.caps == 0 {
 		ep.caps = rdmInfoCaps
 	}
@@ -338,6 +342,16 @@ func (ep *rdmEP) ctrlPollSet(fds []sys.PollFD) []sys.PollFD {
 			fds = append(fds, sys.PollFD{FD: c.sock.FD(), Write: c.wantWrite()})
 		}
 	}
+	return ep.drainSet(fds)
+}
+
+// drainSet appends the connections being drained. ep.mu is held.
+func (ep *rdmEP) drainSet(fds []sys.PollFD) []sys.PollFD {
+	for _, c := range ep.draining {
+		if c.sock != nil {
+			fds = append(fds, sys.PollFD{FD: c.sock.FD(), NoRead: c.rx.held})
+		}
+	}
 	return fds
 }
 
@@ -358,8 +372,14 @@ func (ep *rdmEP) pollSet(fds []sys.PollFD) []sys.PollFD {
 	}
 	for _, c := range ep.conns {
 		if c != nil && c.sock != nil {
-			fds = append(fds, sys.PollFD{FD: c.sock.FD(), Write: c.wantWrite(), NoRead: c.rx.held})
+			// A held connection, or one whose predecessor is still
+			// drained, is not read: waiting for its readability would spin.
+			noRead := c.rx.held || (len(ep.draining) > 0 && c.state == connUp && ep.drainingFor(c.key))
+			fds = append(fds, sys.PollFD{FD: c.sock.FD(), Write: c.wantWrite(), NoRead: noRead})
 		}
+	}
+	if ep.auto {
+		fds = ep.drainSet(fds)
 	}
 	return fds
 }
@@ -483,6 +503,10 @@ func (ep *rdmEP) Close() error {
 			c.fail(provider.ECANCELED, enabled)
 		}
 	}
+	for _, c := range ep.draining {
+		c.fail(provider.ECANCELED, enabled)
+	}
+	ep.draining = nil
 	for _, in := range ep.incoming {
 		in.sock.Close()
 	}
@@ -507,6 +531,9 @@ func (ep *rdmEP) takeStarts() {
 	ep.starts, ep.discards = nil, nil
 	ep.smu.Unlock()
 	for _, u := range d {
+		if u.conn.gen == u.gen {
+			u.conn.unexpRndv--
+		}
 		if u.conn.state == connUp && u.conn.gen == u.gen {
 			u.conn.startRead(nil, &u.rndv, u.msgID, u.from)
 		}
@@ -514,6 +541,9 @@ func (ep *rdmEP) takeStarts() {
 	for _, e := range s {
 		u := e.PeerContext.(*rdmUnexp)
 		e.PeerContext = nil
+		if u.conn.gen == u.gen {
+			u.conn.unexpRndv--
+		}
 		if u.conn.state != connUp || u.conn.gen != u.gen {
 			ep.completeRxErr(e, provider.ECONNABORTED)
 			continue
@@ -531,17 +561,20 @@ func (ep *rdmEP) addConn(c *rdmConn) {
 		if x == nil {
 			c.index = uint32(i)
 			ep.conns[i] = c
+			ep.nconns++
 			return
 		}
 	}
 	c.index = uint32(len(ep.conns))
 	ep.conns = append(ep.conns, c)
+	ep.nconns++
 }
 
 // removeConn forgets c. ep.mu is held.
 func (ep *rdmEP) removeConn(c *rdmConn) {
 	if int(c.index) < len(ep.conns) && ep.conns[c.index] == c {
 		ep.conns[c.index] = nil
+		ep.nconns--
 	}
 	if c.key != "" && ep.peers[c.key] == c {
 		delete(ep.peers, c.key)

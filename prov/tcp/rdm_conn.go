@@ -1,7 +1,12 @@
 package tcp
 
 import (
+	"cmp"
 	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofabric/fabric/internal/sys"
@@ -22,12 +27,51 @@ const (
 	connReqSent                   // connect request written (or being written); reading the response
 	connWaitPeer                  // our request lost a simultaneous connect: the peer's is coming
 	connUp                        // connected: frames flow
+	connDraining                  // closed for idleness: shut for writing, read until the peer closes
 	connDead                      // failed or replaced; no longer in the endpoint's tables
 )
 
 // rdmCMTimeout bounds connection setup, including the wait for the peer's
-// request after losing a simultaneous connect.
+// request after losing a simultaneous connect, and the drain of a
+// connection closed for idleness.
 const rdmCMTimeout = 10 * time.Second
+
+// Idle connections. An RDM endpoint keeps at most RDMMaxConns connections
+// (FI_TCP_RDM_MAX_CONNS; 0: no bound) open while they are idle: when a
+// new connection takes it beyond, the least recently used idle ones
+// (nothing queued, nothing in flight either way) are closed until it is
+// 7/8 of the bound again; connections in use are never closed, so the
+// bound may be exceeded while all are busy. A peer is reconnected when it
+// is next sent to, by whichever side sends.
+//
+// The close is graceful, so that nothing the peer sent meanwhile is lost:
+// the socket is shut for writing (the peer reads end of stream) and read
+// until the peer closes its side, its messages delivered as usual; a new
+// connection to the same peer is read only once that drain has finished,
+// keeping the peer's messages in order. A C tcp;ofi_rxm peer sees what it
+// sees when a peer closes a connection: it shuts its side down, and
+// reconnects on its next send. Our side of a connection the peer closed
+// this way, with nothing half-written and nothing in flight, moves the
+// frames still queued to a new connection instead of failing them.
+const (
+	// RDMMaxConns is the default bound on idle connections per RDM endpoint.
+	RDMMaxConns = 1024
+	envMaxConns = "FI_TCP_RDM_MAX_CONNS"
+)
+
+// envMaxConnsValue reads FI_TCP_RDM_MAX_CONNS (a count, 0 for none).
+func envMaxConnsValue() int {
+	raw := os.Getenv(envMaxConns)
+	if strings.TrimSpace(raw) == "" {
+		return RDMMaxConns
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(raw))
+	if err != nil || v < 0 {
+		envFallback(envMaxConns, raw, "not a count, using the default")
+		return RDMMaxConns
+	}
+	return v
+}
 
 // rdmConn is the connection to one peer.
 type rdmConn struct {
@@ -43,6 +87,9 @@ type rdmConn struct {
 	gen         uint32 // bumped when the socket is replaced
 	sock        *sys.Conn
 	deadline    time.Time
+	lastUse     uint64    // ep.clock at the last send to the peer or frame from it
+	retryAt     time.Time // connWaitPeer after a reject while draining: connect again then
+	unexpRndv   int       // the peer's rendezvous requests queued as unexpected here
 
 	out    []byte // CM bytes to write before any frame (request or accept)
 	cmIn   [tcpwire.MaxCMSize]byte
@@ -67,10 +114,12 @@ type rdmIncome struct {
 // conn returns the connection to dest, starting one if there is none.
 // ep.mu is held.
 func (ep *rdmEP) conn(dest []byte) (*rdmConn, error) {
+	ep.clock++
 	if c := ep.peers[string(dest)]; c != nil {
+		c.lastUse = ep.clock
 		return c, nil
 	}
-	c := &rdmConn{ep: ep, key: string(dest), addr: append([]byte(nil), dest...)}
+	c := &rdmConn{ep: ep, key: string(dest), addr: append([]byte(nil), dest...), lastUse: ep.clock}
 	c.rx.init()
 	ep.addConn(c)
 	if err := c.dial(); err != nil {
@@ -78,8 +127,143 @@ func (ep *rdmEP) conn(dest []byte) (*rdmConn, error) {
 		return nil, err
 	}
 	ep.peers[c.key] = c
+	ep.trimIdle()
 	ep.kick()
 	return c, nil
+}
+
+// used notes traffic on c (for the idle bound's LRU order).
+func (c *rdmConn) used() {
+	c.ep.clock++
+	c.lastUse = c.ep.clock
+}
+
+// idle reports whether c carries nothing: up, nothing queued either way,
+// no frame half read, no rendezvous of ours waiting for the peer (rndvBusy)
+// and none of the peer's waiting for us.
+func (c *rdmConn) idle(rndvBusy map[*rdmConn]bool) bool {
+	r := &c.rx
+	return c.state == connUp && c.tx.len() == 0 && len(c.out) == 0 && len(r.reads) == 0 && r.direct == nil &&
+		r.start == r.end && !r.held && c.unexpRndv == 0 && !rndvBusy[c]
+}
+
+// trimIdle closes the least recently used idle connections when more than
+// ep.maxConns are open (see RDMMaxConns). ep.mu is held.
+func (ep *rdmEP) trimIdle() {
+	if ep.maxConns <= 0 || ep.nconns <= ep.maxConns {
+		return
+	}
+	busy := map[*rdmConn]bool{}
+	for _, t := range ep.rndv {
+		busy[t.conn] = true
+	}
+	var idle []*rdmConn
+	for _, c := range ep.conns {
+		if c != nil && c.key != "" && c.idle(busy) {
+			idle = append(idle, c)
+		}
+	}
+	slices.SortFunc(idle, func(a, b *rdmConn) int { return cmp.Compare(a.lastUse, b.lastUse) })
+	n := min(len(idle), ep.nconns-ep.maxConns*7/8)
+	for _, c := range idle[:n] {
+		c.drain()
+	}
+}
+
+// drain closes an idle connection gracefully: it leaves the endpoint's
+// tables (the next send to the peer opens a new connection), its socket is
+// shut for writing, and it is read until the peer closes (ep.draining).
+// ep.mu is held.
+func (c *rdmConn) drain() {
+	ep := c.ep
+	logCM(provider.LevelInfo, "rdm: closing an idle connection", c.addr)
+	ep.removeConn(c)
+	c.state = connDraining
+	c.deadline = time.Now().Add(rdmCMTimeout)
+	if err := sys.TCPShutdownWrite(c.sock); err != nil {
+		c.fail(provider.ECONNABORTED, true)
+		return
+	}
+	ep.draining = append(ep.draining, c)
+}
+
+// progressDraining reads the connections being drained and forgets those
+// that ended. ep.mu is held.
+func (ep *rdmEP) progressDraining() {
+	if len(ep.draining) == 0 {
+		return
+	}
+	k := 0
+	for _, c := range ep.draining {
+		if c.state == connDraining {
+			c.progress()
+		}
+		if c.state == connDraining && time.Now().After(c.deadline) {
+			c.fail(provider.ETIMEDOUT, true)
+		}
+		if c.state == connDraining {
+			ep.draining[k] = c
+			k++
+		}
+	}
+	clear(ep.draining[k:])
+	ep.draining = ep.draining[:k]
+}
+
+// drainingFor reports whether a connection to the peer at key is still
+// being drained (a new connection to it waits before reading).
+func (ep *rdmEP) drainingFor(key string) bool {
+	for _, c := range ep.draining {
+		if c.key == key && c.state == connDraining {
+			return true
+		}
+	}
+	return false
+}
+
+// peerClosed handles the end of the stream on a connection: a connection
+// that carried nothing half-way (the peer closed it for idleness, or died
+// between messages) is closed quietly, and frames still queued for the
+// peer move to a new connection (which a dead peer refuses: they fail
+// then); otherwise what was in flight fails. ep.mu is held.
+func (c *rdmConn) peerClosed() {
+	if c.state != connUp || !c.quiet() {
+		c.fail(provider.ECONNRESET, true)
+		return
+	}
+	if c.tx.len() == 0 {
+		c.fail(provider.ECONNRESET, true) // nothing to fail
+		return
+	}
+	logCM(provider.LevelInfo, "rdm: the peer closed the connection, reconnecting for the queued frames", c.addr)
+	c.dropHold()
+	c.sock.Close()
+	c.sock = nil
+	c.rx.resetStream()
+	if err := c.dial(); err != nil {
+		c.fail(provider.ECONNREFUSED, true)
+	}
+}
+
+// quiet reports whether nothing of c's stream is half done: no frame half
+// written or half read, no control frame queued, no read outstanding, no
+// rendezvous send of ours waiting for the peer.
+func (c *rdmConn) quiet() bool {
+	r := &c.rx
+	if len(r.reads) > 0 || r.direct != nil || r.start != r.end || len(c.out) > 0 {
+		return false
+	}
+	for i := c.tx.head0; i < len(c.tx.q); i++ {
+		if t := c.tx.q[i]; t.kind == txCtrl || t.off > 0 {
+			return false
+		}
+	}
+	for _, t := range c.ep.rndv {
+		if t.conn == c && t.sent {
+			return false
+		}
+	}
+	return true
 }
 
 // dial opens a socket from the endpoint's IP (as rxm does: the peer
@@ -170,11 +354,39 @@ func (c *rdmConn) progress() {
 			return
 		}
 	case connWaitPeer:
-		if time.Now().After(c.deadline) {
+		now := time.Now()
+		if now.After(c.deadline) {
 			c.fail(provider.ETIMEDOUT, true)
+			return
+		}
+		if !c.retryAt.IsZero() && now.After(c.retryAt) {
+			c.retryAt = time.Time{}
+			d := c.deadline
+			if err := c.dial(); err != nil {
+				c.fail(provider.ECONNREFUSED, true)
+				return
+			}
+			c.deadline = d
 		}
 		return
 	case connUp:
+		if len(c.ep.draining) > 0 && c.ep.drainingFor(c.key) {
+			// The peer's messages on the connection being drained
+			// come first.
+			if c.flushOut() && len(c.out) == 0 {
+				c.flush()
+			}
+			return
+		}
+	case connDraining:
+		if c.tx.len() > 0 {
+			// A read request or read-done cannot be written: what
+			// needed it fails.
+			c.fail(provider.ECONNABORTED, true)
+			return
+		}
+		c.progressRx()
+		return
 	default:
 		return
 	}
@@ -236,6 +448,15 @@ func (c *rdmConn) readResponse() {
 		reason := rxmwire.ParseReject(data)
 		c.sock.Close()
 		c.sock = nil
+		if reason == rxmwire.RejectAlready && c.ep.drainingFor(c.key) {
+			// The peer has not seen the end of the connection we are
+			// draining yet (a C peer refuses a second connection until
+			// it has): connect again shortly.
+			logCM(provider.LevelInfo, "rdm: the peer still has the drained connection, connecting again", c.addr)
+			c.state = connWaitPeer
+			c.retryAt = time.Now().Add(20 * time.Millisecond)
+			return
+		}
 		if reason == rxmwire.RejectAlready {
 			// The peer's request won; it is on its way (or already
 			// adopted, in which case we are no longer in connReqSent).
@@ -341,6 +562,7 @@ func (ep *rdmEP) progressIncoming() {
 	}
 	clear(ep.incoming[k:])
 	ep.incoming = ep.incoming[:k]
+	ep.progressDraining()
 }
 
 // readIncoming advances one accepted socket; true when it is finished
@@ -404,6 +626,8 @@ func (ep *rdmEP) handleRequest(in *rdmIncome) bool {
 		c.rx.init()
 		ep.addConn(c)
 		ep.peers[c.key] = c
+		c.used()
+		defer ep.trimIdle()
 	case c.state == connTCP || c.state == connReqSent:
 		switch cmpAddr(from, ep.name) {
 		case -1:
@@ -421,11 +645,31 @@ func (ep *rdmEP) handleRequest(in *rdmIncome) bool {
 			ep.addConn(c)
 		}
 	case c.state == connWaitPeer:
-	case c.state == connUp:
-		if c.remotePID != 0 && c.remotePID == pid {
+	case c.state == connUp && c.remotePID != 0 && c.remotePID == pid:
+		if !c.quiet() || !sys.TCPPeerShutWrite(c.sock) {
+			// A late request of a simultaneous connect (or a peer
+			// that reconnects before its close of the old connection
+			// arrived: it tries again).
 			logCM(provider.LevelInfo, "rdm: already connected, rejecting the peer's request", from)
 			return ep.reject(in, rxmwire.RejectAlready)
 		}
+		// The same peer connects again after closing the old connection
+		// (its idle bound) with nothing half done on it. The old one is
+		// drained (what the peer wrote on it is still read, first),
+		// queued frames move to the new one.
+		logCM(provider.LevelInfo, "rdm: the peer reconnected, draining the old connection", from)
+		nc := &rdmConn{ep: ep, key: c.key, addr: c.addr}
+		nc.rx.init()
+		nc.tx, c.tx = c.tx, rdmTxQueue{}
+		for i := nc.tx.head0; i < len(nc.tx.q); i++ {
+			nc.tx.q[i].conn = nc
+		}
+		c.drain()
+		ep.addConn(nc)
+		ep.peers[nc.key] = nc
+		c = nc
+		c.used()
+	case c.state == connUp:
 		// The peer restarted: the old connection is replaced, and what
 		// was in flight on it fails.
 		logCM(provider.LevelInfo, "rdm: peer reconnected, replacing the old connection", from)

@@ -175,7 +175,7 @@ func (c *rdmConn) readOK(n int, e provider.Errno) bool {
 		c.fail(e, true)
 		return false
 	case n == 0:
-		c.fail(provider.ECONNRESET, true)
+		c.peerClosed()
 		return false
 	}
 	c.rx.idle = false
@@ -193,7 +193,7 @@ func (c *rdmConn) protoFail(what string) {
 func (c *rdmConn) progressRx() {
 	r := &c.rx
 	var h tcpwire.Header
-	for frames := 0; frames < rdmRxBudget && c.state == connUp; {
+	for frames := 0; frames < rdmRxBudget && (c.state == connUp || c.state == connDraining); {
 		if r.direct != nil {
 			if !c.readDirect() {
 				return
@@ -352,6 +352,7 @@ func (c *rdmConn) finishRead(rd *rdmRead) {
 // be retried later (the receive queue has no room).
 func (c *rdmConn) frame(h *tcpwire.Header, p []byte) bool {
 	ep := c.ep
+	c.used()
 	switch {
 	case h.IsACK():
 		return true
@@ -506,12 +507,14 @@ func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv) bo
 		u := &rdmUnexp{isRndv: true, rndv: *rv, msgID: rh.MsgID, conn: c, gen: c.gen, from: c.addr,
 			cost: rdmUnexpCost}
 		e.PeerContext = u
+		c.unexpRndv++ // before QueueTag, which may start it at once
 		if tagged {
 			err = ep.rq.QueueTag(e)
 		} else {
 			err = ep.rq.QueueMsg(e)
 		}
 		if err != nil {
+			c.unexpRndv--
 			ep.releaseUnexp(u)
 			ep.rq.FreeEntry(e)
 		}

@@ -1,0 +1,266 @@
+package tcp
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/provider"
+)
+
+// Scale: many peers on one endpoint, the idle-connection bound, per-op
+// cost against the number of peers and of posted receives.
+
+// fltPeers opens n nodes.
+func fltPeers(t testing.TB, n int) []*fltNode {
+	t.Helper()
+	ps := make([]*fltNode, n)
+	for i := range ps {
+		ps[i] = newFlt(t, fltOpts{})
+	}
+	return ps
+}
+
+// pollAll progresses every node (reading its CQs into the maps by
+// context) until done reports true or d passes.
+func pollAll(t testing.TB, nodes []*fltNode, d time.Duration, done func() bool, on func(i int, c fltComp, tx bool)) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	var buf []fltComp
+	for !done() {
+		for i, n := range nodes {
+			for _, c := range poll(n.rx, buf[:0]) {
+				on(i, c, false)
+			}
+			for _, c := range poll(n.tx, buf[:0]) {
+				on(i, c, true)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not done within %v", d)
+		}
+	}
+}
+
+// TestRDMThousandPeers: one endpoint with an idle bound of 100 exchanges
+// tagged messages with 1,000 peers, three rounds (to every peer, from
+// every peer, to every peer again), connections opened on demand: idle
+// ones beyond the bound are closed gracefully and reopened by whichever
+// side sends next; every message arrives exactly once and every send
+// succeeds; the hub never holds much more than the bound.
+func TestRDMThousandPeers(t *testing.T) {
+	peers := 1000
+	if testing.Short() {
+		peers = 200
+	}
+	const bound = 100
+	leakCheck(t)
+	t.Setenv(envMaxConns, strconv.Itoa(bound))
+	hub := newFlt(t, fltOpts{})
+	if hub.ep.maxConns != bound {
+		t.Fatalf("bound %d, want %d from %s", hub.ep.maxConns, bound, envMaxConns)
+	}
+	t.Setenv(envMaxConns, "")
+	ps := fltPeers(t, peers)
+	addrs := make([]provider.Addr, peers)
+	for i, p := range ps {
+		addrs[i] = hub.mustInsert(t, p.name)
+		p.mustInsert(t, hub.name)
+	}
+	maxLive := 0
+	nodes := append([]*fltNode{hub}, ps...)
+	track := func() {
+		hub.ep.mu.Lock()
+		maxLive = max(maxLive, hub.ep.nconns)
+		hub.ep.mu.Unlock()
+	}
+	bufs := make([][]byte, peers)
+	for round := 0; round < 3; round++ {
+		toPeers := round != 1
+		got, sent := make([]int, peers), 0
+		for i, p := range ps {
+			bufs[i] = make([]byte, 32)
+			var err error
+			if toPeers {
+				err = p.recv(bufs[i], true, uint64(round), 0, i)
+			} else {
+				err = hub.recv(bufs[i], true, uint64(i), 0, i)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		recvd := 0
+		on := func(k int, c fltComp, tx bool) {
+			if c.err != 0 {
+				t.Fatalf("round %d node %d: error completion %+v", round, k, c)
+			}
+			if tx {
+				sent++
+				return
+			}
+			i := c.ctx.(int)
+			got[i]++
+			recvd++
+			if want := fmt.Sprintf("round %d peer %d", round, i); got[i] != 1 || string(bufs[i][:c.len]) != want {
+				t.Fatalf("round %d message %d: %q (%d times)", round, i, bufs[i][:c.len], got[i])
+			}
+		}
+		// Sends in batches of 50, each batch sent before the next: the
+		// connections being set up for a batch are busy (not closed), so
+		// the hub holds at most about bound + batch connections.
+		const batch = batchSize
+		for i, p := range ps {
+			msg := []byte(fmt.Sprintf("round %d peer %d", round, i))
+			var err error
+			if toPeers {
+				err = hub.send(addrs[i], msg, true, uint64(round), i)
+			} else {
+				err = p.send(0, msg, true, uint64(i), i)
+			}
+			if err != nil {
+				t.Fatalf("round %d send %d: %v", round, i, err)
+			}
+			track()
+			if (i+1)%batch == 0 {
+				pollAll(t, nodes, 30*time.Second, func() bool { track(); return sent == i+1 }, on)
+			}
+		}
+		pollAll(t, nodes, 30*time.Second, func() bool { track(); return recvd == peers && sent == peers }, on)
+		hub.ep.mu.Lock()
+		live := hub.ep.nconns
+		t.Logf("round %d: %d connections open at the hub (%d draining), at most %d so far", round,
+			live, len(hub.ep.draining), maxLive)
+		hub.ep.mu.Unlock()
+		if live > bound {
+			t.Fatalf("round %d: %d connections open at the hub, bound %d", round, live, bound)
+		}
+	}
+	if maxLive > bound+2*batchSize {
+		t.Fatalf("the hub had %d connections open, bound %d", maxLive, bound)
+	}
+}
+
+// batchSize is the batch of TestRDMThousandPeers.
+const batchSize = 50
+
+// BenchmarkRDMPeers: the cost of one tagged 64-byte message from a hub to
+// one peer (send, receive, both completions) while the hub has n other
+// peers connected and idle: flat in n means the per-operation path does
+// not visit every connection.
+func BenchmarkRDMPeers(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("peers=%d", n), func(b *testing.B) {
+			hub := newFlt(b, fltOpts{})
+			ps := fltPeers(b, n)
+			for _, p := range ps {
+				pa := p.mustInsert(b, hub.name)
+				if err := p.send(pa, []byte("hi"), true, 1, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// Connect everyone (the hub receives their messages).
+			for i := range ps {
+				if err := hub.recv(make([]byte, 8), true, 1, 0, i); err != nil {
+					b.Fatal(err)
+				}
+			}
+			recvd, sent := 0, 0
+			pollAll(b, append([]*fltNode{hub}, ps...), 60*time.Second, func() bool { return recvd == n && sent == n },
+				func(_ int, c fltComp, tx bool) {
+					if c.err != 0 {
+						b.Fatalf("error %+v", c)
+					}
+					if tx {
+						sent++
+					} else {
+						recvd++
+					}
+				})
+			dst := hub.mustInsert(b, ps[0].name)
+			peer := ps[0]
+			msg, rb := make([]byte, 64), make([]byte, 64)
+			var e [4]provider.CQEntry
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := peer.recv(rb, true, 2, 0, nil); err != nil {
+					b.Fatal(err)
+				}
+				if err := hub.send(dst, msg, true, 2, nil); err != nil {
+					b.Fatal(err)
+				}
+				for got := 0; got < 1; {
+					k, _ := peer.rx.Read(e[:])
+					got += max(k, 0)
+				}
+				for got := 0; got < 1; {
+					k, _ := hub.tx.Read(e[:])
+					got += max(k, 0)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRDMPostedTagged: the cost of one tagged 64-byte message
+// (send, receive, both completions) while n tagged receives are posted.
+// match=newest: n receives with other tags stay posted and each message
+// matches a receive posted after them (the worst case for a search in
+// posting order); match=oldest: the n receives all take the message's tag
+// and it matches the oldest (one is posted again after each).
+func BenchmarkRDMPostedTagged(b *testing.B) {
+	for _, n := range []int{10, 10000} {
+		for _, newest := range []bool{false, true} {
+			name := fmt.Sprintf("posted=%d/match=oldest", n)
+			if newest {
+				name = fmt.Sprintf("posted=%d/match=newest", n)
+			}
+			b.Run(name, func(b *testing.B) {
+				a, r := newFlt(b, fltOpts{}), newFlt(b, fltOpts{})
+				r.rq.Close() // a queue that takes 10,000 posted receives
+				r.rq = srx.New(srx.Config{Tagged: true, Size: 1 << 16})
+				r.rq.SetCompletion(r.rx, nil)
+				r.ep.mu.Lock()
+				r.ep.rq = r.rq
+				r.ep.mu.Unlock()
+				dst := a.mustInsert(b, r.name)
+				rb := make([]byte, 64)
+				const tag = 2
+				for i := 0; i < n; i++ {
+					t := uint64(tag)
+					if newest {
+						t = uint64(1000 + i)
+					}
+					if err := r.recv(rb, true, t, 0, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				msg := make([]byte, 64)
+				var e [4]provider.CQEntry
+				round := func() {
+					if err := r.recv(rb, true, tag, 0, nil); err != nil {
+						b.Fatal(err)
+					}
+					if err := a.send(dst, msg, true, tag, nil); err != nil {
+						b.Fatal(err)
+					}
+					for got := 0; got < 1; {
+						k, _ := r.rx.Read(e[:])
+						got += max(k, 0)
+					}
+					for got := 0; got < 1; {
+						k, _ := a.tx.Read(e[:])
+						got += max(k, 0)
+					}
+				}
+				round() // connect
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					round()
+				}
+			})
+		}
+	}
+}
