@@ -77,6 +77,7 @@ type rdmEP struct {
 	maxConns int          // idle connection bound (RDMMaxConns)
 	clock    uint64       // use clock of the connections (LRU order)
 	draining []*rdmConn   // connections closed for idleness, read until the peer closes
+	simul    int          // simultaneous connects resolved (a statistic)
 	incoming []*rdmIncome // accepted sockets whose connect request is being read
 	orphans  []*sys.Conn  // losing sides of simultaneous connects, closed at progress
 	rndv     map[uint64]*rdmTx

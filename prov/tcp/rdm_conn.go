@@ -631,9 +631,11 @@ func (ep *rdmEP) handleRequest(in *rdmIncome) bool {
 	case c.state == connTCP || c.state == connReqSent:
 		switch cmpAddr(from, ep.name) {
 		case -1:
+			ep.simul++
 			logCM(provider.LevelInfo, "rdm: simultaneous connect, rejecting the peer's request", from)
 			return ep.reject(in, rxmwire.RejectAlready)
 		case 1:
+			ep.simul++
 			logCM(provider.LevelInfo, "rdm: simultaneous connect, accepting the peer's request", from)
 			ep.orphans = append(ep.orphans, c.sock)
 			c.sock = nil
