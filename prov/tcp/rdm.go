@@ -72,12 +72,16 @@ type rdmEP struct {
 	needSrc  bool // sources are looked up (FI_SOURCE or directed receive)
 	srcErr   bool // FI_SOURCE_ERR
 	peers    map[string]*rdmConn
-	conns    []*rdmConn   // by our peer index; nil slots are free
-	nconns   int          // connections in conns
-	maxConns int          // idle connection bound (RDMMaxConns)
-	clock    uint64       // use clock of the connections (LRU order)
-	draining []*rdmConn   // connections closed for idleness, read until the peer closes
-	simul    int          // simultaneous connects resolved (a statistic)
+	conns    []*rdmConn       // by our peer index; nil slots are free
+	nconns   int              // connections in conns
+	maxConns int              // idle connection bound (RDMMaxConns)
+	clock    uint64           // use clock of the connections (LRU order)
+	draining []*rdmConn       // connections closed for idleness, read until the peer closes
+	simul    int              // simultaneous connects resolved (a statistic)
+	byFD     map[int]*rdmConn // connections by socket descriptor
+	work     []*rdmConn       // connections with work of their own (noteWork)
+	spare    []*rdmConn
+	pass     uint64       // progress passes (progressConns)
 	incoming []*rdmIncome // accepted sockets whose connect request is being read
 	orphans  []*sys.Conn  // losing sides of simultaneous connects, closed at progress
 	rndv     map[uint64]*rdmTx
@@ -449,11 +453,7 @@ func (ep *rdmEP) progressLocked() {
 		ep.progressIncoming()
 	}
 	ep.takeStarts()
-	for _, c := range ep.conns {
-		if c != nil {
-			c.progress()
-		}
-	}
+	ep.progressConns()
 	ep.takeStarts()
 	for _, o := range ep.orphans {
 		o.Close()

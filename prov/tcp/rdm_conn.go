@@ -88,6 +88,8 @@ type rdmConn struct {
 	sock        *sys.Conn
 	deadline    time.Time
 	lastUse     uint64    // ep.clock at the last send to the peer or frame from it
+	pass        uint64    // ep.pass when progress last visited c
+	inWork      bool      // in ep.work
 	retryAt     time.Time // connWaitPeer after a reject while draining: connect again then
 	unexpRndv   int       // the peer's rendezvous requests queued as unexpected here
 
@@ -127,9 +129,85 @@ func (ep *rdmEP) conn(dest []byte) (*rdmConn, error) {
 		return nil, err
 	}
 	ep.peers[c.key] = c
+	ep.noteWork(c)
 	ep.trimIdle()
 	ep.kick()
 	return c, nil
+}
+
+// rdmScanMax is the number of connections up to which progress visits
+// every connection; above it, only those with work of their own and those
+// whose sockets are readable (an epoll_wait of the endpoint's set), so that
+// the cost of progress does not grow with the number of idle peers.
+const rdmScanMax = 8
+
+// progressConns progresses the connections. ep.mu is held.
+func (ep *rdmEP) progressConns() {
+	if ep.nconns <= rdmScanMax || ep.epfd < 0 {
+		for _, c := range ep.conns {
+			if c != nil {
+				c.progress()
+			}
+		}
+		return
+	}
+	ep.pass++
+	w := ep.work
+	ep.work = ep.spare[:0]
+	for _, c := range w {
+		c.inWork = false
+		if c.pass != ep.pass && c.state != connDraining && c.state != connDead {
+			c.pass = ep.pass
+			c.progress()
+		}
+	}
+	clear(w)
+	ep.spare = w[:0]
+	var fds [64]int32
+	n, _ := sys.EpollReady(ep.epfd, fds[:])
+	for _, fd := range fds[:n] {
+		c := ep.byFD[int(fd)]
+		if c != nil && c.pass != ep.pass && c.state != connDraining && c.state != connDead {
+			c.pass = ep.pass
+			c.progress()
+		}
+	}
+}
+
+// noteWork keeps c in ep.work while it has work that no readable socket
+// announces: a connection being set up, CM bytes or frames to write, a
+// frame waiting for room or already buffered. ep.mu is held.
+func (ep *rdmEP) noteWork(c *rdmConn) {
+	if c.inWork {
+		return
+	}
+	switch c.state {
+	case connTCP, connReqSent, connWaitPeer:
+	case connUp:
+		if len(c.out) == 0 && c.tx.len() == 0 && !c.rx.held && c.rx.start == c.rx.end {
+			return
+		}
+	default:
+		return
+	}
+	c.inWork = true
+	ep.work = append(ep.work, c)
+}
+
+// setSock sets c's socket, keeping the endpoint's index by descriptor (the
+// old socket is not closed here). ep.mu is held.
+func (c *rdmConn) setSock(s *sys.Conn) {
+	ep := c.ep
+	if c.sock != nil && ep.byFD[c.sock.FD()] == c {
+		delete(ep.byFD, c.sock.FD())
+	}
+	c.sock = s
+	if s != nil {
+		if ep.byFD == nil {
+			ep.byFD = map[int]*rdmConn{}
+		}
+		ep.byFD[s.FD()] = c
+	}
 }
 
 // used notes traffic on c (for the idle bound's LRU order).
@@ -237,8 +315,9 @@ func (c *rdmConn) peerClosed() {
 	}
 	logCM(provider.LevelInfo, "rdm: the peer closed the connection, reconnecting for the queued frames", c.addr)
 	c.dropHold()
-	c.sock.Close()
-	c.sock = nil
+	s := c.sock
+	c.setSock(nil)
+	s.Close()
 	c.rx.resetStream()
 	if err := c.dial(); err != nil {
 		c.fail(provider.ECONNREFUSED, true)
@@ -283,7 +362,7 @@ func (c *rdmConn) dial() error {
 	if ep.nodelay {
 		_ = sys.TCPSetNoDelay(s, true)
 	}
-	c.sock = s
+	c.setSock(s)
 	ep.watch(s.FD())
 	c.gen++
 	c.state = connTCP
@@ -294,8 +373,8 @@ func (c *rdmConn) dial() error {
 		c.writeRequest()
 	case provider.EINPROGRESS:
 	default:
+		c.setSock(nil)
 		s.Close()
-		c.sock = nil
 		return e.AsError()
 	}
 	logCM(provider.LevelInfo, "rdm: connecting", c.addr)
@@ -321,9 +400,14 @@ func (c *rdmConn) wantWrite() bool {
 	return c.state == connTCP || len(c.out) > 0 || (c.state == connUp && c.tx.len() > 0)
 }
 
-// progress advances c: connect, CM exchange, frames out and in. ep.mu is
-// held.
+// progress advances c: connect, CM exchange, frames out and in; then c
+// stays in ep.work while it has work of its own. ep.mu is held.
 func (c *rdmConn) progress() {
+	c.progressOnce()
+	c.ep.noteWork(c)
+}
+
+func (c *rdmConn) progressOnce() {
 	switch c.state {
 	case connTCP:
 		done, e := sys.TCPConnectDone(c.sock)
@@ -446,8 +530,9 @@ func (c *rdmConn) readResponse() {
 	data := c.cmIn[tcpwire.CMHeaderSize:c.cmNeed]
 	if c.cmIn[1] == tcpwire.CMReject {
 		reason := rxmwire.ParseReject(data)
-		c.sock.Close()
-		c.sock = nil
+		s := c.sock
+		c.setSock(nil)
+		s.Close()
 		if reason == rxmwire.RejectAlready && c.ep.drainingFor(c.key) {
 			// The peer has not seen the end of the connection we are
 			// draining yet (a C peer refuses a second connection until
@@ -492,9 +577,9 @@ func (c *rdmConn) fail(err provider.Errno, report bool) {
 	}
 	c.state = connDead
 	c.dropHold()
-	if c.sock != nil {
-		c.sock.Close()
-		c.sock = nil
+	if s := c.sock; s != nil {
+		c.setSock(nil)
+		s.Close()
 	}
 	ep.removeConn(c)
 	c.failOps(err, report)
@@ -638,7 +723,7 @@ func (ep *rdmEP) handleRequest(in *rdmIncome) bool {
 			ep.simul++
 			logCM(provider.LevelInfo, "rdm: simultaneous connect, accepting the peer's request", from)
 			ep.orphans = append(ep.orphans, c.sock)
-			c.sock = nil
+			c.setSock(nil)
 		default:
 			// Connecting to ourselves: the accepting side is a
 			// connection of its own, known by index only.
@@ -676,10 +761,10 @@ func (ep *rdmEP) handleRequest(in *rdmIncome) bool {
 		// was in flight on it fails.
 		logCM(provider.LevelInfo, "rdm: peer reconnected, replacing the old connection", from)
 		ep.orphans = append(ep.orphans, c.sock)
-		c.sock = nil
+		c.setSock(nil)
 		c.failInFlight(provider.ECONNRESET)
 	}
-	c.sock = in.sock
+	c.setSock(in.sock)
 	c.gen++
 	c.remoteIndex, c.remotePID = rxmwire.ConnIndex(req.ConnID), pid
 	acc := rxmwire.AppendAccept(nil, &rxmwire.Accept{ConnID: ep.rdmConnID(c.index), RxSize: rxmwire.RxSize,

@@ -2,11 +2,16 @@ package tcp
 
 import (
 	"fmt"
+	"io"
+	"net"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/gofabric/fabric/internal/cq"
 	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/internal/wire/rxmwire"
+	"github.com/gofabric/fabric/internal/wire/tcpwire"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -146,59 +151,78 @@ func TestRDMThousandPeers(t *testing.T) {
 // batchSize is the batch of TestRDMThousandPeers.
 const batchSize = 50
 
-// BenchmarkRDMPeers: the cost of one tagged 64-byte message from a hub to
-// one peer (send, receive, both completions) while the hub has n other
-// peers connected and idle: flat in n means the per-operation path does
+// idlePeers connects n raw rxm peers to hub (valid connect data, then
+// silence): n idle connections at the hub, without n endpoints' worth of
+// goroutines in the process.
+func idlePeers(tb testing.TB, hub *fltNode, n int) {
+	tb.Helper()
+	port := strconv.Itoa(listenPortOf(hub.name))
+	for i := 0; i < n; i++ {
+		c, err := net.DialTimeout("tcp4", "127.0.0.1:"+port, waitLimit)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { c.Close() })
+		data := rxmwire.AppendConnect(nil, &rxmwire.Connect{Port: uint16(20000 + i), FlowCtrl: rxmwire.FlowCtrlPeerOff,
+			EagerLimit: rxmwire.EagerLimit, RxSize: rxmwire.RxSize, ConnID: rxmwire.ConnID(4242, uint32(i))})
+		req, _ := tcpwire.AppendCM(nil, tcpwire.CMConnReq, data)
+		if _, err := c.Write(req); err != nil {
+			tb.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(waitLimit))
+		if _, err := io.ReadFull(c, make([]byte, tcpwire.CMHeaderSize+rxmwire.AcceptSize)); err != nil {
+			tb.Fatalf("accept %d: %v", i, err)
+		}
+	}
+}
+
+// BenchmarkRDMPeers: one round trip of a tagged 64-byte message between
+// a hub and one peer (the hub receives, so its progress runs) while the
+// hub has n other peers connected and idle: flat in n means progress does
 // not visit every connection.
 func BenchmarkRDMPeers(b *testing.B) {
-	for _, n := range []int{1, 100, 1000} {
-		b.Run(fmt.Sprintf("peers=%d", n), func(b *testing.B) {
-			hub := newFlt(b, fltOpts{})
-			ps := fltPeers(b, n)
-			for _, p := range ps {
-				pa := p.mustInsert(b, hub.name)
-				if err := p.send(pa, []byte("hi"), true, 1, nil); err != nil {
-					b.Fatal(err)
-				}
-			}
-			// Connect everyone (the hub receives their messages).
-			for i := range ps {
-				if err := hub.recv(make([]byte, 8), true, 1, 0, i); err != nil {
-					b.Fatal(err)
-				}
-			}
-			recvd, sent := 0, 0
-			pollAll(b, append([]*fltNode{hub}, ps...), 60*time.Second, func() bool { return recvd == n && sent == n },
-				func(_ int, c fltComp, tx bool) {
-					if c.err != 0 {
-						b.Fatalf("error %+v", c)
-					}
-					if tx {
-						sent++
-					} else {
-						recvd++
-					}
-				})
-			dst := hub.mustInsert(b, ps[0].name)
-			peer := ps[0]
-			msg, rb := make([]byte, 64), make([]byte, 64)
+	for _, n := range []int{0, 100, 1000} {
+		b.Run(fmt.Sprintf("idle=%d", n), func(b *testing.B) {
+			b.Setenv(envMaxConns, "0")
+			hub, peer := newFlt(b, fltOpts{}), newFlt(b, fltOpts{})
+			idlePeers(b, hub, n)
+			hp, ph := hub.mustInsert(b, peer.name), peer.mustInsert(b, hub.name)
+			msg, rb, hb := make([]byte, 64), make([]byte, 64), make([]byte, 64)
 			var e [4]provider.CQEntry
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
+			read := func(q *cq.CQ) {
+				for got := 0; got < 1; {
+					k, _ := q.Read(e[:])
+					got += max(k, 0)
+				}
+			}
+			round := func() {
 				if err := peer.recv(rb, true, 2, 0, nil); err != nil {
 					b.Fatal(err)
 				}
-				if err := hub.send(dst, msg, true, 2, nil); err != nil {
+				if err := hub.recv(hb, true, 3, 0, nil); err != nil {
 					b.Fatal(err)
 				}
-				for got := 0; got < 1; {
-					k, _ := peer.rx.Read(e[:])
-					got += max(k, 0)
+				if err := hub.send(hp, msg, true, 2, nil); err != nil {
+					b.Fatal(err)
 				}
-				for got := 0; got < 1; {
-					k, _ := hub.tx.Read(e[:])
-					got += max(k, 0)
+				read(peer.rx)
+				if err := peer.send(ph, msg, true, 3, nil); err != nil {
+					b.Fatal(err)
 				}
+				read(hub.rx)
+				read(hub.tx)
+				read(peer.tx)
+			}
+			round()
+			hub.ep.mu.Lock()
+			conns := hub.ep.nconns
+			hub.ep.mu.Unlock()
+			if conns != n+1 {
+				b.Fatalf("%d connections at the hub, want %d", conns, n+1)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				round()
 			}
 		})
 	}

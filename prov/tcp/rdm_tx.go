@@ -184,6 +184,7 @@ func (ep *rdmEP) post(m *provider.Msg, tagged bool) error {
 	if c.state == connUp && len(c.out) == 0 {
 		c.flush()
 	}
+	ep.noteWork(c)
 	return nil
 }
 
@@ -289,6 +290,7 @@ func (c *rdmConn) ctrlFrame(h *tcpwire.Header, rh *rxmwire.Header, payload ...[]
 		t.add(p)
 	}
 	c.tx.push(t)
+	c.ep.noteWork(c)
 }
 
 // flush writes queued frames until the socket is full. ep.mu is held.
