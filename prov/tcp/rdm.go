@@ -78,6 +78,7 @@ type rdmEP struct {
 	clock    uint64           // use clock of the connections (LRU order)
 	draining []*rdmConn       // connections closed for idleness, read until the peer closes
 	simul    int              // simultaneous connects resolved (a statistic)
+	drained  int              // connections closed for idleness (a statistic)
 	byFD     map[int]*rdmConn // connections by socket descriptor
 	work     []*rdmConn       // connections with work of their own (noteWork)
 	spare    []*rdmConn

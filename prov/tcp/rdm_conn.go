@@ -255,6 +255,7 @@ func (ep *rdmEP) trimIdle() {
 func (c *rdmConn) drain() {
 	ep := c.ep
 	logCM(provider.LevelInfo, "rdm: closing an idle connection", c.addr)
+	ep.drained++
 	ep.removeConn(c)
 	c.state = connDraining
 	c.deadline = time.Now().Add(rdmCMTimeout)

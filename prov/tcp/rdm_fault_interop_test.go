@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gofabric/fabric/internal/testutil"
+	"github.com/gofabric/fabric/provider"
 )
 
 // buildCProgram compiles testdata/<name>.c against the system libfabric
@@ -238,4 +239,135 @@ func TestRDMSimultaneousConnectC(t *testing.T) {
 		t.Fatalf("the requests met in %d rounds only: the test did not test simultaneous connects", simul)
 	}
 	t.Logf("simultaneous connects in %d rounds", simul)
+}
+
+// TestRDMIdleCloseC: with an idle bound of one connection, our endpoint
+// alternates between a C tcp;ofi_rxm peer (which answers each ping) and
+// one of ours: every switch closes the idle connection to the other peer
+// gracefully. The C peer sees its connection end (FI_SHUTDOWN inside rxm)
+// and the next ping arrive on a new one, and answers on it; no operation
+// fails on either side.
+func TestRDMIdleCloseC(t *testing.T) {
+	bin := buildCProgram(t, "rdm_simul")
+	leakCheck(t)
+	t.Setenv(envMaxConns, "1")
+	hub := newFlt(t, fltOpts{})
+	t.Setenv(envMaxConns, "")
+	other := newFlt(t, fltOpts{})
+	cmd := exec.Command(bin, "echo")
+	cmd.Env = append(os.Environ(), "FI_TCP_IFACE=lo")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	so, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 8)
+	go func() {
+		sc := bufio.NewScanner(so)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	defer func() {
+		in.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		for range lines {
+		}
+	}()
+	next := func() string {
+		t.Helper()
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("C peer ended; stderr:\n%s", errb.String())
+			}
+			return l
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no line from the C peer; stderr:\n%s", errb.String())
+		}
+		return ""
+	}
+	l := next()
+	cname, err := hex.DecodeString(strings.TrimPrefix(l, "NAME "))
+	if err != nil || !strings.HasPrefix(l, "NAME ") {
+		t.Fatalf("C name line %q", l)
+	}
+	toC, toO, oh := hub.mustInsert(t, cname), hub.mustInsert(t, other.name), other.mustInsert(t, hub.name)
+	fmt.Fprintf(in, "PEER %x\n", hub.name)
+	ob := make([]byte, 32)
+	if err := other.recv(ob, true, 0, ^uint64(0), "o"); err != nil {
+		t.Fatal(err)
+	}
+	// ping sends "ping i" to dest and waits for "pong i", the other Go
+	// endpoint answering like the C one.
+	ping := func(dest provider.Addr, i int) {
+		t.Helper()
+		rb := make([]byte, 32)
+		if err := hub.recv(rb, true, uint64(i), 0, "pong"); err != nil {
+			t.Fatal(err)
+		}
+		if err := hub.send(dest, []byte(fmt.Sprintf("ping %d", i)), true, uint64(i), "ping"); err != nil {
+			t.Fatal(err)
+		}
+		var got, sent []fltComp
+		deadline := time.Now().Add(10 * time.Second)
+		for len(got) == 0 || len(sent) == 0 {
+			got, sent = poll(hub.rx, got), poll(hub.tx, sent)
+			for _, c := range poll(other.rx, nil) {
+				if c.err != 0 {
+					t.Fatalf("other endpoint: %+v", c)
+				}
+				reply := []byte("pong" + string(ob[4:c.len]))
+				if err := other.send(oh, reply, true, c.tag, nil); err != nil {
+					t.Fatal(err)
+				}
+				if err := other.recv(ob, true, 0, ^uint64(0), "o"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, c := range poll(other.tx, nil) {
+				if c.err != 0 {
+					t.Fatalf("other endpoint's reply: %+v", c)
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("ping %d to %d: no answer within 10 s; C stderr:\n%s", i, dest, errb.String())
+			}
+		}
+		if sent[0].err != 0 || got[0].err != 0 || string(rb[:got[0].len]) != fmt.Sprintf("pong %d", i) {
+			t.Fatalf("ping %d to %d: send %+v, answer %+v %q", i, dest, sent[0], got[0], rb[:got[0].len])
+		}
+	}
+	const rounds = 10
+	for i := 0; i < rounds; i++ {
+		ping(toC, i)
+		ping(toO, i)
+	}
+	hub.ep.mu.Lock()
+	drained := hub.ep.drained
+	hub.ep.mu.Unlock()
+	t.Logf("%d idle connections closed", drained)
+	if drained < 2*rounds-2 {
+		t.Fatalf("%d idle connections closed, want at least %d (one per switch)", drained, 2*rounds-2)
+	}
+	fmt.Fprintf(in, "BYE\n")
+	if l := next(); l != fmt.Sprintf("ECHOED %d", rounds) {
+		t.Fatalf("C peer: %q; stderr:\n%s", l, errb.String())
+	}
 }

@@ -7,6 +7,9 @@
  *                 to the peer while N receives (any tag) are posted; says
  *                 "OK" when all completed, then keeps progressing until
  *                 stdin says "BYE" or closes.
+ *   rdm_simul echo  prints "NAME <hex>"; reads "PEER <hex>"; answers every
+ *                 tagged message "ping <i>" with "pong <i>" (same tag) until
+ *                 stdin says "BYE"; then prints "ECHOED <count>".
  * Exit 1 on failure (with the reason on stderr).
  */
 #include <stdio.h>
@@ -34,6 +37,10 @@ static struct fid_ep *ep;
 static struct fid_cq *txcq, *rxcq;
 static char rbuf[MAXN][32];
 static int ntx, nrx;
+static int echo;
+static fi_addr_t echo_dest;
+static char echo_msg[MAXN][32];
+static int nechoed;
 
 static int hexval(char c) { return c >= 'a' ? c - 'a' + 10 : c - '0'; }
 
@@ -51,6 +58,21 @@ static void poll_cqs(void) {
 	while ((n = fi_cq_read(rxcq, e, 8)) > 0) {
 		for (ssize_t i = 0; i < n; i++) {
 			int k = (int)(long)e[i].op_context;
+			if (echo) {
+				EXPECT(e[i].len > 5 && !memcmp(rbuf[k], "ping ", 5), "echo message %.*s", (int)e[i].len, rbuf[k]);
+				snprintf(echo_msg[k], sizeof echo_msg[k], "pong %.*s", (int)e[i].len - 5, rbuf[k] + 5);
+				ssize_t r;
+				time_t start = time(NULL);
+				while ((r = fi_tsend(ep, echo_msg[k], strlen(echo_msg[k]), NULL, echo_dest, e[i].tag, NULL)) == -FI_EAGAIN) {
+					struct fi_cq_tagged_entry te;
+					if (fi_cq_read(txcq, &te, 1) == 1) ntx++;
+					EXPECT(time(NULL) - start <= 10, "reply still EAGAIN after 10 s");
+				}
+				CHK(r);
+				CHK(fi_trecv(ep, rbuf[k], sizeof rbuf[k], NULL, FI_ADDR_UNSPEC, 0, ~0ULL, (void *)(long)k));
+				nechoed++;
+				continue;
+			}
 			char want[32];
 			snprintf(want, sizeof want, "g%d", (int)e[i].tag);
 			EXPECT(e[i].len == strlen(want) && memcmp(rbuf[k], want, e[i].len) == 0, "message %d: %.*s tag %d",
@@ -89,8 +111,9 @@ static char *readline(char *buf, size_t len, time_t limit) {
 }
 
 int main(int argc, char **argv) {
-	EXPECT(argc == 2, "usage: rdm_simul N");
-	int n = atoi(argv[1]);
+	EXPECT(argc == 2, "usage: rdm_simul N | echo");
+	echo = !strcmp(argv[1], "echo");
+	int n = echo ? 16 : atoi(argv[1]);
 	EXPECT(n > 0 && n <= MAXN, "N %d", n);
 	struct fi_info *hints = fi_allocinfo(), *info;
 	hints->ep_attr->type = FI_EP_RDM;
@@ -126,6 +149,15 @@ int main(int argc, char **argv) {
 	for (size_t i = 0; i < plen; i++) peer[i] = (char)(hexval(line[5 + 2 * i]) << 4 | hexval(line[6 + 2 * i]));
 	fi_addr_t dest;
 	EXPECT(fi_av_insert(av, peer, 1, &dest, 0, NULL) == 1, "av insert");
+	if (echo) {
+		echo_dest = dest;
+		for (int i = 0; i < n; i++) CHK(fi_trecv(ep, rbuf[i], sizeof rbuf[i], NULL, FI_ADDR_UNSPEC, 0, ~0ULL, (void *)(long)i));
+		while (readline(line, sizeof line, 60) && strcmp(line, "BYE")) {
+		}
+		printf("ECHOED %d\n", nechoed);
+		fflush(stdout);
+		return 0;
+	}
 	for (int i = 0; i < n; i++) CHK(fi_trecv(ep, rbuf[i], sizeof rbuf[i], NULL, FI_ADDR_UNSPEC, 0, ~0ULL, (void *)(long)i));
 	EXPECT(readline(line, sizeof line, 10) && !strcmp(line, "GO"), "go line");
 	static char msg[MAXN][32];
