@@ -376,6 +376,9 @@ func (ep *rdmEP) pollSet(fds []sys.PollFD) []sys.PollFD {
 	for _, in := range ep.incoming {
 		fds = append(fds, sys.PollFD{FD: in.sock.FD(), Write: len(in.out) > 0})
 	}
+	if ep.nconns > rdmScanMax && ep.epfd >= 0 {
+		return ep.pollSetLarge(fds)
+	}
 	for _, c := range ep.conns {
 		if c != nil && c.sock != nil {
 			// A held connection, or one whose predecessor is still

@@ -174,6 +174,20 @@ func (ep *rdmEP) progressConns() {
 	}
 }
 
+// pollSetLarge is pollSet with many connections: the epoll set (readable
+// when one of its sockets is: every connection not held, being drained or
+// set up) and the sockets of the connections with work that wait to write.
+// ep.mu is held.
+func (ep *rdmEP) pollSetLarge(fds []sys.PollFD) []sys.PollFD {
+	fds = append(fds, sys.PollFD{FD: ep.epfd})
+	for _, c := range ep.work {
+		if c.sock != nil && c.wantWrite() {
+			fds = append(fds, sys.PollFD{FD: c.sock.FD(), Write: true, NoRead: true})
+		}
+	}
+	return fds
+}
+
 // noteWork keeps c in ep.work while it has work that no readable socket
 // announces: a connection being set up, CM bytes or frames to write, a
 // frame waiting for room or already buffered. ep.mu is held.

@@ -181,10 +181,22 @@ func idlePeers(tb testing.TB, hub *fltNode, n int) {
 // hub has n other peers connected and idle: flat in n means progress does
 // not visit every connection.
 func BenchmarkRDMPeers(b *testing.B) {
-	for _, n := range []int{0, 100, 1000} {
-		b.Run(fmt.Sprintf("idle=%d", n), func(b *testing.B) {
+	for _, auto := range []bool{false, true} {
+		for _, n := range []int{0, 100, 1000} {
+			benchPeers(b, n, auto)
+		}
+	}
+}
+
+func benchPeers(b *testing.B, n int, auto bool) {
+	name := fmt.Sprintf("manual/idle=%d", n)
+	if auto {
+		name = fmt.Sprintf("auto/idle=%d", n)
+	}
+	{
+		b.Run(name, func(b *testing.B) {
 			b.Setenv(envMaxConns, "0")
-			hub, peer := newFlt(b, fltOpts{}), newFlt(b, fltOpts{})
+			hub, peer := newFlt(b, fltOpts{auto: auto}), newFlt(b, fltOpts{auto: auto})
 			idlePeers(b, hub, n)
 			hp, ph := hub.mustInsert(b, peer.name), peer.mustInsert(b, hub.name)
 			msg, rb, hb := make([]byte, 64), make([]byte, 64), make([]byte, 64)
