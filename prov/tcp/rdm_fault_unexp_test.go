@@ -3,7 +3,6 @@ package tcp
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"testing"
 	"time"
 
@@ -186,7 +185,7 @@ func TestRDMUnexpectedReleasedOnClose(t *testing.T) {
 	}
 	b.rq.Close()
 	if un, ub := b.ep.unexpN.Load(), b.ep.unexpBytes.Load(); un != 0 || ub != 0 {
-		t.Fatal(fmt.Sprintf("after close: %d unexpected (%d bytes)", un, ub))
+		t.Fatalf("after close: %d unexpected (%d bytes)", un, ub)
 	}
 }
 
