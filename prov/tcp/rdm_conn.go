@@ -90,6 +90,7 @@ type rdmConn struct {
 	lastUse     uint64    // ep.clock at the last send to the peer or frame from it
 	pass        uint64    // ep.pass when progress last visited c
 	inWork      bool      // in ep.work
+	waitDrain   bool      // not read (nor watched) until the drain of the peer's previous connection ends
 	retryAt     time.Time // connWaitPeer after a reject while draining: connect again then
 	unexpRndv   int       // the peer's rendezvous requests queued as unexpected here
 
@@ -198,7 +199,7 @@ func (ep *rdmEP) noteWork(c *rdmConn) {
 	switch c.state {
 	case connTCP, connReqSent, connWaitPeer:
 	case connUp:
-		if len(c.out) == 0 && c.tx.len() == 0 && !c.rx.held && c.rx.start == c.rx.end {
+		if len(c.out) == 0 && c.tx.len() == 0 && !c.rx.held && c.rx.start == c.rx.end && !c.waitDrain {
 			return
 		}
 	default:
@@ -297,6 +298,8 @@ func (ep *rdmEP) progressDraining() {
 		if c.state == connDraining {
 			ep.draining[k] = c
 			k++
+		} else if n := ep.peers[c.key]; n != nil && n.waitDrain {
+			ep.noteWork(n) // its turn to be read
 		}
 	}
 	clear(ep.draining[k:])
@@ -471,11 +474,20 @@ func (c *rdmConn) progressOnce() {
 	case connUp:
 		if len(c.ep.draining) > 0 && c.ep.drainingFor(c.key) {
 			// The peer's messages on the connection being drained
-			// come first.
+			// come first: this one is not read, nor watched (its
+			// readability would wake progress for nothing).
+			if !c.waitDrain {
+				c.waitDrain = true
+				c.ep.unwatch(c.sock.FD())
+			}
 			if c.flushOut() && len(c.out) == 0 {
 				c.flush()
 			}
 			return
+		}
+		if c.waitDrain {
+			c.waitDrain = false
+			c.ep.watch(c.sock.FD())
 		}
 	case connDraining:
 		if c.tx.len() > 0 {
