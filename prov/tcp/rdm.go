@@ -79,6 +79,7 @@ type rdmEP struct {
 	draining []*rdmConn       // connections closed for idleness, read until the peer closes
 	simul    int              // simultaneous connects resolved (a statistic)
 	drained  int              // connections closed for idleness (a statistic)
+	nextTrim time.Time        // when control progress next looks for idle connections (trimIdle)
 	byFD     map[int]*rdmConn // connections by socket descriptor
 	work     []*rdmConn       // connections with work of their own (noteWork)
 	spare    []*rdmConn

@@ -144,6 +144,7 @@ const rdmScanMax = 8
 
 // progressConns progresses the connections. ep.mu is held.
 func (ep *rdmEP) progressConns() {
+	ep.maybeTrim()
 	if ep.nconns <= rdmScanMax || ep.epfd < 0 {
 		for _, c := range ep.conns {
 			if c != nil {
@@ -237,7 +238,7 @@ func (c *rdmConn) used() {
 func (c *rdmConn) idle(rndvBusy map[*rdmConn]bool) bool {
 	r := &c.rx
 	return c.state == connUp && c.tx.len() == 0 && len(c.out) == 0 && len(r.reads) == 0 && r.direct == nil &&
-		r.start == r.end && !r.held && c.unexpRndv == 0 && !rndvBusy[c]
+		r.start == r.end && !r.held && !c.waitDrain && c.unexpRndv == 0 && !rndvBusy[c]
 }
 
 // trimIdle closes the least recently used idle connections when more than
@@ -288,8 +289,8 @@ func (ep *rdmEP) progressDraining() {
 		return
 	}
 	k := 0
-	for _, c := range ep.draining {
-		if c.state == connDraining {
+	for i, c := range ep.draining {
+		if c.state == connDraining && !ep.drainingBefore(i, c.key) {
 			c.progress()
 		}
 		if c.state == connDraining && time.Now().After(c.deadline) {
@@ -304,6 +305,18 @@ func (ep *rdmEP) progressDraining() {
 	}
 	clear(ep.draining[k:])
 	ep.draining = ep.draining[:k]
+}
+
+// drainingBefore reports whether one of the first i connections being
+// drained is the peer's at key: the later one waits, keeping the peer's
+// messages in order.
+func (ep *rdmEP) drainingBefore(i int, key string) bool {
+	for _, c := range ep.draining[:i] {
+		if c.key == key && c.state == connDraining {
+			return true
+		}
+	}
+	return false
 }
 
 // drainingFor reports whether a connection to the peer at key is still
@@ -675,7 +688,24 @@ func (ep *rdmEP) progressIncoming() {
 	clear(ep.incoming[k:])
 	ep.incoming = ep.incoming[:k]
 	ep.progressDraining()
+	ep.maybeTrim()
 }
+
+// maybeTrim closes idle connections while more than the bound are open
+// (connections that were busy when the bound was passed are closed once
+// idle), at most every rdmTrimEvery. ep.mu is held.
+func (ep *rdmEP) maybeTrim() {
+	if ep.maxConns > 0 && ep.nconns > ep.maxConns {
+		if now := time.Now(); now.After(ep.nextTrim) {
+			ep.nextTrim = now.Add(rdmTrimEvery)
+			ep.trimIdle()
+		}
+	}
+}
+
+// rdmTrimEvery is how often control progress looks for idle connections
+// to close while an endpoint has more than its bound.
+const rdmTrimEvery = 20 * time.Millisecond
 
 // readIncoming advances one accepted socket; true when it is finished
 // (adopted by a connection, rejected or dropped).

@@ -300,3 +300,94 @@ func BenchmarkRDMPostedTagged(b *testing.B) {
 		}
 	}
 }
+
+// TestRDMIdleCloseUnderTraffic: with an idle bound of one connection, a
+// hub receives a stream of tagged messages from one peer while it keeps
+// switching to another peer (each switch closes the stream's connection
+// whenever it is idle between two messages): the streaming peer's frames
+// still queued move to a new connection, those on the old one are read
+// first, and every message arrives once, in order, every send succeeding.
+func TestRDMIdleCloseUnderTraffic(t *testing.T) {
+	leakCheck(t)
+	t.Setenv(envMaxConns, "1")
+	hub := newFlt(t, fltOpts{})
+	t.Setenv(envMaxConns, "")
+	p1, p2 := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
+	h1, toP2 := p1.mustInsert(t, hub.name), hub.mustInsert(t, p2.name)
+	hub.mustInsert(t, p1.name)
+	const n = 3000
+	bufs := make([][]byte, 64)
+	for i := range bufs {
+		bufs[i] = make([]byte, 64)
+		if err := hub.recv(bufs[i], true, 1<<32, 1<<32-1, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pb := make([]byte, 16)
+	for i := 0; i < n/100; i++ {
+		if err := p2.recv(pb, true, 0, ^uint64(0), "p2"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next, got, sent, pings, pinged := 0, 0, 0, 0, 0
+	var buf []fltComp
+	deadline := time.Now().Add(60 * time.Second)
+	for got < n || sent < n {
+		time.Sleep(100 * time.Microsecond)
+		for burst := 0; next < n && next-sent < 256 && burst < 10; burst++ {
+			msg := []byte(strconv.Itoa(next))
+			err := p1.send(h1, msg, true, 1<<32|uint64(next), next)
+			if err == provider.EAGAIN {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			next++
+		}
+		for _, c := range poll(p1.tx, buf[:0]) {
+			if c.err != 0 {
+				t.Fatalf("send %v failed: %v", c.ctx, c.err)
+			}
+			sent++
+		}
+		for _, c := range poll(hub.rx, buf[:0]) {
+			i := c.ctx.(int)
+			if c.err != 0 || c.tag != 1<<32|uint64(got) || string(bufs[i][:c.len]) != strconv.Itoa(got) {
+				t.Fatalf("hub received %+v %q, want message %d", c, bufs[i][:c.len], got)
+			}
+			got++
+			if err := hub.recv(bufs[i], true, 1<<32, 1<<32-1, i); err != nil {
+				t.Fatal(err)
+			}
+			if got%100 == 0 {
+				if err := hub.send(toP2, []byte("ping"), true, 7, "ping"); err != nil {
+					t.Fatal(err)
+				}
+				pings++
+			}
+		}
+		for _, c := range poll(hub.tx, buf[:0]) {
+			if c.err != 0 {
+				t.Fatalf("ping failed: %+v", c)
+			}
+		}
+		for _, c := range poll(p2.rx, buf[:0]) {
+			if c.err != 0 {
+				t.Fatalf("p2: %+v", c)
+			}
+			pinged++
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sent, %d received of %d within 60 s", sent, got, n)
+		}
+	}
+	waitComps(t, p2.rx, pings-pinged, waitLimit, hub)
+	hub.ep.mu.Lock()
+	drained := hub.ep.drained
+	hub.ep.mu.Unlock()
+	t.Logf("%d messages in order; %d pings; %d connections closed for idleness", n, pings, drained)
+	if drained < 5 {
+		t.Fatalf("%d idle closes: the stream's connection was rarely closed; the test tested little", drained)
+	}
+}
