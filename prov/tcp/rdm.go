@@ -382,9 +382,10 @@ func (ep *rdmEP) pollSet(fds []sys.PollFD) []sys.PollFD {
 	}
 	for _, c := range ep.conns {
 		if c != nil && c.sock != nil {
-			// A held connection, or one whose predecessor is still
-			// drained, is not read: waiting for its readability would spin.
-			noRead := c.rx.held || (len(ep.draining) > 0 && c.state == connUp && ep.drainingFor(c.key))
+			// A held connection, one at end of stream or one whose
+			// predecessor is still drained is not read: waiting for its
+			// readability would spin.
+			noRead := c.rx.held || c.eof || (len(ep.draining) > 0 && c.state == connUp && ep.drainingFor(c.key))
 			fds = append(fds, sys.PollFD{FD: c.sock.FD(), Write: c.wantWrite(), NoRead: noRead})
 		}
 	}

@@ -91,6 +91,7 @@ type rdmConn struct {
 	pass        uint64    // ep.pass when progress last visited c
 	inWork      bool      // in ep.work
 	waitDrain   bool      // not read (nor watched) until the drain of the peer's previous connection ends
+	eof         bool      // the peer closed its side: a half-written frame is finished, then a new connection
 	retryAt     time.Time // connWaitPeer after a reject while draining: connect again then
 	unexpRndv   int       // the peer's rendezvous requests queued as unexpected here
 
@@ -200,7 +201,7 @@ func (ep *rdmEP) noteWork(c *rdmConn) {
 	switch c.state {
 	case connTCP, connReqSent, connWaitPeer:
 	case connUp:
-		if len(c.out) == 0 && c.tx.len() == 0 && !c.rx.held && c.rx.start == c.rx.end && !c.waitDrain {
+		if len(c.out) == 0 && c.tx.len() == 0 && !c.rx.held && c.rx.start == c.rx.end && !c.waitDrain && !c.eof {
 			return
 		}
 	default:
@@ -238,7 +239,7 @@ func (c *rdmConn) used() {
 func (c *rdmConn) idle(rndvBusy map[*rdmConn]bool) bool {
 	r := &c.rx
 	return c.state == connUp && c.tx.len() == 0 && len(c.out) == 0 && len(r.reads) == 0 && r.direct == nil &&
-		r.start == r.end && !r.held && !c.waitDrain && c.unexpRndv == 0 && !rndvBusy[c]
+		r.start == r.end && !r.held && !c.waitDrain && !c.eof && c.unexpRndv == 0 && !rndvBusy[c]
 }
 
 // trimIdle closes the least recently used idle connections when more than
@@ -336,10 +337,40 @@ func (ep *rdmEP) drainingFor(key string) bool {
 // peer move to a new connection (which a dead peer refuses: they fail
 // then); otherwise what was in flight fails. ep.mu is held.
 func (c *rdmConn) peerClosed() {
-	if c.state != connUp || !c.quiet() {
+	if c.state != connUp || !c.quiet(true) {
 		c.fail(provider.ECONNRESET, true)
 		return
 	}
+	if t := c.tx.head(); t != nil && t.off > 0 {
+		// A frame is half written: the peer still reads (it closed
+		// its side only), so it is finished first (eofWrite).
+		c.eof = true
+		c.ep.unwatch(c.sock.FD()) // readable for ever now
+		c.ep.noteWork(c)
+		return
+	}
+	c.reconnectQueued()
+}
+
+// eofWrite finishes the frames half written on a connection the peer
+// closed (peerClosed), then moves on to a new connection. ep.mu is held.
+func (c *rdmConn) eofWrite() {
+	if c.flushOut() && len(c.out) == 0 {
+		c.flush()
+	}
+	if c.state != connUp {
+		return
+	}
+	if t := c.tx.head(); t == nil || t.off == 0 {
+		c.reconnectQueued()
+	}
+}
+
+// reconnectQueued closes c's socket (the peer closed its side, nothing is
+// half done) and opens a new connection for the frames still queued, or
+// forgets c when there are none. ep.mu is held.
+func (c *rdmConn) reconnectQueued() {
+	c.eof = false
 	if c.tx.len() == 0 {
 		c.fail(provider.ECONNRESET, true) // nothing to fail
 		return
@@ -356,15 +387,16 @@ func (c *rdmConn) peerClosed() {
 }
 
 // quiet reports whether nothing of c's stream is half done: no frame half
-// written or half read, no control frame queued, no read outstanding, no
-// rendezvous send of ours waiting for the peer.
-func (c *rdmConn) quiet() bool {
+// written (but the head one, with headOK) or half read, no control frame
+// queued, no read outstanding, no rendezvous send of ours waiting for the
+// peer.
+func (c *rdmConn) quiet(headOK bool) bool {
 	r := &c.rx
 	if len(r.reads) > 0 || r.direct != nil || r.start != r.end || len(c.out) > 0 {
 		return false
 	}
 	for i := c.tx.head0; i < len(c.tx.q); i++ {
-		if t := c.tx.q[i]; t.kind == txCtrl || t.off > 0 {
+		if t := c.tx.q[i]; t.kind == txCtrl || (t.off > 0 && !(headOK && i == c.tx.head0)) {
 			return false
 		}
 	}
@@ -485,6 +517,10 @@ func (c *rdmConn) progressOnce() {
 		}
 		return
 	case connUp:
+		if c.eof {
+			c.eofWrite()
+			return
+		}
 		if len(c.ep.draining) > 0 && c.ep.drainingFor(c.key) {
 			// The peer's messages on the connection being drained
 			// come first: this one is not read, nor watched (its
@@ -790,7 +826,7 @@ func (ep *rdmEP) handleRequest(in *rdmIncome) bool {
 		}
 	case c.state == connWaitPeer:
 	case c.state == connUp && c.remotePID != 0 && c.remotePID == pid:
-		if !c.quiet() || !sys.TCPPeerShutWrite(c.sock) {
+		if c.eof || !c.quiet(false) || !sys.TCPPeerShutWrite(c.sock) {
 			// A late request of a simultaneous connect (or a peer
 			// that reconnects before its close of the old connection
 			// arrived: it tries again).

@@ -2,6 +2,7 @@ package tcp
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -995,4 +996,108 @@ func rawRndvSend() error {
 	}
 	fmt.Println("MIDWAY")
 	return nil
+}
+
+// TestRDMClosedMidFrame: the receiving side closes its connection for
+// idleness (drain) while the sender has a frame half written and more
+// queued: the sender finishes that frame on the old connection (still
+// read by the drain), moves the rest to a new one, and every message
+// arrives once, in order, every send succeeding.
+func TestRDMClosedMidFrame(t *testing.T) {
+	leakCheck(t)
+	hub, p := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
+	ph := p.mustInsert(t, hub.name)
+	const n = 400 // 6.4 MiB of 16 KiB messages: more than the socket buffers
+	msg := make([]byte, fltEager)
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint32(msg, uint32(i))
+		if err := p.send(ph, msg, true, uint64(i), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The hub reads nothing (manual progress, not called): the sender
+	// fills the socket with a frame half written.
+	var sent []fltComp
+	deadline := time.Now().Add(waitLimit)
+	for {
+		sent = poll(p.tx, sent)
+		p.ep.mu.Lock()
+		c := p.ep.peers[string(hub.name)]
+		partial := c != nil && c.state == connUp && c.tx.head() != nil && c.tx.head().off > 0
+		p.ep.mu.Unlock()
+		if partial {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no frame half written within 5 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	hub.ep.mu.Lock()
+	var hc *rdmConn
+	for _, c := range hub.ep.conns {
+		if c != nil {
+			hc = c
+		}
+	}
+	if hc == nil || hc.state != connUp {
+		hub.ep.mu.Unlock()
+		t.Fatal("no connection at the hub")
+	}
+	hc.drain()
+	// Hold the hub (its control goroutine drains) until the sender has
+	// seen the end of stream with its frame still half written.
+	deadline = time.Now().Add(waitLimit)
+	for {
+		p.ep.Progress()
+		p.ep.mu.Lock()
+		c := p.ep.peers[string(hub.name)]
+		eof := c != nil && c.eof
+		p.ep.mu.Unlock()
+		if eof {
+			break
+		}
+		if time.Now().After(deadline) {
+			hub.ep.mu.Unlock()
+			t.Fatal("the sender did not see the end of stream mid-frame")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	hub.ep.mu.Unlock()
+	bufs := make([][]byte, 64)
+	for i := range bufs {
+		bufs[i] = make([]byte, fltEager)
+		if err := hub.recv(bufs[i], true, 0, ^uint64(0), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := 0
+	deadline = time.Now().Add(3 * waitLimit)
+	for got < n || len(sent) < n {
+		sent = poll(p.tx, sent)
+		for _, c := range poll(hub.rx, nil) {
+			i := c.ctx.(int)
+			if k := binary.LittleEndian.Uint32(bufs[i]); c.err != 0 || c.tag != uint64(got) || k != uint32(got) {
+				t.Fatalf("hub received %+v (message %d), want message %d", c, k, got)
+			}
+			got++
+			if err := hub.recv(bufs[i], true, 0, ^uint64(0), i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d received, %d sends done of %d", got, len(sent), n)
+		}
+	}
+	for _, c := range sent {
+		if c.err != 0 {
+			t.Fatalf("send %v failed: %v", c.ctx, c.err)
+		}
+	}
+	hub.ep.mu.Lock()
+	drained := hub.ep.drained
+	hub.ep.mu.Unlock()
+	if drained != 1 {
+		t.Fatalf("%d connections drained, want 1", drained)
+	}
 }

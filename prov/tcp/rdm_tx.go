@@ -296,10 +296,13 @@ func (c *rdmConn) ctrlFrame(h *tcpwire.Header, rh *rxmwire.Header, payload ...[]
 // flush writes queued frames until the socket is full. ep.mu is held.
 func (c *rdmConn) flush() {
 	for c.state == connUp && c.tx.len() > 0 {
+		if c.eof && c.tx.head().off == 0 {
+			return // the peer closed: only a half-written frame is finished (eofWrite)
+		}
 		iov := c.tx.iov[:0]
 		// Gather up to 16 frames.
 		skip := c.tx.head().off
-		for i := c.tx.head0; i < len(c.tx.q) && len(iov) < 16; i++ {
+		for i := c.tx.head0; i < len(c.tx.q) && len(iov) < 16 && (!c.eof || i == c.tx.head0); i++ {
 			t := c.tx.q[i]
 			for _, b := range t.vec[:t.nvec] {
 				if skip >= len(b) {
