@@ -77,7 +77,7 @@ type rdmEP struct {
 	maxConns int              // idle connection bound (RDMMaxConns)
 	clock    uint64           // use clock of the connections (LRU order)
 	draining []*rdmConn       // connections closed for idleness, read until the peer closes
-	simul    int              // simultaneous connects resolved (a statistic)
+	simul    int              // simultaneous connects resolved, late requests included (a statistic)
 	drained  int              // connections closed for idleness (a statistic)
 	nextTrim time.Time        // when control progress next looks for idle connections (trimIdle)
 	byFD     map[int]*rdmConn // connections by socket descriptor

@@ -830,6 +830,7 @@ func (ep *rdmEP) handleRequest(in *rdmIncome) bool {
 			// A late request of a simultaneous connect (or a peer
 			// that reconnects before its close of the old connection
 			// arrived: it tries again).
+			ep.simul++
 			logCM(provider.LevelInfo, "rdm: already connected, rejecting the peer's request", from)
 			return ep.reject(in, rxmwire.RejectAlready)
 		}

@@ -177,6 +177,9 @@ func TestRDMSimultaneousConnectC(t *testing.T) {
 			}
 			fmt.Fprintf(in, "PEER %x\n", a.name)
 			fmt.Fprintf(in, "GO\n")
+			// The C side reads GO within about a millisecond: vary our
+			// start around that, so that the requests cross in some rounds.
+			time.Sleep(time.Duration(round%4) * 400 * time.Microsecond)
 			for i := 0; i < n; i++ {
 				if err := a.send(dest, []byte(fmt.Sprintf("g%d", i)), true, uint64(i), i); err != nil {
 					t.Fatalf("send %d: %v", i, err)
