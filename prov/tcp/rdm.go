@@ -82,10 +82,10 @@ type rdmEP struct {
 	nextTrim time.Time        // when control progress next looks for idle connections (trimIdle)
 	byFD     map[int]*rdmConn // connections by socket descriptor
 	work     []*rdmConn       // connections with work of their own (noteWork)
-	spare    []*rdmConn
-	pass     uint64       // progress passes (progressConns)
-	incoming []*rdmIncome // accepted sockets whose connect request is being read
-	orphans  []*sys.Conn  // losing sides of simultaneous connects, closed at progress
+	spare    []*rdmConn       // the other buffer of work (progressConns)
+	pass     uint64           // progress passes (progressConns)
+	incoming []*rdmIncome     // accepted sockets whose connect request is being read
+	orphans  []*sys.Conn      // losing sides of simultaneous connects, closed at progress
 	rndv     map[uint64]*rdmTx
 	nextKey  uint64
 	queued   int // operations queued or in flight (tx_attr.size bound)

@@ -428,6 +428,7 @@ func (c *rdmConn) dial() error {
 	c.setSock(s)
 	ep.watch(s.FD())
 	c.gen++
+	c.unexpRndv = 0 // the old stream's requests no longer count (their gen differs)
 	c.state = connTCP
 	c.deadline = time.Now().Add(rdmCMTimeout)
 	switch e := sys.TCPConnect(s, c.addr); e {
@@ -860,6 +861,7 @@ func (ep *rdmEP) handleRequest(in *rdmIncome) bool {
 	}
 	c.setSock(in.sock)
 	c.gen++
+	c.unexpRndv = 0 // the old stream's requests no longer count (their gen differs)
 	c.remoteIndex, c.remotePID = rxmwire.ConnIndex(req.ConnID), pid
 	acc := rxmwire.AppendAccept(nil, &rxmwire.Accept{ConnID: ep.rdmConnID(c.index), RxSize: rxmwire.RxSize,
 		FlowCtrl: rxmwire.FlowCtrlPeerOff})
