@@ -12,7 +12,11 @@ import (
 // a's receive completes; every CQ entry is read. It is one goroutine
 // driving both sides.
 func roundTrip(t testing.TB, size int, tagged, inject bool) func() {
-	a, b, ab, ba := pair(t, nodeOpts{})
+	return roundTripOpts(t, nodeOpts{}, size, tagged, inject)
+}
+
+func roundTripOpts(t testing.TB, o nodeOpts, size int, tagged, inject bool) func() {
+	a, b, ab, ba := pair(t, o)
 	sa, sb := make([]byte, size), make([]byte, size)
 	ra, rb := make([]byte, size), make([]byte, size)
 	ent := make([]fabric.CQEntry, 1)
@@ -84,10 +88,14 @@ func TestZeroAllocHotPath(t *testing.T) {
 		t.Skip("allocation counts are not meaningful under -race")
 	}
 	for _, size := range []int{64, 4096} {
-		for _, v := range []struct{ tagged, inject bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
-			name := fmt.Sprintf("size=%d/tagged=%v/inject=%v", size, v.tagged, v.inject)
+		for _, v := range []struct {
+			tagged, inject bool
+			th             fabric.Threading
+		}{{false, false, 0}, {false, true, 0}, {true, false, 0}, {true, true, 0},
+			{false, false, fabric.ThreadDomain}, {true, true, fabric.ThreadDomain}} {
+			name := fmt.Sprintf("size=%d/tagged=%v/inject=%v/thread=%v", size, v.tagged, v.inject, v.th)
 			t.Run(name, func(t *testing.T) {
-				rt := roundTrip(t, size, v.tagged, v.inject)
+				rt := roundTripOpts(t, nodeOpts{threading: v.th}, size, v.tagged, v.inject)
 				for i := 0; i < 100; i++ {
 					rt()
 				}
@@ -108,18 +116,25 @@ func TestZeroAllocHotPath(t *testing.T) {
 // BenchmarkPingPong measures a round trip (two transfers) between two
 // endpoints of this process driven by one goroutine: the CPU cost of the
 // send, progress, match, completion and CQ read paths (not the latency
-// across cores; cmd/fi_pingpong measures that).
+// across cores; cmd/fi_pingpong measures that). thread=domain opens the
+// domain with FI_THREAD_DOMAIN: the endpoints skip their own locks.
 func BenchmarkPingPong(b *testing.B) {
 	for _, size := range []int{64, 4096, 65536, 1 << 20} {
 		for _, tagged := range []bool{false, true} {
-			b.Run(fmt.Sprintf("prov=shm/size=%d/tagged=%v", size, tagged), func(b *testing.B) {
-				rt := roundTrip(b, size, tagged, false)
-				b.ReportAllocs()
-				b.SetBytes(int64(2 * size))
-				for b.Loop() {
-					rt()
+			for _, th := range []fabric.Threading{fabric.ThreadSafe, fabric.ThreadDomain} {
+				name := "safe"
+				if th == fabric.ThreadDomain {
+					name = "domain"
 				}
-			})
+				b.Run(fmt.Sprintf("prov=shm/size=%d/tagged=%v/thread=%s", size, tagged, name), func(b *testing.B) {
+					rt := roundTripOpts(b, nodeOpts{threading: th}, size, tagged, false)
+					b.ReportAllocs()
+					b.SetBytes(int64(2 * size))
+					for b.Loop() {
+						rt()
+					}
+				})
+			}
 		}
 	}
 }

@@ -301,6 +301,10 @@ func (*fabric) Domain(info *provider.Info) (provider.Domain, error) {
 	d := &domain{}
 	if info != nil && info.DomainAttr != nil {
 		d.authKey = append([]byte(nil), info.DomainAttr.AuthKey...)
+		switch info.DomainAttr.Threading {
+		case provider.ThreadDomain, provider.ThreadCompletion:
+			d.serial = true
+		}
 	}
 	return d, nil
 }
@@ -309,6 +313,10 @@ func (*fabric) Close() error { return nil }
 
 type domain struct {
 	authKey []byte
+	// serial: opened with FI_THREAD_DOMAIN or FI_THREAD_COMPLETION, the
+	// application serialises the calls on an endpoint with those on its
+	// CQs and counters (see endpoint.serial).
+	serial bool
 }
 
 func (d *domain) Endpoint(info *provider.Info) (provider.Endpoint, error) {
