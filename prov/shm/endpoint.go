@@ -220,6 +220,7 @@ func (ep *endpoint) createRegion(id uint64) error {
 		}
 		ep.file, ep.own, ep.id = f, shmring.NewRegion(f.Bytes(), h), id
 		ep.name = appendName(nil, id)
+		ep.cma.idWord = binary.LittleEndian.AppendUint64(make([]byte, 0, 8), id)
 		return nil
 	}
 }

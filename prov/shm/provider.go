@@ -46,6 +46,11 @@ const (
 	// the default leaves CMA to the largest messages; lower it where
 	// process_vm_readv copies at memory speed.
 	CMAMin = 16 << 20
+	// RMACMAMin is the default of FI_SHM_RMA_CMA_MIN, the smallest RMA
+	// read or write whose data the target moves by cross-memory attach
+	// (rma_cma.go) where the kernel permits it; smaller ones go through
+	// bounce buffers.
+	RMACMAMin = 64 << 10
 	// ProgressBudget is the most commands one Progress call handles.
 	ProgressBudget = 64
 	// MaxPeers bounds the fi_addr values the per-endpoint peer table

@@ -80,6 +80,7 @@ type rmaOp struct {
 	noResp bool   // inject write without completion: no answer
 	fence  bool   // FI_FENCE: starts once every earlier operation completed
 	live   bool   // counted in rmaState.started
+	cma    bool   // the target moves the data by CMA (rma_cma.go)
 
 	dst  [IOVLimit][]byte // read destination, atomic results
 	ndst int
@@ -113,6 +114,8 @@ type resp struct {
 	total   uint64
 	off     uint64
 	started bool
+	cma     bool   // the answer to a CMA request (rma_cma.go): st, no data
+	st      uint64 // its status: an errno, 0 or ackUseSegments
 }
 
 // rmaState is the endpoint's RMA state.
@@ -126,6 +129,9 @@ type rmaState struct {
 	qtail   int32
 	pending atomic.Int32 // operations in the push queue
 	started atomic.Int32 // operations started and not completed
+	// cmaRefused: targets that cannot reach this process by CMA
+	// (rma_cma.go).
+	cmaRefused map[uint64]bool
 
 	// Set by Enable.
 	mr          provider.MRKeys
@@ -242,6 +248,7 @@ func (ep *endpoint) postRMA(m *provider.Msg, code uint8) error {
 		o.want = n
 		o.src = [2 * IOVLimit][]byte{}
 	}
+	o.cma = !o.noResp && ep.rmaCMAFor(p, n) && cmaRequestFits(p, o.nrma, len(local))
 	return ep.startOp(o, inject)
 }
 
@@ -413,6 +420,9 @@ func (ep *endpoint) pushRMA(o *rmaOp) (done, sent bool) {
 	if p.r.Closing() {
 		ep.completeOp(o, provider.ECONNRESET)
 		return true, true
+	}
+	if o.cma {
+		return ep.pushRMACMA(o)
 	}
 	hdrTotal := uint64(o.nrma * rmaIOVSize)
 	for !o.first || o.off < o.size {
@@ -670,6 +680,9 @@ func (ep *endpoint) remoteData(c *shmring.Cmd, reserved bool, flags provider.Fla
 }
 
 func (ep *endpoint) rxWrite(c *shmring.Cmd) bool {
+	if c.Flags&shmring.FlagCMA != 0 {
+		return ep.rxWriteCMA(c)
+	}
 	s := &ep.rma
 	last := c.Flags&shmring.FlagLast != 0
 	if last && c.MsgID != 0 && ep.respFull() {
@@ -782,6 +795,9 @@ func (ep *endpoint) newRecv() *rmaRecv {
 }
 
 func (ep *endpoint) rxRead(c *shmring.Cmd) bool {
+	if c.Flags&shmring.FlagCMA != 0 {
+		return ep.rxReadCMA(c)
+	}
 	if ep.respFull() {
 		return false
 	}
@@ -898,6 +914,9 @@ func (ep *endpoint) pushResp(r *resp) bool {
 		}
 		c := shmring.Cmd{Op: r.code, Src: ep.id, MsgID: r.msgID, Data: uint64(r.status), Size: r.total, Tag: r.off,
 			Buf: idx}
+		if r.cma {
+			c.Flags, c.Data = shmring.FlagCMA, r.st
+		}
 		if inline {
 			c.Flags |= shmring.FlagInline
 			dst = cmd[shmring.CmdPayload:]
@@ -929,6 +948,22 @@ func (ep *endpoint) rxAnswer(c *shmring.Cmd) {
 		return
 	}
 	e := status(c.Data)
+	if c.Flags&shmring.FlagCMA != 0 || o.cma {
+		// The answer to a CMA request (rma_cma.go): a status, no data.
+		if c.Flags&shmring.FlagCMA == 0 || !o.cma {
+			ep.dropCmd(shmring.ErrBadOp)
+			return
+		}
+		if c.Data == ackUseSegments {
+			ep.cmaRefusedOp(o)
+			return
+		}
+		if e == 0 && o.code == opRead {
+			o.got = o.want // the target wrote it all
+		}
+		ep.completeOp(o, e)
+		return
+	}
 	if c.Op != opWriteAck && e == 0 {
 		if c.Tag != o.got || uint64(len(data)) > o.want-o.got {
 			e = provider.EIO
