@@ -119,7 +119,7 @@ func TestZeroAllocHotPath(t *testing.T) {
 // across cores; cmd/fi_pingpong measures that). thread=domain opens the
 // domain with FI_THREAD_DOMAIN: the endpoints skip their own locks.
 func BenchmarkPingPong(b *testing.B) {
-	for _, size := range []int{64, 4096, 65536, 1 << 20} {
+	for _, size := range []int{64, 256, 1024, 4096, 65536, 1 << 20} {
 		for _, tagged := range []bool{false, true} {
 			for _, th := range []fabric.Threading{fabric.ThreadSafe, fabric.ThreadDomain} {
 				name := "safe"
