@@ -138,3 +138,57 @@ func BenchmarkPingPong(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTaggedWindow is a bandwidth pattern (fabtests' tagged_bw): b
+// posts a window of tagged receives, a sends a window of messages, then
+// both sides' completions are read. One goroutine drives both; per
+// message.
+func BenchmarkTaggedWindow(b *testing.B) {
+	const window = 64
+	for _, size := range []int{64, 256, 1024, 4096} {
+		for _, early := range []bool{true, false} {
+			b.Run(fmt.Sprintf("prov=shm/size=%d/recv_first=%v", size, early), func(b *testing.B) {
+				x, y, xy, _ := pair(b, nodeOpts{})
+				buf := make([]byte, size)
+				rbufs := make([][]byte, window)
+				for i := range rbufs {
+					rbufs[i] = make([]byte, size)
+				}
+				ents := make([]fabric.CQEntry, window)
+				ctx := new(int)
+				post := func() {
+					for i := range rbufs {
+						if err := y.ep.TRecv(rbufs[i], nil, fabric.AddrUnspec, 7, 0, ctx); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				b.ReportAllocs()
+				b.SetBytes(int64(size * window))
+				for b.Loop() {
+					if early {
+						post()
+					}
+					for i := 0; i < window; i++ {
+						for x.ep.TSend(buf, nil, xy, 7, ctx) != nil {
+							x.txcq.Read(ents)
+							y.rxcq.Read(nil)
+						}
+					}
+					if !early {
+						post()
+					}
+					for got := 0; got < window; {
+						n, _ := y.rxcq.Read(ents)
+						got += n
+					}
+					for got := 0; got < window; {
+						n, _ := x.txcq.Read(ents)
+						got += n
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*window), "ns/msg")
+			})
+		}
+	}
+}

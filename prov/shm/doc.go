@@ -28,9 +28,9 @@
 //
 // # Protocols
 //
-//   - Inline: a message of up to SlotSize-64 bytes rides in one command
-//     slot of the receiver's queue: one copy in, one copy out, and the
-//     send completes when Send returns.
+//   - Inline: a message of up to SlotSize-64 bytes (1984) rides in one
+//     command slot of the receiver's queue: one copy in, one copy out, and
+//     the send completes when Send returns.
 //   - Segmented: larger messages are cut into BufSize segments, each
 //     copied into a bounce buffer taken from the RECEIVER's pool and
 //     announced by a command; the receiver copies it out (into the posted
@@ -73,7 +73,14 @@
 // memory untouched); reads and atomics when the data or fetched values
 // are back. Atomics follow internal/atomics' table (no FI_LONG_DOUBLE)
 // and are applied under one process-wide lock; rma_iov_limit 4, mr_mode 0
-// (offset addressing, requested keys).
+// (offset addressing, requested keys). A read or write of
+// FI_SHM_RMA_CMA_MIN bytes or more (default RMACMAMin) goes as one
+// request naming the initiator's buffers, after which the target, having
+// checked the keys, moves the data itself with one process_vm_readv
+// (write) or process_vm_writev (read) and answers with the status only
+// (rma_cma.go); a target that cannot reach the initiator answers "use
+// segments" and the operation goes through bounce buffers again, as the
+// later ones to that target do.
 //
 // # Progress and waiting
 //

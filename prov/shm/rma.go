@@ -35,11 +35,12 @@ import (
 // maxResponses answers the target stops draining its queue
 // (back-pressure), so nothing is dropped.
 //
-// Hook for cross-memory attach (helper shmsys): a large write or read
-// response can instead carry the initiator's pid and iovecs and be moved
-// with ProcessVMReadv/ProcessVMWritev by the target; pushRMA/pushResp are
-// the places that choose the transfer, rxWrite/rxRead the ones that
-// carry it out.
+// Cross-memory attach (rma_cma.go): a large write or read request
+// carries the initiator's pid and iovecs instead of data, and the target
+// moves the data with ProcessVMReadv/ProcessVMWritev; postRMA chooses it,
+// pushRMA pushes the request, rxWrite/rxRead hand it to rxWriteCMA/
+// rxReadCMA, and rxAnswer completes the operation (or sends it again
+// through bounce buffers after a refusal).
 
 // RMA limits.
 const (
