@@ -13,8 +13,11 @@ import (
 func BenchmarkRingPingPong(b *testing.B) {
 	p := Params{Slots: 256, SlotSize: 512, Bufs: 1, BufSize: 4096}
 	ra, rb := newTestRegion(b, p), newTestRegion(b, p)
-	payload := make([]byte, 64)
-	send := func(r *Region) {
+	// The producers use views of their own, as another process would
+	// (Region values shared by both goroutines would add false sharing
+	// between one's consumer fields and the other's producer fields).
+	pa, pb := NewRegion(ra.Bytes(), &ra.Header), NewRegion(rb.Bytes(), &rb.Header)
+	send := func(r *Region, payload []byte) {
 		for {
 			pos, cmd, ok := r.Reserve()
 			if ok {
@@ -25,7 +28,7 @@ func BenchmarkRingPingPong(b *testing.B) {
 			}
 		}
 	}
-	recv := func(r *Region) {
+	recv := func(r *Region, payload []byte) {
 		var c Cmd
 		for {
 			if cmd := r.Peek(); cmd != nil {
@@ -42,17 +45,19 @@ func BenchmarkRingPingPong(b *testing.B) {
 	go func() {
 		defer wg.Done()
 		runtime.LockOSThread()
+		buf := make([]byte, 64)
 		for i := 0; i < n; i++ {
-			recv(rb)
-			send(ra)
+			recv(rb, buf)
+			send(pa, buf)
 		}
 	}()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	buf := make([]byte, 64)
 	b.ResetTimer()
 	for i := 0; i < n; i++ {
-		send(rb)
-		recv(ra)
+		send(pb, buf)
+		recv(ra, buf)
 	}
 	wg.Wait()
 }
