@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	fabric "github.com/gofabric/fabric"
+	"github.com/gofabric/fabric/prov/shm"
 )
 
 // roundTrip returns a function doing one ping-pong: a sends size bytes to
@@ -188,6 +189,81 @@ func BenchmarkTaggedWindow(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*window), "ns/msg")
+			})
+		}
+	}
+}
+
+// BenchmarkPingPongCores is fi_pingpong's loop between two goroutines
+// (on two cores when the machine has them), each driving one endpoint:
+// inject below the inject size, else send and wait for its completion;
+// busy-polling CQ reads. ns/op is a round trip; one-way is reported as
+// ns/xfer. The endpoints map each other's regions as two processes
+// would (only the Go runtime is shared).
+func BenchmarkPingPongCores(b *testing.B) {
+	for _, size := range []int{64, 256, 1024, 4096} {
+		for _, th := range []fabric.Threading{fabric.ThreadSafe, fabric.ThreadDomain} {
+			name := "safe"
+			if th == fabric.ThreadDomain {
+				name = "domain"
+			}
+			b.Run(fmt.Sprintf("prov=shm/size=%d/thread=%s", size, name), func(b *testing.B) {
+				x, y, xy, yx := pair(b, nodeOpts{threading: th})
+				side := func(n *node, dst fabric.Addr, first bool, iters int) {
+					buf := make([]byte, size)
+					rbuf := make([]byte, size)
+					ent := make([]fabric.CQEntry, 1)
+					recv := func() {
+						for n.ep.Recv(rbuf, nil, fabric.AddrUnspec, nil) != nil {
+							n.txcq.Read(ent)
+						}
+					}
+					waitRx := func() {
+						for {
+							if c, _ := n.rxcq.Read(ent); c == 1 {
+								return
+							}
+						}
+					}
+					send := func() {
+						if size < shm.InjectSize {
+							for n.ep.Inject(buf, dst) != nil {
+								n.txcq.Read(ent)
+							}
+							return
+						}
+						for n.ep.Send(buf, nil, dst, nil) != nil {
+							n.txcq.Read(ent)
+						}
+						for {
+							if c, _ := n.txcq.Read(ent); c == 1 {
+								return
+							}
+						}
+					}
+					recv()
+					for i := 0; i < iters; i++ {
+						if first {
+							send()
+							waitRx()
+							recv()
+						} else {
+							waitRx()
+							recv()
+							send()
+						}
+					}
+				}
+				done := make(chan struct{})
+				n := b.N
+				go func() {
+					defer close(done)
+					side(y, yx, false, n)
+				}()
+				b.ResetTimer()
+				side(x, xy, true, n)
+				<-done
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(2*b.N), "ns/xfer")
 			})
 		}
 	}
