@@ -44,17 +44,24 @@ const (
 	// CMAMin is the default of FI_SHM_CMA_MIN, the smallest message sent
 	// by cross-memory attach (single copy, process_vm_readv by the
 	// receiver) where the kernel permits it (cma.go); smaller ones, and
-	// all where it does not, are segmented. Measured on the 2-vCPU
-	// Firecracker VM of this project (nested paging: process_vm_readv
-	// pays for pinning every page), segments were faster at every size
-	// up to 16 MiB in one process (1 MiB: 16-22 GB/s against 9-13), so
-	// the default leaves CMA to the largest messages; lower it where
-	// process_vm_readv copies at memory speed.
-	CMAMin = 16 << 20
+	// all where it does not, are segmented. On the 2-vCPU VM of this
+	// project (nested paging: process_vm_readv pays for pinning every
+	// page) segments win in one process, where the bounce buffers stay
+	// in the caches of the one core doing both copies, up to 16 MiB; but
+	// between two processes (fabtests through the plugin, medians of 5
+	// interleaved runs on a loaded host) CMA won from 256 KiB:
+	// fi_rdm_tagged_bw 256 KiB 1.4 -> 2.6 GB/s, 1 MiB 1.0 -> 5.9 GB/s,
+	// fi_rdm_pingpong 256 KiB 250 -> 295 MB/s, 1 MiB 3.6 -> 4.0 GB/s,
+	// while at 64 KiB segments were ahead (tagged_bw 4.1 against 1.3).
+	CMAMin = 256 << 10
 	// RMACMAMin is the default of FI_SHM_RMA_CMA_MIN, the smallest RMA
 	// read or write whose data the target moves by cross-memory attach
 	// (rma_cma.go) where the kernel permits it; smaller ones go through
-	// bounce buffers.
+	// bounce buffers. fi_rma_bw between two processes (medians of 5
+	// interleaved runs, loaded host): 64 KiB a draw (read 3.2 GB/s
+	// segmented, 2.9 CMA, but CMA's worst run 2.2x better), 256 KiB read
+	// 1.3 -> 3.3 GB/s and write 1.1 -> 3.7 GB/s; 16 KiB by CMA was 4x
+	// slower.
 	RMACMAMin = 64 << 10
 	// ProgressBudget is the most commands one Progress call handles.
 	ProgressBudget = 64
