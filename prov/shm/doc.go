@@ -140,8 +140,13 @@
 //   - What cannot be fitted keeps the FI_THREAD_SAFE path: auto progress
 //     (its own goroutine), a shared or imported receive queue, an
 //     imported CQ or counter (their owner progresses from its own
-//     thread), and a bound EQ (EQ reads, a fabric-level object, progress
-//     the endpoint outside the domain's serialisation).
+//     thread), a bound EQ (EQ reads, a fabric-level object, progress
+//     the endpoint outside the domain's serialisation), and, under
+//     FI_THREAD_COMPLETION only, an endpoint whose caps let RMA or
+//     atomics target it: a counter bound to a memory region drives the
+//     progress of every endpoint of the domain, and such a counter is
+//     not bound to the endpoint, so the application may read it from
+//     another thread.
 //
 // The peer-death checks run inside Progress. Commands from other
 // processes arrive through the lock-free ring, in every model.

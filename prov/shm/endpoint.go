@@ -62,10 +62,13 @@ type endpoint struct {
 	// goroutine and WaitReady touch only atomics and hold/release; the
 	// peer death checks run inside Progress.
 	serialDom bool
-	serial    bool
-	rm        bool
-	caps      provider.Caps
-	authKey   []byte
+	// serialCQ: FI_THREAD_COMPLETION (the application serialises only
+	// the objects sharing completion structures).
+	serialCQ bool
+	serial   bool
+	rm       bool
+	caps     provider.Caps
+	authKey  []byte
 
 	file *sys.ShmFile
 	own  *shmring.Region
@@ -171,7 +174,7 @@ func newEndpoint(d *domain, info *provider.Info) (*endpoint, error) {
 			return nil, provider.EINVAL
 		}
 	}
-	ep := &endpoint{caps: info.Caps, authKey: d.authKey, serialDom: d.serial}
+	ep := &endpoint{caps: info.Caps, authKey: d.authKey, serialDom: d.serial, serialCQ: d.perCompletion}
 	if ep.caps == 0 {
 		ep.caps = infoCaps
 	}
@@ -289,7 +292,13 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	// SRX) decides for itself whether receives are directed: it is told
 	// every message's source.
 	ep.needSrc = r.Source || ep.caps&provider.CapDirectedRecv != 0 || !r.OwnSRX
-	ep.serial = ep.serialDom && serialResources(r) && !ep.auto
+	// Under FI_THREAD_COMPLETION an endpoint that may be the target of
+	// RMA or atomics stays thread-safe: a counter bound to a memory
+	// region drives the progress of every endpoint of the domain (the
+	// root package's mrcntr.go), and the application may read it from
+	// another thread than the one using the endpoint (it is not bound to
+	// it). Under FI_THREAD_DOMAIN that counter is serialised too.
+	ep.serial = ep.serialDom && serialResources(r) && !ep.auto && !(ep.serialCQ && rmaTarget(ep.caps))
 	ep.state.Store(stateEnabled)
 	if ep.auto {
 		ep.autoDone = make(chan struct{})
@@ -297,6 +306,17 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 		go ep.autoProgress()
 	}
 	return nil
+}
+
+// rmaTarget reports whether caps let remote RMA or atomics reach the
+// endpoint's memory: FI_REMOTE_READ or FI_REMOTE_WRITE, or FI_RMA or
+// FI_ATOMIC without any of the four direction bits (which implies all).
+func rmaTarget(caps provider.Caps) bool {
+	const dirs = provider.CapRead | provider.CapWrite | provider.CapRemoteRead | provider.CapRemoteWrite
+	if caps&(provider.CapRemoteRead|provider.CapRemoteWrite) != 0 {
+		return true
+	}
+	return caps&(provider.CapRMA|provider.CapAtomic) != 0 && caps&dirs == 0
 }
 
 // serialResources reports whether r leaves the endpoint to the

@@ -319,8 +319,10 @@ func (*fabric) Domain(info *provider.Info) (provider.Domain, error) {
 	if info != nil && info.DomainAttr != nil {
 		d.authKey = append([]byte(nil), info.DomainAttr.AuthKey...)
 		switch info.DomainAttr.Threading {
-		case provider.ThreadDomain, provider.ThreadCompletion:
+		case provider.ThreadDomain:
 			d.serial = true
+		case provider.ThreadCompletion:
+			d.serial, d.perCompletion = true, true
 		}
 	}
 	return d, nil
@@ -332,8 +334,10 @@ type domain struct {
 	authKey []byte
 	// serial: opened with FI_THREAD_DOMAIN or FI_THREAD_COMPLETION, the
 	// application serialises the calls on an endpoint with those on its
-	// CQs and counters (see endpoint.serial).
-	serial bool
+	// CQs and counters (see endpoint.serial). perCompletion: only those
+	// (FI_THREAD_COMPLETION), not with the domain's other objects.
+	serial        bool
+	perCompletion bool
 }
 
 func (d *domain) Endpoint(info *provider.Info) (provider.Endpoint, error) {
