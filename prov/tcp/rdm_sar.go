@@ -87,10 +87,12 @@ func (ep *rdmEP) buildSAR(t *rdmTx, m *provider.Msg, n int, tagged, hasData bool
 	segs := (n + seg - 1) / seg
 	frame := tcpwire.BaseHeaderSize + rxmwire.HeaderSize
 	need := n + segs*frame
-	if cap(t.buf) < need {
-		t.buf = make([]byte, need)
+	// PutHeader wants room for the largest header even where a short
+	// last segment leaves less.
+	if cap(t.buf) < need+tcpwire.MaxHeaderSize {
+		t.buf = make([]byte, need+tcpwire.MaxHeaderSize)
 	}
-	buf := t.buf[:need]
+	buf := t.buf[:need+tcpwire.MaxHeaderSize]
 	ep.nextKey++
 	id := ep.nextKey
 	var one [1][]byte
