@@ -35,9 +35,11 @@ import (
 const (
 	envRxmDynRbuf  = "FI_OFI_RXM_ENABLE_DYN_RBUF"
 	envRxmSARLimit = "FI_OFI_RXM_SAR_LIMIT"
-	// rdmSARMax bounds the length of a SAR message (what an unexpected
-	// one may buffer); a longer one drops the connection.
-	rdmSARMax = 64 << 20
+	// rdmSARMax bounds the length of an unexpected SAR message (what it
+	// may buffer: a longer one drops the connection) and our SAR limit.
+	// One that matches a receive goes straight into it, whatever its
+	// length.
+	rdmSARMax = 1 << 30
 )
 
 // rdmProtoLimits reads rxm's protocol variables: whether dynamic receive
@@ -161,12 +163,15 @@ func (c *rdmConn) sarSegment(h *tcpwire.Header, rh *rxmwire.Header, body []byte)
 			c.protoFail("SAR message started twice")
 			return true
 		}
-		if rh.Size < uint64(len(body)) || rh.Size > rdmSARMax {
+		if rh.Size < uint64(len(body)) || rh.Size > 1<<62 {
 			c.protoFail("bad SAR message length")
 			return true
 		}
 		if !c.sarFirst(rh, body) {
 			return false
+		}
+		if c.state != connUp {
+			return true
 		}
 	} else {
 		if s == nil || typ == 0 || s.got+uint64(len(body)) > s.total {
@@ -214,6 +219,10 @@ func (c *rdmConn) sarFirst(rh *rxmwire.Header, body []byte) bool {
 	case err == nil:
 		setRxData(e, rh.Data, hasData)
 		s.rd = rdmRead{e: e, iov: e.IOV, total: rh.Size, from: c.addr}
+	case err == provider.ENOENT && e != nil && rh.Size > rdmSARMax:
+		ep.rq.FreeEntry(e)
+		c.protoFail("unexpected SAR message too large to buffer")
+		return true
 	case err == provider.ENOENT && e != nil:
 		setRxData(e, rh.Data, hasData)
 		u := &rdmUnexp{conn: c, gen: c.gen, from: c.addr, sar: s}
