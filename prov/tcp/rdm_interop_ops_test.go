@@ -33,6 +33,9 @@ type rdmOpsEnv struct {
 	cq   *fabric.CQ
 	name []byte
 	done map[any]error
+	// remote holds the completions that belong to no operation of ours
+	// (remote CQ data).
+	remote []fabric.CQEntry
 }
 
 func openRDMOps(t *testing.T) *rdmOpsEnv {
@@ -98,6 +101,10 @@ func (e *rdmOpsEnv) pump() {
 	ent := make([]fabric.CQEntry, 8)
 	n, err := e.cq.Read(ent)
 	for _, c := range ent[:max(n, 0)] {
+		if c.OpContext == nil {
+			e.remote = append(e.remote, c)
+			continue
+		}
 		e.done[c.OpContext] = nil
 	}
 	if errors.Is(err, fabric.ErrAvail) {
@@ -277,7 +284,8 @@ var rdmOpsModes = []struct {
 }
 
 // TestInteropRDMOpsCInitiator: the C program (tcp;ofi_rxm) sends a tagged
-// message to our RDM endpoint, writes, reads and runs fetch and compare
+// message to our RDM endpoint, writes (and writedata: our remote CQ data
+// completion), reads and runs fetch and compare
 // atomics on our memory, and a fetch atomic with a wrong key completes in
 // error there; it receives our tagged message.
 func TestInteropRDMOpsCInitiator(t *testing.T) {
@@ -327,13 +335,18 @@ func TestInteropRDMOpsCInitiator(t *testing.T) {
 				if v := binary.LittleEndian.Uint64(mem[40:]); v != 9 {
 					t.Errorf("compare-swap target = %d, want 9", v)
 				}
+				if string(mem[48:50]) != "wd" || len(e.remote) != 1 || e.remote[0].Data != 0xd00d ||
+					e.remote[0].Flags&(fabric.FlagRemoteWrite|fabric.FlagRemoteCQData) !=
+						fabric.FlagRemoteWrite|fabric.FlagRemoteCQData {
+					t.Errorf("writedata: memory %q, remote completions %+v", mem[48:50], e.remote)
+				}
 			})
 		}
 	}
 }
 
 // TestInteropRDMOpsGoInitiator: our RDM endpoint sends a tagged message
-// to the C program, writes, reads and runs fetch and compare atomics on
+// to the C program, writes (and writedata), reads and runs fetch and compare atomics on
 // its memory (a wrong key completes in error here), and receives its
 // tagged answer.
 func TestInteropRDMOpsGoInitiator(t *testing.T) {
@@ -363,6 +376,10 @@ func TestInteropRDMOpsGoInitiator(t *testing.T) {
 				ctx := new(int)
 				e.post("fi_write", func() error { return e.ep.RMAWrite([]byte("go-wrote-this!!\x00"), nil, peer, 0, key, ctx) })
 				e.waitOK("fi_write", ctx)
+				e.post("fi_writedata", func() error {
+					return e.ep.RMAWriteData([]byte("wd"), nil, 0xd00d, peer, 48, key, ctx)
+				})
+				e.waitOK("fi_writedata", ctx)
 				back := make([]byte, 16)
 				e.post("fi_read", func() error { return e.ep.RMARead(back, nil, peer, 16, key, ctx) })
 				e.waitOK("fi_read", ctx)

@@ -3,7 +3,8 @@
  * Roles:
  *   initiator HEX KEY SIZE  the Go endpoint HEX exposes 64 bytes under KEY:
  *       tagged send (SIZE bytes, tag 0x1234) and receive (tag 0x5678),
- *       fi_write, fi_read, fi_fetch_atomic (FI_SUM), fi_compare_atomic
+ *       fi_write, fi_writedata (data 0xd00d, 2 bytes at 48), fi_read,
+ *       fi_fetch_atomic (FI_SUM), fi_compare_atomic
  *       (FI_CSWAP), and a fetch atomic with a wrong key (error completion)
  *   stream HEX SIZE...  send the Go endpoint one message of each SIZE, in
  *       order, untagged and tagged (tag = index) alternately, each
@@ -11,7 +12,8 @@
  *       after "BYE" on stdin, waits for every send to complete.
  *   target SIZE   expose 64 bytes under key 0xc0de, read "PEER <hex>" from
  *       stdin, answer the Go endpoint's tagged message (tag 0x1234) with
- *       one of SIZE bytes (tag 0x5678), serve its RMA and atomics until
+ *       one of SIZE bytes (tag 0x5678), serve its RMA and atomics (a
+ *       writedata of "wd" at 48 with data 0xd00d among them) until
  *       "CHECK" arrives, then check the memory.
  * Prints "NAME <hex>" first and "OK" on success; exit 1 on failure.
  */
@@ -46,9 +48,10 @@ static fi_addr_t peer;
 static time_t start;
 
 /* Completions seen, by context (the contexts are the addresses of these). */
-enum { C_TSEND, C_TRECV, C_WRITE, C_READ, C_FETCH, C_CSWAP, C_BAD, NCTX };
+enum { C_TSEND, C_TRECV, C_WRITE, C_WDATA, C_READ, C_FETCH, C_CSWAP, C_BAD, NCTX };
 static int ctxs[NCTX];
 static int done[NCTX], errs[NCTX];
+static int remote_data; /* a remote CQ data completion with data 0xd00d arrived */
 
 static void pump(void) {
 	struct fi_cq_tagged_entry e[8];
@@ -63,9 +66,12 @@ static void pump(void) {
 	}
 	if (n == -FI_EAGAIN) return;
 	CHK(n);
-	for (ssize_t k = 0; k < n; k++)
+	for (ssize_t k = 0; k < n; k++) {
 		for (int i = 0; i < NCTX; i++)
 			if (e[k].op_context == &ctxs[i]) done[i] = 1;
+		if ((e[k].flags & FI_REMOTE_CQ_DATA) && (e[k].flags & FI_REMOTE_WRITE) && e[k].data == 0xd00d)
+			remote_data = 1;
+	}
 	if (time(NULL) - start > 20) { fprintf(stderr, "timeout\n"); exit(1); }
 }
 
@@ -135,6 +141,9 @@ static void initiator(const char *hex, uint64_t key, size_t size) {
 	while ((r = fi_write(ep, w, 16, NULL, peer, 0, key, &ctxs[C_WRITE])) == -FI_EAGAIN) pump();
 	CHK(r);
 	wait_ok(C_WRITE);
+	while ((r = fi_writedata(ep, "wd", 2, NULL, 0xd00d, peer, 48, key, &ctxs[C_WDATA])) == -FI_EAGAIN) pump();
+	CHK(r);
+	wait_ok(C_WDATA);
 	char rd[16];
 	while ((r = fi_read(ep, rd, 16, NULL, peer, 16, key, &ctxs[C_READ])) == -FI_EAGAIN) pump();
 	CHK(r);
@@ -209,6 +218,8 @@ static void target(size_t size) {
 		}
 	}
 	EXPECT(memcmp(mem, "go-wrote-this!!", 16) == 0, "memory 0..15 %.16s", mem);
+	EXPECT(memcmp(mem + 48, "wd", 2) == 0 && remote_data, "writedata: memory %.2s, remote CQ data seen %d",
+	       mem + 48, remote_data);
 	memcpy(&v, mem + 32, 8);
 	EXPECT(v == 103, "sum %llu want 103", (unsigned long long) v);
 	memcpy(&v, mem + 40, 8);
