@@ -209,16 +209,7 @@ func (c *rdmConn) busy() bool {
 // or nil when it was refused (the connection is dropped).
 func (c *rdmConn) startWrite(h *tcpwire.Header, plen uint64) *rdmRead {
 	w := &c.rx.wr
-	var sum uint64
-	for i := 0; i < h.NumRMA(); i++ {
-		l := h.RMA[i].Len
-		if sum+l < sum {
-			c.protoFail("RMA write regions overflow")
-			return nil
-		}
-		sum += l
-	}
-	if sum != plen {
+	if !rmaWriteLen(h, plen) {
 		c.protoFail("RMA write regions do not add up to its length")
 		return nil
 	}
@@ -240,25 +231,11 @@ func (c *rdmConn) startWrite(h *tcpwire.Header, plen uint64) *rdmRead {
 // regions resolves the regions of an RMA frame into dst, each checked for
 // access, or returns why one is refused.
 func (c *rdmConn) regions(h *tcpwire.Header, access provider.Flags, dst [][]byte) provider.Errno {
-	mr := c.ep.mr
-	for i := 0; i < h.NumRMA(); i++ {
-		v := h.RMA[i]
-		var err error = provider.EACCES
-		var s []byte
-		if mr != nil {
-			s, err = mr.Access(v.Key, v.Addr, v.Len, access)
-		}
-		if err == nil && uint64(len(s)) != v.Len {
-			err = provider.EINVAL
-		}
-		if err != nil {
-			clear(dst)
-			logCM(provider.LevelInfo, "rdm: refused RMA access: "+err.Error(), c.addr)
-			return provider.ErrnoOf(err)
-		}
-		dst[i] = s
+	e := rmaResolve(c.ep.mr, h, access, dst)
+	if e != 0 {
+		logCM(provider.LevelInfo, "rdm: refused RMA access: "+e.Error(), c.addr)
 	}
-	return 0
+	return e
 }
 
 // rmaError answers a refused access of a peer of this implementation.
@@ -305,14 +282,7 @@ func (c *rdmConn) writeDone(rd *rdmRead) {
 		w.refused = 0
 		return
 	}
-	if ep.mr != nil {
-		for i := 0; i < h.NumRMA(); i++ {
-			ep.mr.Event(h.RMA[i].Key, provider.FlagRemoteWrite)
-		}
-	}
-	if cn := ep.cntrs[provider.CntrRemoteWrite]; cn != nil {
-		cn.Inc()
-	}
+	rmaServed(ep.mr, ep.cntrs[provider.CntrRemoteWrite], h, provider.FlagRemoteWrite)
 	if h.HasCQData() {
 		const fl = provider.FlagRMA | provider.FlagRemoteWrite | provider.FlagRemoteCQData
 		_ = ep.rxCQ.Write(nil, fl, rd.total, nil, h.CQData, 0, provider.AddrNotAvail)
