@@ -63,6 +63,7 @@ type rdmEP struct {
 	txCQ     provider.CQOwner
 	rxCQ     provider.CQOwner
 	txRes    provider.CQReserver
+	rxRes    provider.CQReserver // FI_RM_ENABLED: room for remote CQ data of RMA writes
 	txCntr   provider.CntrOwner
 	rxCntr   provider.CntrOwner
 	av       provider.AVView
@@ -247,6 +248,7 @@ func (ep *rdmEP) Enable(r *provider.Resources) error {
 	ep.txCQ, ep.rxCQ = r.TxCQ, r.RxCQ
 	if ep.rm {
 		ep.txRes, _ = r.TxCQ.(provider.CQReserver)
+		ep.rxRes, _ = r.RxCQ.(provider.CQReserver)
 	}
 	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
 	ep.cntrs, ep.mr = r.Cntrs, r.MR

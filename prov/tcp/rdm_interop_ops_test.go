@@ -38,7 +38,8 @@ type rdmOpsEnv struct {
 	remote []fabric.CQEntry
 }
 
-func openRDMOps(t *testing.T) *rdmOpsEnv {
+// openRDMOps opens the endpoint; cqSize, if given, is the CQ's size.
+func openRDMOps(t *testing.T, cqSize ...uint64) *rdmOpsEnv {
 	t.Helper()
 	t.Setenv("FI_TCP_IFACE", "lo")
 	h := fabric.AllocInfo()
@@ -60,7 +61,11 @@ func openRDMOps(t *testing.T) *rdmOpsEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.dom.Close() })
-	if e.cq, err = e.dom.OpenCQ(&fabric.CQAttr{Format: fabric.CQFormatTagged}); err != nil {
+	attr := &fabric.CQAttr{Format: fabric.CQFormatTagged}
+	if len(cqSize) > 0 {
+		attr.Size = cqSize[0]
+	}
+	if e.cq, err = e.dom.OpenCQ(attr); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.cq.Close() })

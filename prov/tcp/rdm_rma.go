@@ -40,6 +40,26 @@ type rdmWrite struct {
 	h       tcpwire.Header
 	iov     [tcpwire.MaxRMAIOV][]byte
 	refused provider.Errno // refused (extension): the payload is dropped
+	res     bool           // room for its remote CQ data is reserved in the receive CQ
+}
+
+// reserveWrite claims room for the remote CQ data completion of the write
+// whose header is h (FI_RM_ENABLED); false when the receive CQ is full.
+func (c *rdmConn) reserveWrite(h *tcpwire.Header) bool {
+	w := &c.rx.wr
+	if !h.HasCQData() || c.ep.rxRes == nil || w.res {
+		return true
+	}
+	w.res = c.ep.rxRes.Reserve()
+	return w.res
+}
+
+// unreserveWrite gives back the room a write that will not complete had.
+func (c *rdmConn) unreserveWrite() {
+	if w := &c.rx.wr; w.res {
+		w.res = false
+		c.ep.rxRes.Unreserve()
+	}
 }
 
 // goPad returns the connection-data padding that tells a peer of this
@@ -210,6 +230,7 @@ func (c *rdmConn) busy() bool {
 func (c *rdmConn) startWrite(h *tcpwire.Header, plen uint64) *rdmRead {
 	w := &c.rx.wr
 	if !rmaWriteLen(h, plen) {
+		c.unreserveWrite()
 		c.protoFail("RMA write regions do not add up to its length")
 		return nil
 	}
@@ -222,6 +243,7 @@ func (c *rdmConn) startWrite(h *tcpwire.Header, plen uint64) *rdmRead {
 	case c.ext:
 		rd.iov = nil // the payload is read and dropped
 	default:
+		c.unreserveWrite()
 		c.protoFail("RMA write refused")
 		return nil
 	}
@@ -278,13 +300,18 @@ func (c *rdmConn) writeDone(rd *rdmRead) {
 	w := rd.wr
 	h := &w.h
 	if w.refused != 0 {
+		c.unreserveWrite()
 		c.rmaError(tcpwire.OpWrite, w.refused)
 		w.refused = 0
 		return
 	}
 	rmaServed(ep.mr, ep.cntrs[provider.CntrRemoteWrite], h, provider.FlagRemoteWrite)
-	if h.HasCQData() {
-		const fl = provider.FlagRMA | provider.FlagRemoteWrite | provider.FlagRemoteCQData
+	const fl = provider.FlagRMA | provider.FlagRemoteWrite | provider.FlagRemoteCQData
+	switch {
+	case w.res:
+		w.res = false
+		_ = ep.rxRes.WriteReserved(nil, fl, rd.total, nil, h.CQData, 0, provider.AddrNotAvail)
+	case h.HasCQData():
 		_ = ep.rxCQ.Write(nil, fl, rd.total, nil, h.CQData, 0, provider.AddrNotAvail)
 	}
 	if h.Flags&(tcpwire.FlagDeliveryComplete|tcpwire.FlagCommitComplete) != 0 {
@@ -352,7 +379,9 @@ func (c *rdmConn) failRead(rd *rdmRead, err provider.Errno, report bool) {
 	switch {
 	case rd.op != nil:
 		ep.finishTx(rd.op, err, report)
-	case rd.wr != nil || rd.discard || rd.e == nil:
+	case rd.wr != nil:
+		c.unreserveWrite()
+	case rd.discard || rd.e == nil:
 	case report:
 		ep.completeRxErr(rd.e, err)
 	default:

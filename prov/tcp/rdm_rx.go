@@ -188,7 +188,13 @@ func (c *rdmConn) progressRx() {
 		}
 		if h.Op == tcpwire.OpWrite {
 			// An RMA write: its payload goes straight into registered
-			// memory, once every region has been checked.
+			// memory, once every region has been checked. Under
+			// FI_RM_ENABLED its remote CQ data needs room in the receive
+			// CQ first; without it the write stays in the stream until
+			// the application reads the CQ.
+			if !c.reserveWrite(&h) {
+				return
+			}
 			rd := c.startWrite(&h, plen)
 			if rd == nil {
 				return

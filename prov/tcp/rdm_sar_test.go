@@ -224,3 +224,44 @@ func TestRDMDeliveryComplete(t *testing.T) {
 		t.Fatalf("received %q, memory %q", rbuf[:6], mem[:7])
 	}
 }
+
+// TestRDMWritedataWaitsForCQRoom: under FI_RM_ENABLED a writedata whose
+// remote CQ data finds the target's CQ full stays in the stream (the
+// write is neither placed nor acknowledged) until the target application
+// reads its CQ; then it completes, and no completion is lost.
+func TestRDMWritedataWaitsForCQRoom(t *testing.T) {
+	a := openRDMOps(t)
+	b := openRDMOps(t, 1)
+	ab := a.insert(b.name)
+	mem := make([]byte, 16)
+	mr, err := b.dom.RegMR(mem, fabric.FlagRemoteWrite, 0, 0x31, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mr.Close() })
+	c1, c2 := new(int), new(int)
+	a.post("fi_writedata 1", func() error { return a.ep.RMAWriteData([]byte("1"), nil, 101, ab, 0, 0x31, c1) })
+	a.post("fi_writedata 2", func() error { return a.ep.RMAWriteData([]byte("2"), nil, 102, ab, 1, 0x31, c2) })
+	// b progresses without reading its CQ: room for one entry only.
+	for end := time.Now().Add(150 * time.Millisecond); time.Now().Before(end); {
+		a.pump()
+		b.cq.Read(nil)
+	}
+	if _, ok := a.done[c1]; !ok {
+		t.Fatal("the first writedata did not complete")
+	}
+	if _, ok := a.done[c2]; ok || mem[1] != 0 {
+		t.Fatalf("the second writedata was placed (%q) or completed while the target CQ was full", mem[:2])
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(b.remote) < 2; {
+		b.pump()
+		a.pump()
+		if time.Now().After(deadline) {
+			t.Fatalf("%d remote CQ data completions within 5 s", len(b.remote))
+		}
+	}
+	a.waitOK("fi_writedata 2", c2)
+	if b.remote[0].Data != 101 || b.remote[1].Data != 102 || string(mem[:2]) != "12" {
+		t.Fatalf("remote completions %+v, memory %q", b.remote, mem[:2])
+	}
+}
