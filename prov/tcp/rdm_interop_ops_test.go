@@ -26,7 +26,7 @@ import (
 // rdmOpsEnv is an RDM endpoint with RMA and atomics, one CQ for both
 // directions and a domain to register memory in.
 type rdmOpsEnv struct {
-	t    *testing.T
+	t    testing.TB
 	dom  *fabric.Domain
 	ep   *fabric.Endpoint
 	av   *fabric.AV
@@ -39,7 +39,7 @@ type rdmOpsEnv struct {
 }
 
 // openRDMOps opens the endpoint; cqSize, if given, is the CQ's size.
-func openRDMOps(t *testing.T, cqSize ...uint64) *rdmOpsEnv {
+func openRDMOps(t testing.TB, cqSize ...uint64) *rdmOpsEnv {
 	t.Helper()
 	t.Setenv("FI_TCP_IFACE", "lo")
 	h := fabric.AllocInfo()

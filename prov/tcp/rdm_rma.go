@@ -127,14 +127,18 @@ func (ep *rdmEP) postRMA(m *provider.Msg, write bool) error {
 	if err != nil {
 		return err
 	}
+	var one [1][]byte
 	iov := m.IOV
 	if iov == nil {
-		iov = [][]byte{m.Buf}
+		one[0] = m.Buf
+		iov = one[:]
 	}
 	var h tcpwire.Header
+	var rone [1]provider.RMAIOV
 	rma := m.RMA
 	if rma == nil {
-		rma = []provider.RMAIOV{m.RMAOne}
+		rone[0] = m.RMAOne
+		rma = rone[:]
 	}
 	h.RMACount = uint8(len(rma))
 	for i, r := range rma {
@@ -180,7 +184,9 @@ func (ep *rdmEP) postRMA(m *provider.Msg, write bool) error {
 		h.SetPayload(0)
 		hl := tcpwire.PutHeader(t.hdr[:], &h, false)
 		t.add(t.hdr[:hl])
-		t.rd = &rdmRead{op: t, iov: append([][]byte(nil), iov...), total: total}
+		n := copy(t.rdIOV[:], iov)
+		t.rdBuf = rdmRead{op: t, iov: t.rdIOV[:n], total: total}
+		t.rd = &t.rdBuf
 	}
 	ep.enqueue(c, t)
 	return nil
@@ -196,13 +202,17 @@ func (c *rdmConn) ackReceived() {
 		c.protoFail("ACK for no operation")
 		return
 	}
+	c.ep.finishTx(c.popAck(), 0, true)
+}
+
+// popAck removes the oldest operation waiting for an ACK; the queue keeps
+// its storage (a steady stream of writes allocates nothing).
+func (c *rdmConn) popAck() *rdmTx {
 	t := c.acks[0]
-	c.acks[0] = nil
-	c.acks = c.acks[1:]
-	if len(c.acks) == 0 {
-		c.acks = nil
-	}
-	c.ep.finishTx(t, 0, true)
+	n := copy(c.acks, c.acks[1:])
+	c.acks[n] = nil
+	c.acks = c.acks[:n]
+	return t
 }
 
 // busy reports whether an operation written on c still waits for the
@@ -279,10 +289,7 @@ func (c *rdmConn) rmaErrorReceived(rh *rxmwire.Header) {
 	case !c.ext:
 		c.protoFail("unsupported rxm message type")
 	case rh.Op == tcpwire.OpWrite && len(c.acks) > 0 && c.acks[0].kind == txWrite:
-		t := c.acks[0]
-		c.acks[0] = nil
-		c.acks = c.acks[1:]
-		c.ep.finishTx(t, err, true)
+		c.ep.finishTx(c.popAck(), err, true)
 	case rh.Op == tcpwire.OpReadReq && len(c.rx.reads) > 0 && c.rx.reads[0].op != nil:
 		rd := c.rx.reads[0]
 		c.rx.reads[0] = nil

@@ -51,6 +51,8 @@ type rdmTx struct {
 	rd       *rdmRead
 	res      [][]byte // atomic: where the fetched values go
 	resArr   [IOVLimit][]byte
+	rdBuf    rdmRead // RMA read: its read (t.rd), kept with the descriptor
+	rdIOV    [IOVLimit][]byte
 }
 
 // rdmTxPoolMax bounds the free list of transmit descriptors.
@@ -75,6 +77,8 @@ func (ep *rdmEP) putTx(t *rdmTx) {
 		t.ctx, t.data, t.conn, t.rd, t.res = nil, nil, nil, nil, nil
 		clear(t.vec[:])
 		clear(t.resArr[:])
+		clear(t.rdIOV[:])
+		t.rdBuf = rdmRead{}
 		ep.txFree = append(ep.txFree, t)
 	}
 }
