@@ -421,7 +421,13 @@ func (ep *rdmEP) finishTx(t *rdmTx, err provider.Errno, report bool) {
 		t.reserved = false
 	}
 	defer ep.putTx(t)
+	// Counters before the CQ: whoever read the completion sees the
+	// counter include it.
+	cn := ep.cntrs[t.cntr]
 	if err == 0 {
+		if cn != nil {
+			cn.Inc()
+		}
 		switch {
 		case t.comp && res != nil:
 			_ = res.WriteReserved(t.ctx, t.flags, 0, nil, 0, 0, provider.AddrNotAvail)
@@ -429,9 +435,6 @@ func (ep *rdmEP) finishTx(t *rdmTx, err provider.Errno, report bool) {
 			_ = ep.txCQ.Write(t.ctx, t.flags, 0, nil, 0, 0, provider.AddrNotAvail)
 		case res != nil:
 			res.Unreserve()
-		}
-		if cn := ep.cntrs[t.cntr]; cn != nil {
-			cn.Inc()
 		}
 		return
 	}
@@ -441,13 +444,13 @@ func (ep *rdmEP) finishTx(t *rdmTx, err provider.Errno, report bool) {
 		}
 		return
 	}
+	if cn != nil {
+		cn.IncErr()
+	}
 	ee := provider.CQErrEntry{OpContext: t.ctx, Flags: t.flags, Err: err, ProvErrno: int(err), Src: provider.AddrNotAvail}
 	if res != nil {
 		_ = res.WriteErrReserved(&ee)
 	} else {
 		_ = ep.txCQ.WriteErr(&ee)
-	}
-	if cn := ep.cntrs[t.cntr]; cn != nil {
-		cn.IncErr()
 	}
 }
