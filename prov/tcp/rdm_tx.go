@@ -1,6 +1,7 @@
 package tcp
 
 import (
+	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/internal/wire/rxmwire"
 	"github.com/gofabric/fabric/internal/wire/tcpwire"
 	"github.com/gofabric/fabric/provider"
@@ -295,16 +296,23 @@ func (c *rdmConn) ctrlFrame(h *tcpwire.Header, rh *rxmwire.Header, payload ...[]
 func (c *rdmConn) flush() {
 	for c.state == connUp && c.tx.len() > 0 {
 		iov := c.tx.iov[:0]
-		// Gather up to 16 frames.
-		skip := c.tx.head().off
-		for i := c.tx.head0; i < len(c.tx.q) && len(iov) < 16; i++ {
+		// Gather as many slices as one sendmsg takes (sys.MaxIOV; more is
+		// EINVAL), possibly ending inside a frame: what is written is
+		// accounted in bytes.
+		skip, want := c.tx.head().off, 0
+	gather:
+		for i := c.tx.head0; i < len(c.tx.q); i++ {
 			t := c.tx.q[i]
 			for _, b := range t.vec[:t.nvec] {
 				if skip >= len(b) {
 					skip -= len(b)
 					continue
 				}
+				if len(iov) == sys.MaxIOV {
+					break gather
+				}
 				iov = append(iov, b[skip:])
+				want += len(b) - skip
 				skip = 0
 			}
 		}
@@ -318,6 +326,7 @@ func (c *rdmConn) flush() {
 			c.fail(e, true)
 			return
 		}
+		full := n < want
 		for n > 0 {
 			t := c.tx.head()
 			adv := min(n, t.total-t.off)
@@ -331,7 +340,7 @@ func (c *rdmConn) flush() {
 				}
 			}
 		}
-		if n == 0 && c.tx.len() > 0 && c.tx.head().off > 0 {
+		if full {
 			return // partial write: the socket is full
 		}
 	}
