@@ -24,6 +24,12 @@ const (
 	rdmRxCaps    = provider.CapMsg | provider.CapTagged | provider.CapRecv | provider.CapMultiRecv
 	rdmInfoCaps  = rdmTxCaps | rdmRxCaps | domainCaps
 	rdmExtraCaps = provider.CapSource | provider.CapSourceErr | provider.CapDirectedRecv
+	// rdmTxOpFlags are the default transmit flags (tx_attr.op_flags) a
+	// hint may ask for; they are echoed back (fabtests' fi_msg_inject asks
+	// for FI_INJECT or FI_INJECT_COMPLETE). Every send is copied or
+	// written before it completes, so the three levels are one here.
+	rdmTxOpFlags = provider.FlagInject | provider.FlagInjectComplete | provider.FlagTransmitComplete |
+		provider.FlagCompletion
 )
 
 // rdmBaseInfo is the provider's FI_EP_RDM fi_info before addressing.
@@ -36,6 +42,9 @@ func rdmBaseInfo(hints *provider.Info) *provider.Info {
 			want |= hints.RxAttr.Caps
 		}
 		info.Caps |= want & rdmExtraCaps
+		if hints.TxAttr != nil {
+			info.TxAttr.OpFlags = hints.TxAttr.OpFlags & rdmTxOpFlags
+		}
 		if d := hints.DomainAttr; d != nil {
 			if p := d.ControlProgress; p == provider.ProgressAuto || p == provider.ProgressManual {
 				info.DomainAttr.ControlProgress = p
