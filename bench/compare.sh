@@ -15,7 +15,9 @@
 # (usec/xfer as printed: half a round trip), with MB/sec = size / usec
 # (fi_pingpong's convention: both directions, decimal MB). The table shows
 # the medians over the repetitions and the Go/C ratios: < 1 means Go is
-# faster for usec/xfer, > 1 means Go is faster for MB/sec. The same figures
+# faster for usec/xfer, > 1 means Go is faster for MB/sec; then, with both
+# tcp/msg and tcp/rdm measured, the rdm/msg ratio of each side per size
+# (the cost of the RDM layer; CONFIGS="tcp/msg tcp/rdm" for just those). The same figures
 # are drawn (bench/plot, a module of its own so that the library keeps its
 # single dependency) into $OUT/compare.svg and $OUT/compare.png: latency and
 # bandwidth against size, C and Go side by side, one row per configuration.
@@ -24,7 +26,7 @@
 #   REPS=3            repetitions of every point
 #   ITERS=10000       iterations N for sizes <= 4 KiB (64 KiB: N/5, 1 MiB: N/50;
 #                     at least 10); the correction run uses N/5
-#   CONFIGS="udp/dgram tcp/msg shm/rdm"   configurations to try (see configs below);
+#   CONFIGS="udp/dgram tcp/msg tcp/rdm shm/rdm"   configurations to try (see configs below);
 #                     one that the Go library does not implement yet is skipped
 #   SIZES="1 64 1024 4096 65536 1048576"   capped by each provider's limit
 #   OUT=dir           logs and raw.tsv (default /tmp/compare-<date>)
@@ -41,7 +43,7 @@ ROOT=$(cd "$BENCH_DIR/.." && pwd)
 
 REPS=${REPS:-3}
 ITERS=${ITERS:-10000}
-CONFIGS=${CONFIGS:-"udp/dgram tcp/msg shm/rdm"}
+CONFIGS=${CONFIGS:-"udp/dgram tcp/msg tcp/rdm shm/rdm"}
 SIZES=${SIZES:-"1 64 1024 4096 65536 1048576"}
 OUT=${OUT:-/tmp/compare-$(date +%Y%m%d-%H%M%S)}
 SETTLE=${SETTLE:-0.3}
