@@ -75,9 +75,12 @@ func (r *rdmRx) resetFrame() {
 // resetStream prepares for a new socket.
 func (r *rdmRx) resetStream() { r.resetFrame() }
 
-// fill reads more bytes into the buffer; false when there are none now or
-// the connection ended.
-func (c *rdmConn) fill() bool {
+// fill reads more bytes into the buffer, need of them to complete what is
+// being parsed; false when there are none now or the connection ended.
+// While rendezvous reads are outstanding it reads no more than need, so
+// that a read response's payload is not read into the buffer (and copied
+// out of it) but straight into its receive (readDirect).
+func (c *rdmConn) fill(need int) bool {
 	r := &c.rx
 	if r.start == r.end {
 		r.start, r.end = 0, 0
@@ -92,7 +95,11 @@ func (c *rdmConn) fill() bool {
 	if r.idle && !sys.TCPReadable(c.sock) {
 		return false
 	}
-	n, e := c.sock.Read(r.buf[r.end:])
+	dst := r.buf[r.end:]
+	if len(r.reads) > 0 && need < len(dst) {
+		dst = dst[:need]
+	}
+	n, e := c.sock.Read(dst)
 	if !c.readOK(n, e) {
 		return false
 	}
@@ -145,7 +152,7 @@ func (c *rdmConn) progressRx() {
 			return
 		}
 		if avail < tcpwire.BaseHeaderSize {
-			if !c.fill() {
+			if !c.fill(tcpwire.BaseHeaderSize - avail) {
 				return
 			}
 			continue
@@ -156,7 +163,7 @@ func (c *rdmConn) progressRx() {
 			return
 		}
 		if avail < hs {
-			if !c.fill() {
+			if !c.fill(hs - avail) {
 				return
 			}
 			continue
@@ -191,7 +198,7 @@ func (c *rdmConn) progressRx() {
 			return
 		}
 		if uint64(avail) < h.Size {
-			if !c.fill() {
+			if !c.fill(int(h.Size) - avail) {
 				return
 			}
 			continue
