@@ -30,6 +30,7 @@ type rdmRx struct {
 	buf        []byte
 	start, end int
 	reads      []*rdmRead // reads we issued, oldest first (responses come in order)
+	spare      *rdmRead   // a finished read, reused by the next startRead
 	direct     *rdmRead   // the read whose response payload is being read
 	left       uint64
 	scratch    []byte
@@ -179,7 +180,9 @@ func (c *rdmConn) progressRx() {
 				return
 			}
 			rd := r.reads[0]
-			r.reads = r.reads[1:]
+			k := copy(r.reads, r.reads[1:]) // keeps the capacity
+			r.reads[k] = nil
+			r.reads = r.reads[:k]
 			r.start += hs
 			r.direct, r.left = rd, plen
 			take := min(uint64(r.end-r.start), plen)
@@ -287,6 +290,8 @@ func (c *rdmConn) finishRead(rd *rdmRead) {
 	h := tcpwire.Header{Op: tcpwire.OpMsg}
 	h.SetPayload(rxmwire.HeaderSize)
 	c.ctrlFrame(&h, &rxmwire.Header{Type: rxmwire.TypeRndvReadDone, MsgID: rd.msgID})
+	*rd = rdmRead{}
+	c.rx.spare = rd
 }
 
 // frame handles one whole frame (header h, payload p); false when it must
@@ -458,7 +463,13 @@ func (c *rdmConn) startRead(e *provider.RxEntry, rv *rxmwire.Rndv, msgID uint64,
 		total += v.Len
 	}
 	h.SetPayload(0)
-	c.rx.reads = append(c.rx.reads, &rdmRead{e: e, total: total, msgID: msgID, from: from, discard: e == nil})
+	rd := c.rx.spare
+	if rd == nil {
+		rd = new(rdmRead)
+	}
+	c.rx.spare = nil
+	*rd = rdmRead{e: e, total: total, msgID: msgID, from: from, discard: e == nil}
+	c.rx.reads = append(c.rx.reads, rd)
 	c.ctrlFrame(&h, nil)
 }
 

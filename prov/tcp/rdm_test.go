@@ -19,7 +19,7 @@ import (
 
 // rdmEnv is one RDM endpoint on loopback with its CQs and AV.
 type rdmEnv struct {
-	t    *testing.T
+	t    testing.TB
 	ep   *fabric.Endpoint
 	av   *fabric.AV
 	tx   *fabric.CQ
@@ -27,10 +27,10 @@ type rdmEnv struct {
 	name []byte
 }
 
-func openRDM(t *testing.T) *rdmEnv { t.Helper(); return openRDMAt(t, "127.0.0.1") }
+func openRDM(t testing.TB) *rdmEnv { t.Helper(); return openRDMAt(t, "127.0.0.1") }
 
 // openRDMAt is openRDM with the endpoint on node (an IP of lo).
-func openRDMAt(t *testing.T, node string) *rdmEnv {
+func openRDMAt(t testing.TB, node string) *rdmEnv {
 	t.Helper()
 	t.Setenv("FI_TCP_IFACE", "lo")
 	h := fabric.AllocInfo()
