@@ -77,7 +77,9 @@ type rdmEP struct {
 	rndv     map[uint64]*rdmTx
 	nextKey  uint64
 	queued   int // operations queued or in flight (tx_attr.size bound)
-	txFree   []*rdmTx
+	// acceptTick counts data progress calls: every 256th accepts too.
+	acceptTick uint8
+	txFree     []*rdmTx
 
 	smu      sync.Mutex
 	starts   []*provider.RxEntry // unexpected rendezvous requests matched since the last progress
@@ -401,10 +403,15 @@ func (ep *rdmEP) Progress() {
 }
 
 func (ep *rdmEP) progressLocked() {
-	if ep.auto {
+	ep.acceptTick++
+	if ep.auto || ep.acceptTick == 0 || len(ep.incoming) > 0 {
 		// Without the auto-progress goroutine, the control goroutine
 		// accepts connections: the data path saves the accept(2) that
-		// would find nothing on almost every call.
+		// would find nothing on almost every call. It still accepts
+		// every 256th call, and reads the connect requests of accepted
+		// sockets, so that a peer is served even when the control
+		// goroutine cannot run (the application's threads busy-polling
+		// under SCHED_FIFO starve it: the connect timed out).
 		ep.acceptAll()
 		ep.progressIncoming()
 	}
