@@ -300,6 +300,11 @@ func (ep *rdmEP) progressCtrl() {
 	for _, c := range ep.conns {
 		if c != nil && (c.state != connUp || len(c.out) > 0) {
 			c.progress()
+		} else if c != nil && c.tx.lazy > 0 {
+			// Read-done messages left for the application's next call:
+			// written within this loop's poll interval should it make
+			// none.
+			c.flush()
 		}
 	}
 	for _, o := range ep.orphans {

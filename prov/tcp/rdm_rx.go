@@ -290,6 +290,7 @@ func (c *rdmConn) finishRead(rd *rdmRead) {
 	h := tcpwire.Header{Op: tcpwire.OpMsg}
 	h.SetPayload(rxmwire.HeaderSize)
 	c.ctrlFrame(&h, &rxmwire.Header{Type: rxmwire.TypeRndvReadDone, MsgID: rd.msgID})
+	c.tx.lazy++
 	*rd = rdmRead{}
 	c.rx.spare = rd
 }

@@ -84,6 +84,11 @@ type rdmTxQueue struct {
 	q     []*rdmTx
 	iov   [][]byte
 	head0 int
+	// lazy counts the frames at the tail that may wait for the next
+	// write instead of one of their own: read-done messages, which go out
+	// with the next frame (in a ping-pong, the reply's rendezvous request)
+	// or at the start of the next progress call.
+	lazy int
 }
 
 func (q *rdmTxQueue) len() int { return len(q.q) - q.head0 }
@@ -294,6 +299,7 @@ func (c *rdmConn) ctrlFrame(h *tcpwire.Header, rh *rxmwire.Header, payload ...[]
 
 // flush writes queued frames until the socket is full. ep.mu is held.
 func (c *rdmConn) flush() {
+	c.tx.lazy = 0
 	for c.state == connUp && c.tx.len() > 0 {
 		iov := c.tx.iov[:0]
 		// Gather as many slices as one sendmsg takes (sys.MaxIOV; more is

@@ -47,3 +47,46 @@ func TestRDMRendezvousWindowUnexpected(t *testing.T) {
 	}
 	drain(t, a.tx, win, b.rx)
 }
+
+// TestRDMReadDoneWithoutProgress: the read-done of a rendezvous receive
+// waits for the receiver's next write or progress call (it then goes out
+// with the reply in a ping-pong), but not for ever: a receiver that stops
+// calling into the endpoint once its receive completed still lets the
+// sender's send complete (the control goroutine writes it).
+func TestRDMReadDoneWithoutProgress(t *testing.T) {
+	a, b := openRDM(t), openRDM(t)
+	ab := a.insert(b.name)
+	msg := bytes.Repeat([]byte{7}, 64<<10)
+	rbuf := make([]byte, len(msg))
+	if err := b.ep.Recv(rbuf, nil, fabric.AddrUnspec, "rx"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ep.Send(msg, nil, ab, "tx"); err != nil {
+		t.Fatal(err)
+	}
+	ent := make([]fabric.CQEntry, 1)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if n, _ := b.rx.Read(ent); n == 1 {
+			break
+		}
+		a.tx.Read(nil)
+		if time.Now().After(deadline) {
+			t.Fatal("no receive completion within 5 s")
+		}
+	}
+	if !bytes.Equal(rbuf, msg) {
+		t.Fatal("data differs")
+	}
+	// b is not called again.
+	for {
+		n, _ := a.tx.Read(ent)
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the send did not complete within 5 s while the receiver made no calls")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
