@@ -86,6 +86,7 @@ type rdmEP struct {
 	discards []*rdmUnexp         // unexpected rendezvous requests discarded since the last progress
 
 	kickFD  int // eventfd: wakes the progress goroutines and WaitReady
+	lazyFD  int // timerfd: wakes the control goroutine for lazy frames (manual progress)
 	epfd    int // epoll set of the listener, kickFD and every socket (WaitFD)
 	closeCh chan struct{}
 	wg      sync.WaitGroup
@@ -111,7 +112,7 @@ func newRDM(info *provider.Info) (*rdmEP, error) {
 	}
 	ep := &rdmEP{caps: info.Caps, fmt: info.AddrFormat, nodelay: envBool(envNoDelay, true),
 		pid: uint32(os.Getpid()), peers: map[string]*rdmConn{}, rndv: map[uint64]*rdmTx{},
-		closeCh: make(chan struct{}), txSize: RDMQueueSize, kickFD: -1, epfd: -1}
+		closeCh: make(chan struct{}), txSize: RDMQueueSize, kickFD: -1, lazyFD: -1, epfd: -1}
 	if ep.caps == 0 {
 		ep.caps = rdmInfoCaps
 	}
@@ -166,6 +167,11 @@ func (ep *rdmEP) openWait() error {
 		return err
 	}
 	ep.kickFD = fd
+	if !ep.auto {
+		if ep.lazyFD, err = sys.TimerFDOpen(); err != nil {
+			return err
+		}
+	}
 	if ep.epfd, err = sys.EpollCreate(); err != nil {
 		return err
 	}
@@ -183,6 +189,10 @@ func (ep *rdmEP) closeWait() {
 	if ep.kickFD >= 0 {
 		_ = sys.EventFDClose(ep.kickFD)
 		ep.kickFD = -1
+	}
+	if ep.lazyFD >= 0 {
+		_ = sys.TimerFDClose(ep.lazyFD)
+		ep.lazyFD = -1
 	}
 }
 
@@ -290,6 +300,9 @@ func (ep *rdmEP) pollLoop(progress func(), set func([]sys.PollFD) []sys.PollFD) 
 		ep.mu.Unlock()
 		_, _ = sys.Poll(fds, 50)
 		_ = sys.EventFDDrain(ep.kickFD)
+		if ep.lazyFD >= 0 {
+			_ = sys.TimerFDDrain(ep.lazyFD)
+		}
 	}
 }
 
@@ -301,9 +314,8 @@ func (ep *rdmEP) progressCtrl() {
 		if c != nil && (c.state != connUp || len(c.out) > 0) {
 			c.progress()
 		} else if c != nil && c.tx.lazy > 0 {
-			// Read-done messages left for the application's next call:
-			// written within this loop's poll interval should it make
-			// none.
+			// Read-done messages left for the application's next call
+			// (the lazy timer woke us: it made none).
 			c.flush()
 		}
 	}
@@ -314,10 +326,27 @@ func (ep *rdmEP) progressCtrl() {
 	ep.orphans = ep.orphans[:0]
 }
 
-// ctrlPollSet is pollSet for control progress: the listener, the kick
-// descriptor, accepted sockets and connections being set up. ep.mu is held.
+// armLazy starts the timer after which the control goroutine writes the
+// frames left for the next write (rdmTxQueue.lazy) should the application
+// make no call meanwhile. ep.mu is held.
+func (ep *rdmEP) armLazy() {
+	if ep.lazyFD >= 0 {
+		_ = sys.TimerFDArm(ep.lazyFD, rdmLazyDelay)
+	}
+}
+
+// rdmLazyDelay bounds how long a read-done may wait for the receiver's next
+// call under manual progress.
+const rdmLazyDelay = time.Millisecond
+
+// ctrlPollSet is pollSet for control progress: the listener, the kick and
+// lazy-timer descriptors, accepted sockets and connections being set up.
+// ep.mu is held.
 func (ep *rdmEP) ctrlPollSet(fds []sys.PollFD) []sys.PollFD {
 	fds = append(fds, sys.PollFD{FD: ep.lis.FD()}, sys.PollFD{FD: ep.kickFD})
+	if ep.lazyFD >= 0 {
+		fds = append(fds, sys.PollFD{FD: ep.lazyFD})
+	}
 	for _, in := range ep.incoming {
 		fds = append(fds, sys.PollFD{FD: in.sock.FD(), Write: len(in.out) > 0})
 	}

@@ -291,6 +291,9 @@ func (c *rdmConn) finishRead(rd *rdmRead) {
 	h.SetPayload(rxmwire.HeaderSize)
 	c.ctrlFrame(&h, &rxmwire.Header{Type: rxmwire.TypeRndvReadDone, MsgID: rd.msgID})
 	c.tx.lazy++
+	if c.tx.lazy == 1 && !ep.auto {
+		ep.armLazy()
+	}
 	*rd = rdmRead{}
 	c.rx.spare = rd
 }

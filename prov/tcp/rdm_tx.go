@@ -87,7 +87,9 @@ type rdmTxQueue struct {
 	// lazy counts the frames at the tail that may wait for the next
 	// write instead of one of their own: read-done messages, which go out
 	// with the next frame (in a ping-pong, the reply's rendezvous request)
-	// or at the start of the next progress call.
+	// or at the start of the next progress call; under manual progress,
+	// the control goroutine writes them within a millisecond if the
+	// application makes no call (the sender's send completes on them).
 	lazy int
 }
 
