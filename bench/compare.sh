@@ -34,6 +34,11 @@
 #   GO_PINGPONG=path  our tool (default: built from ./cmd/fi_pingpong)
 #   PORT_BASE=n       first control port (default: random in 20000-29999)
 #   SETTLE=0.3        seconds between the server listening and the client start
+#   RT=0              1: both tools of every pair run under SCHED_FIFO (chrt -f 10;
+#                     root), so that other processes' load on a shared machine does
+#                     not enter the figures (two busy-polling processes own the
+#                     two cores of this machine while a pair runs; the kernel's
+#                     RT throttling leaves others 5%). Quote which mode you used.
 #   PLOT=1            draw the plot (0: do not; the go command fetches
 #                     gonum.org/v1/plot the first time)
 #   PLOT_OUT="$OUT/compare.svg $OUT/compare.png"   plot files (.svg, .png, .pdf)
@@ -80,6 +85,11 @@ if [ -z "$GO_PP" ]; then
 fi
 
 BASE_ENV=(FI_UDP_IFACE=lo FI_TCP_IFACE=lo FI_SOCKETS_IFACE=lo)
+RUN_PREFIX=()
+if [ "${RT:-0}" = 1 ]; then
+	RUN_PREFIX=(chrt -f 10)
+	"${RUN_PREFIX[@]}" true || { echo "compare.sh: RT=1 needs chrt -f (root)" >&2; exit 1; }
+fi
 
 # is_listening, next_port, stop_pid, run_one: one fi_pingpong pair.
 # shellcheck source=bench/pingpong_lib.sh
@@ -139,7 +149,7 @@ echo "# compare: $(date -Is) host=$(hostname) cpus=$(nproc) reps=$REPS iters=$IT
 C_VER=$(dpkg-query -W -f='${Version}' libfabric-bin 2>/dev/null || echo '?')
 GO_VER=$(go version 2>/dev/null | awk '{print $3}')
 echo "# C: $C_PP ($C_VER)  Go: $GO_PP ($GO_VER)"
-echo "# loadavg: $(cat /proc/loadavg)"
+echo "# loadavg: $(cat /proc/loadavg)  RT=${RT:-0}"
 
 declare -a RUN_CFGS=()
 for cfg in $CONFIGS; do
