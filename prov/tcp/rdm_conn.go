@@ -573,7 +573,7 @@ func (c *rdmConn) progressOnce() {
 	if c.state == connUp {
 		c.progressRx()
 	}
-	if c.state == connUp {
+	if c.state == connUp && c.tx.len() > c.tx.lazy {
 		c.flush()
 	}
 }
