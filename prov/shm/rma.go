@@ -483,16 +483,19 @@ func (ep *endpoint) pushRMA(o *rmaOp) (done, sent bool) {
 // held).
 func (ep *endpoint) completeOp(o *rmaOp, e provider.Errno) {
 	if e == 0 {
+		if o.cntr != nil {
+			o.cntr.Inc()
+		}
 		switch {
 		case o.res != nil:
 			_ = o.res.WriteReserved(o.ctx, o.flags, 0, nil, 0, 0, provider.AddrNotAvail)
 		case o.comp && ep.txCQ != nil:
 			_ = ep.txCQ.Write(o.ctx, o.flags, 0, nil, 0, 0, provider.AddrNotAvail)
 		}
-		if o.cntr != nil {
-			o.cntr.Inc()
-		}
 	} else {
+		if o.cntr != nil {
+			o.cntr.IncErr()
+		}
 		ee := provider.CQErrEntry{OpContext: o.ctx, Flags: o.flags, Err: e, ProvErrno: int(e),
 			Src: provider.AddrNotAvail}
 		switch {
@@ -500,9 +503,6 @@ func (ep *endpoint) completeOp(o *rmaOp, e provider.Errno) {
 			_ = o.res.WriteErrReserved(&ee)
 		case ep.txCQ != nil && !o.noResp:
 			_ = ep.txCQ.WriteErr(&ee)
-		}
-		if o.cntr != nil {
-			o.cntr.IncErr()
 		}
 	}
 	ep.freeRMA(o)
@@ -516,12 +516,12 @@ func (ep *endpoint) failPostRMA(ctx any, flags provider.Flags, cntr provider.Cnt
 	if inject {
 		return e.AsError()
 	}
+	if cntr != nil {
+		cntr.IncErr()
+	}
 	if ep.txCQ != nil {
 		ee := provider.CQErrEntry{OpContext: ctx, Flags: flags, Err: e, ProvErrno: int(e), Src: provider.AddrNotAvail}
 		_ = ep.txCQ.WriteErr(&ee)
-	}
-	if cntr != nil {
-		cntr.IncErr()
 	}
 	return nil
 }
@@ -669,14 +669,14 @@ func (ep *endpoint) remoteData(c *shmring.Cmd, reserved bool, flags provider.Fla
 		src = ep.srcOf(c.Src)
 	}
 	flags |= provider.FlagRemoteCQData
+	if ep.rxCntr != nil {
+		ep.rxCntr.Inc()
+	}
 	switch {
 	case reserved:
 		_ = ep.rxFull.WriteReserved(nil, flags, 0, nil, c.Data, 0, src)
 	case ep.rxCQ != nil:
 		_ = ep.rxCQ.Write(nil, flags, 0, nil, c.Data, 0, src)
-	}
-	if ep.rxCntr != nil {
-		ep.rxCntr.Inc()
 	}
 }
 

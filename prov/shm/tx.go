@@ -235,19 +235,24 @@ func (ep *endpoint) failPost(m *provider.Msg, op uint8, e provider.Errno) error 
 	if m.Flags&(provider.FlagInject|provider.FlagCompletion) == provider.FlagInject {
 		return e.AsError()
 	}
+	if ep.txCntr != nil {
+		ep.txCntr.IncErr()
+	}
 	if ep.txCQ != nil {
 		ee := provider.CQErrEntry{OpContext: m.Context, Flags: compFlags(op), Err: e, ProvErrno: int(e),
 			Src: provider.AddrNotAvail, Tag: m.Tag}
 		_ = ep.txCQ.WriteErr(&ee)
 	}
-	if ep.txCntr != nil {
-		ep.txCntr.IncErr()
-	}
 	return nil
 }
 
-// completeTx writes the success completion of a transmit.
+// completeTx writes the success completion of a transmit. Counters are
+// bumped before completions are written, here and everywhere in the
+// provider: a thread that read the completion sees the counter include it.
 func (ep *endpoint) completeTx(res provider.CQReserver, comp bool, ctx any, op uint8) {
+	if ep.txCntr != nil {
+		ep.txCntr.Inc()
+	}
 	switch {
 	case res != nil:
 		_ = res.WriteReserved(ctx, compFlags(op), 0, nil, 0, 0, provider.AddrNotAvail)
@@ -255,9 +260,6 @@ func (ep *endpoint) completeTx(res provider.CQReserver, comp bool, ctx any, op u
 		_ = ep.txCQd.WriteMsg(ctx, compFlags(op), 0, 0, provider.AddrNotAvail)
 	case comp && ep.txCQ != nil:
 		_ = ep.txCQ.Write(ctx, compFlags(op), 0, nil, 0, 0, provider.AddrNotAvail)
-	}
-	if ep.txCntr != nil {
-		ep.txCntr.Inc()
 	}
 }
 
@@ -509,6 +511,9 @@ func gatherAt(dst []byte, iov [][]byte, off uint64) int {
 func (ep *endpoint) failOp(o *txOp, e provider.Errno) {
 	ee := provider.CQErrEntry{OpContext: o.ctx, Flags: compFlags(o.op), Err: e, ProvErrno: int(e),
 		Src: provider.AddrNotAvail, Tag: o.tag}
+	if ep.txCntr != nil {
+		ep.txCntr.IncErr()
+	}
 	switch {
 	case o.res != nil:
 		_ = o.res.WriteErrReserved(&ee)
@@ -516,9 +521,6 @@ func (ep *endpoint) failOp(o *txOp, e provider.Errno) {
 		_ = ep.txCQ.WriteErr(&ee)
 	}
 	o.res, o.comp = nil, false
-	if ep.txCntr != nil {
-		ep.txCntr.IncErr()
-	}
 	o.failed = true
 }
 

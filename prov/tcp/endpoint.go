@@ -586,11 +586,11 @@ func (ep *endpoint) disconnect(err, proto provider.Errno, local bool) {
 		if flags == 0 {
 			flags = provider.FlagRecv | provider.FlagMsg
 		}
-		_ = ep.res.RxCQ.WriteErr(&provider.CQErrEntry{Flags: flags, Err: proto, ProvErrno: int(proto),
-			Src: provider.AddrNotAvail})
 		if c := ep.res.Cntrs[provider.CntrRecv]; c != nil {
 			c.IncErr()
 		}
+		_ = ep.res.RxCQ.WriteErr(&provider.CQErrEntry{Flags: flags, Err: proto, ProvErrno: int(proto),
+			Src: provider.AddrNotAvail})
 	}
 	ep.failTx(err)
 	ep.flushPosted()

@@ -489,7 +489,12 @@ func (ep *endpoint) drain() {
 // beyond its size (provider.CQReserver).
 func (ep *endpoint) completeOp(op *txOp) {
 	c := ep.res.Cntrs[op.cntr]
+	// The counter first: a thread that read the completion sees the
+	// counter include it.
 	if op.err != 0 {
+		if c != nil {
+			c.IncErr()
+		}
 		if cq := ep.res.TxCQ; cq != nil {
 			ee := provider.CQErrEntry{OpContext: op.ctx, Flags: op.flags, Err: op.err,
 				ProvErrno: int(op.err), Src: provider.AddrNotAvail}
@@ -499,19 +504,16 @@ func (ep *endpoint) completeOp(op *txOp) {
 				_ = cq.WriteErr(&ee)
 			}
 		}
-		if c != nil {
-			c.IncErr()
-		}
 		return
+	}
+	if c != nil {
+		c.Inc()
 	}
 	switch {
 	case op.reserved:
 		_ = ep.txRes.WriteReserved(op.ctx, op.flags, 0, nil, 0, 0, provider.AddrNotAvail)
 	case op.complete && ep.res.TxCQ != nil:
 		_ = ep.res.TxCQ.Write(op.ctx, op.flags, 0, nil, 0, 0, provider.AddrNotAvail)
-	}
-	if c != nil {
-		c.Inc()
 	}
 }
 
