@@ -210,6 +210,15 @@ func (ep *Endpoint) SendData(buf []byte, desc MRDesc, data uint64, dest Addr, ct
 // be reused as soon as the call returns; no completion is written
 // (fi_inject).
 func (ep *Endpoint) Inject(buf []byte, dest Addr) error {
+	e, err := ep.ready()
+	if err != nil {
+		return err
+	}
+	if e.inj != nil && e.msgCapable(false) && uint64(len(buf)) <= e.injectSize {
+		// The provider's plain-inject path (provider.Injector), after
+		// inject's checks; anything else takes inject, which reports it.
+		return e.inj.Inject(buf, dest)
+	}
 	return ep.inject(provider.Msg{Buf: buf, Addr: dest}, false)
 }
 
