@@ -87,6 +87,7 @@ var (
 	_ provider.Namer      = (*endpoint)(nil)
 	_ provider.SRXPeer    = (*endpoint)(nil)
 	_ provider.Progresser = (*endpoint)(nil)
+	_ provider.Injector   = (*endpoint)(nil)
 )
 
 func newEndpoint(info *provider.Info) (*endpoint, error) {
@@ -340,6 +341,43 @@ func (ep *endpoint) Send(m provider.Msg) error {
 		_ = ep.txCQ.WriteErr(&ee)
 	}
 	return nil
+}
+
+// Inject is Send of a plain inject (provider.Injector): buf to dest, no
+// completion, so no CQ room to check; a kernel error is returned.
+func (ep *endpoint) Inject(buf []byte, dest provider.Addr) error {
+	if st := ep.state.Load(); st != stateEnabled {
+		if st == stateClosed {
+			return provider.EBADF
+		}
+		return provider.EOPBADSTATE
+	}
+	to := ep.av.Lookup(dest)
+	if to == nil {
+		return provider.EINVAL
+	}
+	if _, e := ep.sock.SendTo(buf, to); e != 0 {
+		return ep.injectErr(e)
+	}
+	if ep.txCntr != nil {
+		ep.txCntr.Inc()
+	}
+	return nil
+}
+
+// injectErr is what an inject that failed with e returns: EAGAIN (nothing
+// sent, try again), EBADF once closed, else the kernel's error, counted.
+func (ep *endpoint) injectErr(e provider.Errno) error {
+	switch e {
+	case provider.EAGAIN, provider.ENOBUFS, provider.EINTR:
+		return provider.EAGAIN
+	case sys.ErrClosed:
+		return provider.EBADF
+	}
+	if ep.txCntr != nil {
+		ep.txCntr.IncErr()
+	}
+	return e.AsError()
 }
 
 // Cancel finds nothing to cancel: sends complete before Send returns, and
