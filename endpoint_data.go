@@ -195,6 +195,19 @@ func (ep *Endpoint) inject(m provider.Msg, tagged bool) error {
 // endpoints); ctx is reported in the completion. The caller owns buf again
 // once the completion is read.
 func (ep *Endpoint) Send(buf []byte, desc MRDesc, dest Addr, ctx any) error {
+	if e := ep.readyFast(); e != nil && e.bsend != nil && desc == nil && e.msgCapable(false) &&
+		!e.dom.mrLocal && uint64(len(buf)) <= e.maxMsg {
+		// The provider's one-buffer path (provider.BufSender), after
+		// send's checks: msgCapable, the size, descsOK (no descriptor,
+		// no FI_MR_LOCAL) and txCheck.
+		f, err := ep.txCheck(e, 0, false, sendMsgFlags, uint64(len(buf)), provider.CntrSend)
+		if err != nil {
+			return err
+		}
+		if f&(FlagInject|FlagRemoteCQData) == 0 {
+			return e.bsend.SendBuf(buf, dest, ctx, f)
+		}
+	}
 	return ep.send(provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx}, 0, false, false)
 }
 
