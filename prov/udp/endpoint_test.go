@@ -769,3 +769,45 @@ func TestInjectFastPath(t *testing.T) {
 		t.Fatalf("inject after close: %v", err)
 	}
 }
+
+// SendBuf (provider.BufSender, the root package's one-buffer fi_send path)
+// does what Send of the same message does: a completion with the context
+// when asked for, none under selective completion, an error completion for
+// a kernel error whatever the flags, EINVAL for an address not in the AV.
+func TestSendBufFastPath(t *testing.T) {
+	a, b := pair(t, epOpts{})
+	buf := make([]byte, 64)
+	b.post(t, buf, "rx")
+	if err := a.ep.SendBuf([]byte("hello"), a.peers[b], "tx", provider.FlagCompletion); err != nil {
+		t.Fatal(err)
+	}
+	b.waitRx(t, 1)
+	if string(buf[:5]) != "hello" {
+		t.Fatalf("received %q", buf[:5])
+	}
+	ents, _, _ := a.txCQ.snapshot()
+	if len(ents) != 1 || ents[0].OpContext != "tx" || ents[0].Flags != provider.FlagSend|provider.FlagMsg {
+		t.Fatalf("send completions %+v", ents)
+	}
+	b.post(t, buf, "rx2")
+	if err := a.ep.SendBuf([]byte("quiet"), a.peers[b], "sel", 0); err != nil {
+		t.Fatal(err)
+	}
+	b.waitRx(t, 2)
+	if n, ne := a.txCQ.count(); n != 1 || ne != 0 {
+		t.Fatalf("selective send wrote a completion: %d, %d errors", n, ne)
+	}
+	if v, _ := a.tx.get(); v != 2 {
+		t.Fatalf("send counter %d", v)
+	}
+	if err := a.ep.SendBuf([]byte("x"), 99, "bad", provider.FlagCompletion); err != provider.EINVAL {
+		t.Fatalf("send to an address not in the AV: %v", err)
+	}
+	six := a.av.insert(appendSockaddr(nil, sockaddr{AP: netip.MustParseAddrPort("[::1]:9")}))
+	if err := a.ep.SendBuf([]byte("x"), six, "err", 0); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	if _, _, errs := a.txCQ.snapshot(); len(errs) != 1 || errs[0].OpContext != "err" || errs[0].Err == 0 {
+		t.Fatalf("error completions %+v", errs)
+	}
+}
