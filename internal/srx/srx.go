@@ -691,11 +691,14 @@ func (q *Queue) Post(m *provider.Msg, tagged bool) error {
 		return provider.EINVAL
 	}
 	if m.Flags&(provider.FlagPeek|provider.FlagClaim|provider.FlagDiscard|provider.FlagMultiRecv) == 0 &&
-		m.IOV == nil && !tagged {
-		if done, err := q.postPlain(m); done {
-			return err
-		}
+		m.IOV == nil && m.Desc == nil && m.Tag == 0 && m.Ignore == 0 && !tagged {
+		return q.PostBuf(m.Buf, m.Addr, m.Context, m.Flags)
 	}
+	return q.post(m, tagged)
+}
+
+// post is Post's general path.
+func (q *Queue) post(m *provider.Msg, tagged bool) error {
 	flags := m.Flags
 	peek := flags&provider.FlagPeek != 0
 	claim := flags&provider.FlagClaim != 0
@@ -766,46 +769,41 @@ func (q *Queue) Post(m *provider.Msg, tagged bool) error {
 	return nil
 }
 
-// postPlain is Post of the most common receive, one buffer, untagged,
-// with none of FI_PEEK, FI_CLAIM, FI_DISCARD and FI_MULTI_RECV, when no
-// unexpected message waits: the receive is queued (or refused with
-// EAGAIN) without Post's flag decoding and setRecv's cases. It reports
-// done false, having changed nothing, when the queue holds unexpected
-// messages or is closed: Post's general path then decides.
-func (q *Queue) postPlain(m *provider.Msg) (done bool, err error) {
+// PostBuf is Post(&Msg{Buf: buf, Addr: addr, Context: ctx, Flags: flags},
+// false) for a receive its caller knows to be plain (no FI_PEEK, FI_CLAIM,
+// FI_DISCARD or FI_MULTI_RECV in flags): fi_recv's path, the most common
+// receive, without a Msg to build and decode. While no unexpected message
+// waits the receive is queued (or refused with EAGAIN) at once; otherwise,
+// or once closed, Post's general path decides.
+func (q *Queue) PostBuf(buf []byte, addr provider.Addr, ctx any, flags provider.Flags) error {
 	q.mu.Lock()
 	if q.closed || q.unexpMsg.head != nil {
 		q.mu.Unlock()
-		return false, nil
+		return q.post(&provider.Msg{Buf: buf, Addr: addr, Context: ctx, Flags: flags}, false)
 	}
 	if q.res != nil && q.res.Full() {
 		// FI_RM_ENABLED, fi_domain(3) "Rx CQ": EAGAIN while the CQ is full.
 		q.mu.Unlock()
-		return true, provider.EAGAIN
+		return provider.EAGAIN
 	}
 	if q.nposted >= q.size {
 		q.mu.Unlock()
-		return true, provider.EAGAIN
+		return provider.EAGAIN
 	}
 	p := q.alloc() // a pool entry is zero but for its links to q
 	p.st = stPosted
-	p.rx.SetBuf(m.Buf)
-	if m.Desc != nil {
-		setDesc(p, []provider.MRDesc{m.Desc})
-	}
-	p.rx.Context = m.Context
-	p.rx.Ignore = m.Ignore
-	p.rx.Complete = m.Flags&provider.FlagCompletion != 0
+	p.rx.SetBuf(buf)
+	p.rx.Context = ctx
+	p.rx.Complete = flags&provider.FlagCompletion != 0
 	p.rx.Flags = provider.FlagMsg | provider.FlagRecv
 	p.rx.Addr = provider.AddrUnspec
 	if q.directed {
-		p.rx.Addr = m.Addr
+		p.rx.Addr = addr
 	}
-	p.rx.Tag = m.Tag
 	q.postedMsg.push(p)
 	q.nposted++
 	q.mu.Unlock()
-	return true, nil
+	return nil
 }
 
 func (q *Queue) postMulti(m *provider.Msg, tagged bool, addr provider.Addr) error {

@@ -1173,4 +1173,48 @@ func TestPlainPostPaths(t *testing.T) {
 	if err := small.Post(&provider.Msg{Buf: make([]byte, 1)}, false); err != provider.EAGAIN {
 		t.Fatalf("post beyond the queue size: %v", err)
 	}
+	if err := small.PostBuf(make([]byte, 1), provider.AddrUnspec, nil, 0); err != provider.EAGAIN {
+		t.Fatalf("PostBuf beyond the queue size: %v", err)
+	}
+	small.Close()
+	if err := small.PostBuf(make([]byte, 1), provider.AddrUnspec, nil, 0); err != provider.EBADF {
+		t.Fatalf("PostBuf after Close: %v", err)
+	}
+
+	// PostBuf, Post's path without a Msg: the source filter only on a
+	// directed queue, unexpected messages matched through Post's path.
+	d := tq(Config{Directed: true})
+	pd := newPeer(d)
+	if err := d.PostBuf(make([]byte, 8), 5, "from5", provider.FlagCompletion); err != nil {
+		t.Fatal(err)
+	}
+	if err := pd.send(false, 6, 0, []byte("six")); err != nil {
+		t.Fatal(err)
+	}
+	if r := pd.cq.take(); len(r.ok) != 0 {
+		t.Fatalf("directed PostBuf matched the wrong source: %+v", r.ok)
+	}
+	if err := d.PostBuf(make([]byte, 8), provider.AddrUnspec, "any", provider.FlagCompletion); err != nil {
+		t.Fatal(err)
+	}
+	if c := mustOne(t, pd.cq.take()); c.OpContext != "any" || c.Len != 3 {
+		t.Fatalf("PostBuf with an unexpected message waiting: %+v", c)
+	}
+	if err := pd.send(false, 5, 0, []byte("five")); err != nil {
+		t.Fatal(err)
+	}
+	if c := mustOne(t, pd.cq.take()); c.OpContext != "from5" {
+		t.Fatalf("directed PostBuf: %+v", c)
+	}
+	u := tq(Config{})
+	pu := newPeer(u)
+	if err := u.PostBuf(make([]byte, 8), 5, "ignored-filter", provider.FlagCompletion); err != nil {
+		t.Fatal(err)
+	}
+	if err := pu.send(false, 6, 0, []byte("six")); err != nil {
+		t.Fatal(err)
+	}
+	if c := mustOne(t, pu.cq.take()); c.OpContext != "ignored-filter" {
+		t.Fatalf("undirected PostBuf kept a source filter: %+v", c)
+	}
 }
