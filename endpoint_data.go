@@ -340,6 +340,17 @@ func (ep *Endpoint) recv(m *provider.Msg, flags Flags, explicit, tagged bool) er
 // endpoint has FI_DIRECTED_RECV; AddrUnspec accepts any sender. The caller
 // owns buf again once the completion is read.
 func (ep *Endpoint) Recv(buf []byte, desc MRDesc, src Addr, ctx any) error {
+	if e := ep.readyFast(); e != nil && desc == nil && e.caps&CapMsg != 0 && !e.peerRX && !e.dom.mrLocal {
+		// recv's checks for one buffer without a descriptor (descsOK
+		// holds without FI_MR_LOCAL), and the queue's path that needs
+		// no Msg; FI_MULTI_RECV in the default op flags takes recv.
+		if f := ep.rxFlags(e, 0, false); f&FlagMultiRecv == 0 {
+			if e.caps&CapDirectedRecv == 0 {
+				src = AddrUnspec
+			}
+			return e.rq.PostBuf(buf, src, ctx, f)
+		}
+	}
 	return ep.recv(&provider.Msg{Buf: buf, Desc: desc, Addr: src, Context: ctx}, 0, false, false)
 }
 
