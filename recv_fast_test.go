@@ -90,4 +90,3 @@ func dataTestOpenInfo(t testing.TB, info *Info) *dataTestEnv {
 	}
 	return &dataTestEnv{dom: dom, ep: ep, p: ep.p.(*fakeEP), cq: cq}
 }
-
