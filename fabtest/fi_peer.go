@@ -102,11 +102,11 @@ func peerImportCqCompletionsLandInOwner(t *testing.T, tg Target) {
 	ctx := new(int)
 	retry(t, "send", func() error { return ep.Send([]byte("peer"), nil, ab, ctx) }, pcq)
 	deadline := time.Now().Add(scaled(2 * time.Second))
-	for len(owner.ok) == 0 && time.Now().Before(deadline) {
+	for len(owner.written()) == 0 && time.Now().Before(deadline) {
 		pcq.Read(nil)
 	}
-	if len(owner.ok) != 1 || owner.ok[0].OpContext != ctx || owner.ok[0].Flags != fabric.FlagSend|fabric.FlagMsg {
-		t.Fatalf("owner received %+v", owner.ok)
+	if got := owner.written(); len(got) != 1 || got[0].OpContext != ctx || got[0].Flags != fabric.FlagSend|fabric.FlagMsg {
+		t.Fatalf("owner received %+v", got)
 	}
 }
 
@@ -137,11 +137,11 @@ func peerImportCqWithoutReserverGetsEveryCompletion(t *testing.T, tg Target) {
 		}
 	}
 	deadline := time.Now().Add(scaled(2 * time.Second))
-	for len(owner.ok) < sends && time.Now().Before(deadline) {
+	for len(owner.written()) < sends && time.Now().Before(deadline) {
 		pcq.Read(nil)
 	}
-	if len(owner.ok) != sends {
-		t.Fatalf("owner received %d of %d completions: %+v", len(owner.ok), sends, owner.ok)
+	if got := owner.written(); len(got) != sends {
+		t.Fatalf("owner received %d of %d completions: %+v", len(got), sends, got)
 	}
 }
 
@@ -293,20 +293,34 @@ func (c *cntrOwner) Inc() { c.ok.Add(1) }
 
 func (c *cntrOwner) IncErr() { c.errs.Add(1) }
 
-// recorder is a test CQ owner (fi_peer(3) owner side).
+// recorder is a test CQ owner (fi_peer(3) owner side). A peer provider may
+// write into it from any of its goroutines (progress, connection control),
+// so it is goroutine-safe as an owner of a FI_THREAD_SAFE domain must be.
 type recorder struct {
+	mu   sync.Mutex
 	ok   []fabric.CQEntry
 	errs []fabric.CQErrEntry
 }
 
 func (r *recorder) Write(ctx any, flags fabric.Flags, length uint64, buf []byte, data, tag uint64, src fabric.Addr) error {
+	r.mu.Lock()
 	r.ok = append(r.ok, fabric.CQEntry{OpContext: ctx, Flags: flags, Len: length, Buf: buf, Data: data, Tag: tag})
+	r.mu.Unlock()
 	return nil
 }
 
 func (r *recorder) WriteErr(e *fabric.CQErrEntry) error {
+	r.mu.Lock()
 	r.errs = append(r.errs, *e)
+	r.mu.Unlock()
 	return nil
+}
+
+// written returns a copy of the completions written so far.
+func (r *recorder) written() []fabric.CQEntry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]fabric.CQEntry(nil), r.ok...)
 }
 
 var _ provider.CQOwner = (*recorder)(nil)
