@@ -264,7 +264,12 @@ func (ep *endpoint) send(buf []byte, iov [][]byte, to provider.Addr, ctx any, fl
 		}
 		return provider.EOPBADSTATE
 	}
-	dest := ep.av.Lookup(to)
+	var dest []byte
+	if a := ep.dav; a != nil {
+		dest = a.Lookup(to) // inlined: no interface call
+	} else {
+		dest = ep.av.Lookup(to)
+	}
 	if dest == nil {
 		return provider.EINVAL
 	}
@@ -364,7 +369,12 @@ func (ep *endpoint) Inject(buf []byte, dest provider.Addr) error {
 		}
 		return provider.EOPBADSTATE
 	}
-	to := ep.av.Lookup(dest)
+	var to []byte
+	if a := ep.dav; a != nil {
+		to = a.Lookup(dest) // inlined: no interface call
+	} else {
+		to = ep.av.Lookup(dest)
+	}
 	if to == nil {
 		return provider.EINVAL
 	}
