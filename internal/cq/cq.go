@@ -584,7 +584,10 @@ func (q *CQ) takeHand(entries []provider.CQEntry, src []provider.Addr) {
 	if len(src) > 0 {
 		src[0] = q.handSlot.src
 	}
-	q.handSlot = slot{}
+	// WriteMsg's set fills every field of the slot; only the context is
+	// dropped here, so that the CQ keeps no reference to it (WriteMsg
+	// stores no buffer).
+	q.handSlot.e.OpContext = nil
 	q.hand.Store(handIdle)
 }
 
