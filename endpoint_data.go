@@ -343,8 +343,9 @@ func (ep *Endpoint) Recv(buf []byte, desc MRDesc, src Addr, ctx any) error {
 	if e := ep.readyFast(); e != nil && desc == nil && e.caps&CapMsg != 0 && !e.peerRX && !e.dom.mrLocal {
 		// recv's checks for one buffer without a descriptor (descsOK
 		// holds without FI_MR_LOCAL), and the queue's path that needs
-		// no Msg; FI_MULTI_RECV in the default op flags takes recv.
-		if f := ep.rxFlags(e, 0, false); f&FlagMultiRecv == 0 {
+		// no Msg; default op flags that make the receive more than a
+		// plain one (FI_MULTI_RECV, FI_PEEK, ...) take recv.
+		if f := ep.rxFlags(e, 0, false); f&(FlagMultiRecv|FlagPeek|FlagClaim|FlagDiscard) == 0 {
 			if e.caps&CapDirectedRecv == 0 {
 				src = AddrUnspec
 			}

@@ -33,6 +33,18 @@ func TestRecvFastPathRules(t *testing.T) {
 			v.ep.rq.FreeEntry(e)
 		}
 	})
+	t.Run("default_op_flags_peek", func(t *testing.T) {
+		v := dataTestOpen(t, CapMsg, 0)
+		if err := v.ep.SetOpsFlags(FlagRecv | FlagPeek | FlagCompletion); err != nil {
+			t.Fatal(err)
+		}
+		if err := v.ep.Recv(make([]byte, 8), nil, AddrUnspec, "peek"); err != nil {
+			t.Fatal(err)
+		}
+		if posted, _ := v.ep.rq.Counts(); posted != 0 {
+			t.Fatalf("a Recv with FI_PEEK in the default op flags posted a receive")
+		}
+	})
 	t.Run("source_filter_needs_directed_recv", func(t *testing.T) {
 		v := dataTestOpen(t, CapMsg, 0)
 		if err := v.ep.Recv(make([]byte, 8), nil, 5, "any"); err != nil {
