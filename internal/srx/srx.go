@@ -1089,6 +1089,10 @@ func Deliver(e *provider.RxEntry, payload []byte) (n int, olen uint64) {
 // multi-receive buffer. The counter (if any) is incremented, or its error
 // value on truncation. src is the source address reported (AddrNotAvail if
 // unknown). The peer calls FreeEntry afterwards.
+//
+// The counter is bumped before the completion is written, in every helper
+// here: a thread that has read the completion then sees the counter
+// include it.
 func Complete(cq provider.CQOwner, cntr provider.CntrOwner, e *provider.RxEntry, n int, olen uint64, src provider.Addr) {
 	flags := e.Flags & provider.ReportedCompFlags
 	var data uint64
@@ -1110,6 +1114,9 @@ func Complete(cq provider.CQOwner, cntr provider.CntrOwner, e *provider.RxEntry,
 		}
 	}
 	if olen > 0 {
+		if cntr != nil {
+			cntr.IncErr()
+		}
 		if cq != nil {
 			ee := provider.CQErrEntry{OpContext: e.Context, Flags: flags, Len: uint64(n), Buf: buf,
 				Data: data, Tag: e.Tag, Olen: olen, Err: provider.ETRUNC, Src: src}
@@ -1119,10 +1126,10 @@ func Complete(cq provider.CQOwner, cntr provider.CntrOwner, e *provider.RxEntry,
 				_ = cq.WriteErr(&ee)
 			}
 		}
-		if cntr != nil {
-			cntr.IncErr()
-		}
 		return
+	}
+	if cntr != nil {
+		cntr.Inc()
 	}
 	switch {
 	case e.Complete && res != nil:
@@ -1131,9 +1138,6 @@ func Complete(cq provider.CQOwner, cntr provider.CntrOwner, e *provider.RxEntry,
 		_ = cq.Write(e.Context, flags, uint64(n), buf, data, e.Tag, src)
 	case res != nil:
 		res.Unreserve()
-	}
-	if cntr != nil {
-		cntr.Inc()
 	}
 }
 
@@ -1170,6 +1174,9 @@ func sameCQ(r provider.CQReserver, cq provider.CQOwner) (eq bool) {
 // the counter's error value.
 func CompleteErr(cq provider.CQOwner, cntr provider.CntrOwner, e *provider.RxEntry, err provider.Errno, src provider.Addr) {
 	res := takeRes(e, cq)
+	if cntr != nil {
+		cntr.IncErr()
+	}
 	if cq != nil {
 		ee := provider.CQErrEntry{OpContext: e.Context, Flags: e.Flags & provider.ReportedCompFlags,
 			Tag: e.Tag, Err: err, Src: src}
@@ -1178,9 +1185,6 @@ func CompleteErr(cq provider.CQOwner, cntr provider.CntrOwner, e *provider.RxEnt
 		} else {
 			_ = cq.WriteErr(&ee)
 		}
-	}
-	if cntr != nil {
-		cntr.IncErr()
 	}
 }
 
@@ -1214,8 +1218,8 @@ func CompleteFrom(cq provider.CQOwner, cntr provider.CntrOwner, e *provider.RxEn
 	if oe, ok := e.OwnerContext.(*entry); ok && oe.parent != nil && len(e.IOV) == 1 {
 		buf = e.IOV[0][:min(n, len(e.IOV[0]))]
 	}
-	_ = w.WriteUnknownSrc(e.Context, flags, uint64(n), buf, data, e.Tag, raw)
 	if cntr != nil {
 		cntr.Inc()
 	}
+	_ = w.WriteUnknownSrc(e.Context, flags, uint64(n), buf, data, e.Tag, raw)
 }

@@ -362,7 +362,12 @@ func (ep *rdmEP) finishTx(t *rdmTx, err provider.Errno, report bool) {
 		t.reserved = false
 	}
 	defer ep.putTx(t)
+	// Counters before the CQ: whoever read the completion sees the
+	// counter include it.
 	if err == 0 {
+		if ep.txCntr != nil {
+			ep.txCntr.Inc()
+		}
 		switch {
 		case t.comp && res != nil:
 			_ = res.WriteReserved(t.ctx, t.flags, 0, nil, 0, 0, provider.AddrNotAvail)
@@ -370,9 +375,6 @@ func (ep *rdmEP) finishTx(t *rdmTx, err provider.Errno, report bool) {
 			_ = ep.txCQ.Write(t.ctx, t.flags, 0, nil, 0, 0, provider.AddrNotAvail)
 		case res != nil:
 			res.Unreserve()
-		}
-		if ep.txCntr != nil {
-			ep.txCntr.Inc()
 		}
 		return
 	}
@@ -382,13 +384,13 @@ func (ep *rdmEP) finishTx(t *rdmTx, err provider.Errno, report bool) {
 		}
 		return
 	}
+	if ep.txCntr != nil {
+		ep.txCntr.IncErr()
+	}
 	ee := provider.CQErrEntry{OpContext: t.ctx, Flags: t.flags, Err: err, ProvErrno: int(err), Src: provider.AddrNotAvail}
 	if res != nil {
 		_ = res.WriteErrReserved(&ee)
 	} else {
 		_ = ep.txCQ.WriteErr(&ee)
-	}
-	if ep.txCntr != nil {
-		ep.txCntr.IncErr()
 	}
 }
