@@ -314,6 +314,11 @@ func (ep *endpoint) send(buf []byte, iov [][]byte, to provider.Addr, ctx any, fl
 	}
 	switch e {
 	case 0:
+		// The counter before the completion (as srx.Complete): a thread
+		// that has read the completion sees the counter include it.
+		if ep.txCntr != nil {
+			ep.txCntr.Inc()
+		}
 		if flags&provider.FlagCompletion != 0 {
 			switch {
 			case direct != nil:
@@ -327,9 +332,6 @@ func (ep *endpoint) send(buf []byte, iov [][]byte, to provider.Addr, ctx any, fl
 		}
 		if res != nil {
 			res.Unreserve()
-		}
-		if ep.txCntr != nil {
-			ep.txCntr.Inc()
 		}
 		return nil
 	case provider.EAGAIN, provider.ENOBUFS, provider.EINTR:
