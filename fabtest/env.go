@@ -20,6 +20,10 @@ type Target struct {
 	Node string
 	// Progress selects the data progress model; zero uses the provider default.
 	Progress fabric.Progress
+	// Threading asks for a threading model (domain_attr.threading); zero
+	// uses the provider default. The cases that use an object from
+	// several goroutines at once need FI_THREAD_SAFE and skip otherwise.
+	Threading fabric.Threading
 	// Owner is the provider whose CQ, counter, shared receive context and
 	// AV the fi_peer/owner_provider_* cases import into the target
 	// (fi_peer(3): the owner, another provider's domain); nil uses a second
@@ -59,6 +63,9 @@ func (tg Target) hints(caps fabric.Caps) *fabric.Info {
 	h.Mode = fabric.ModeContext | fabric.ModeContext2
 	if tg.Progress != 0 {
 		h.DomainAttr.DataProgress = tg.Progress
+	}
+	if tg.Threading != 0 {
+		h.DomainAttr.Threading = tg.Threading
 	}
 	return h
 }

@@ -18,7 +18,12 @@
 //     Set's progress and notifies; watchers stop when nobody is parked, and
 //     back off exponentially when a source keeps reporting readiness without
 //     producing anything or its readiness wait fails at once (a closed or
-//     not yet enabled endpoint);
+//     not yet enabled endpoint). A watcher runs the Set's progress only
+//     while a reader sleeps in Block, and a reader leaves its sleep only
+//     after such a run returned: the watchers' progress calls happen
+//     inside a reader's blocking call, serialised with that reader's other
+//     calls (what FI_THREAD_DOMAIN applications promise for their own),
+//     never after Block returned (the source may be closed then);
 //   - the deadline passes, the done channel closes, or the Notifier is
 //     closed.
 //

@@ -50,6 +50,19 @@ type Notifier struct {
 	mu       sync.Mutex
 	ch       chan struct{}                // closed by the next notification; guarded by mu
 	watching map[provider.Progresser]bool // sources with a running watcher; guarded by mu
+
+	// runMu serialises the watchers' progress calls with the readers:
+	// a watcher runs the set's progress only while a reader sleeps in
+	// park (inPark > 0), under runMu, and a reader leaving park takes
+	// runMu, so it returns only after a watcher's run in progress ended.
+	// Every progress call a watcher makes thus happens inside some
+	// reader's blocking call, between its own checks: an application
+	// that serialises its calls on a source (FI_THREAD_DOMAIN,
+	// FI_THREAD_COMPLETION) serialises the watchers' with them, and
+	// closing a source after the blocking call returned cannot overlap
+	// a watcher's progress of it.
+	runMu  sync.Mutex
+	inPark int // readers sleeping in park; guarded by runMu
 }
 
 // Notify wakes every parked reader. With nobody parked it is one atomic
@@ -160,7 +173,13 @@ func (n *Notifier) Block(o Options, ready func() bool) error {
 			n.unpark()
 			return nil
 		}
+		n.runMu.Lock()
+		n.inPark++
+		n.runMu.Unlock()
 		err := n.park(ch, o)
+		n.runMu.Lock() // waits for a watcher's progress run
+		n.inPark--
+		n.runMu.Unlock()
 		n.unpark()
 		if err != nil {
 			return err
@@ -284,11 +303,13 @@ func (n *Notifier) watch(set *Set, p provider.Progresser) {
 			}
 			continue
 		}
-		if n.waiters.Load() == 0 {
-			continue // stillWanted decides
-		}
 		g := n.gen.Load()
-		set.Run()
+		if !n.runParked(set) {
+			// Nobody parked: the readers are checking (or gone, and
+			// stillWanted decides).
+			runtime.Gosched()
+			continue
+		}
 		productive := n.gen.Load() != g
 		// Wake the readers so they re-check, even if nothing was
 		// notified: progress may have changed state they poll.
@@ -300,4 +321,16 @@ func (n *Notifier) watch(set *Set, p provider.Progresser) {
 		// Ready but unproductive: pause before asking again.
 		pause(MaxBackoff)
 	}
+}
+
+// runParked runs the set's progress if a reader sleeps in park, and
+// reports whether it did (see runMu).
+func (n *Notifier) runParked(set *Set) bool {
+	n.runMu.Lock()
+	defer n.runMu.Unlock()
+	if n.inPark == 0 {
+		return false
+	}
+	set.Run()
+	return true
 }

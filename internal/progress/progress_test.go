@@ -518,3 +518,69 @@ func TestFDWaitSignalAllocs(t *testing.T) {
 	w.Signal() // no panic, no write to a closed descriptor
 	w.Reset()
 }
+
+// busySrc is always ready and produces at every Progress, which takes a
+// while and records whether it overlapped the reader's own work.
+type busySrc struct {
+	n         *Notifier
+	app       atomic.Bool // the reader is outside park (checking, or returned)
+	runs      atomic.Int64
+	overlaps  atomic.Int64
+	inRunning atomic.Bool
+}
+
+func (s *busySrc) Progress() {
+	s.inRunning.Store(true)
+	if s.app.Load() {
+		s.overlaps.Add(1)
+	}
+	time.Sleep(50 * time.Microsecond)
+	if s.app.Load() {
+		s.overlaps.Add(1)
+	}
+	s.inRunning.Store(false)
+	s.runs.Add(1)
+	s.n.Notify()
+}
+
+func (s *busySrc) WaitReady(time.Time) error { return nil }
+
+// TestWatcherProgressInsideBlock: a watcher progresses its source only
+// while the reader sleeps in Block, never while the reader checks its
+// condition or after Block returned (so an application that serialises
+// its own calls on a source, FI_THREAD_DOMAIN, also serialises the
+// watchers', and may close the source once Block returned).
+func TestWatcherProgressInsideBlock(t *testing.T) {
+	var h Hub
+	if err := h.Init(provider.WaitUnspec); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	src := &busySrc{n: &h.notifier}
+	h.AddSource(src)
+	for i := 0; i < 60; i++ {
+		err := h.Block(time.Now().Add(time.Duration(1+i%4)*time.Millisecond), nil, func() bool {
+			// The reader's own check (Block calls it outside park).
+			src.app.Store(true)
+			time.Sleep(20 * time.Microsecond)
+			src.app.Store(false)
+			return false
+		})
+		if !errors.Is(err, ErrTimeout) {
+			t.Fatalf("err = %v", err)
+		}
+		// Block returned: the application's own calls (and Close).
+		src.app.Store(true)
+		if src.inRunning.Load() {
+			t.Fatal("a watcher's progress is running after Block returned")
+		}
+		time.Sleep(30 * time.Microsecond)
+		src.app.Store(false)
+	}
+	if src.runs.Load() == 0 {
+		t.Fatal("the watcher never progressed the source")
+	}
+	if o := src.overlaps.Load(); o != 0 {
+		t.Fatalf("%d watcher progress calls overlapped the reader's own work", o)
+	}
+}

@@ -12,7 +12,7 @@
 // a panic or an access outside the mapping (FuzzAttach, FuzzDecode,
 // FuzzRing drive these paths with arbitrary bytes).
 //
-// # Region layout (version 1, little-endian)
+// # Region layout (version 2, little-endian)
 //
 //	0      header page (HeaderSize bytes)
 //	         0  magic "GOFABSHM"
@@ -27,19 +27,25 @@
 //	       320  wake word seq u32, 324 sleepers u32 (futex protocol)
 //	       384  ring tail u64 (producers)
 //	       448  free-list head u64 (change counter << 32 | top index+1)
-//	ringOff  RingSlots slots of SlotSize bytes: an MPSC queue (Vyukov):
-//	         each slot starts with its sequence number u64, then a command
+//	       512  consumer position u64 (the owner, for producers)
+//	ringOff  RingSlots slots of SlotSize bytes: an MPSC queue: each slot
+//	         starts with its sequence number u64, then a command
 //	poolOff  BufCount cells of 8 bytes (index+1 of the next free buffer):
 //	         the free list of the bounce buffers, a lock-free stack (MPMC)
 //	bufOff   BufCount bounce buffers of BufSize bytes
 //
 // The command queue: producers (any process that has the region mapped)
-// claim a slot by a compare-and-swap on the tail after checking that the
-// slot's sequence number equals the position, write the command, then
-// publish it by storing position+1 into the sequence number. The single
-// consumer (the owner) reads the slot at its private head when the
-// sequence number says it is published, and frees it by storing
-// position+slots. The bounce buffers' free list is a stack (the most
+// claim a position by a compare-and-swap on the tail after checking that
+// it is less than the consumer position plus the number of slots (the
+// slot of the position a lap before has been released), write the
+// command into its slot, then publish it by storing position+1 into the
+// slot's sequence number. The single consumer (the owner) reads the slot
+// at its private head when the sequence number says it is published, and
+// releases it by storing head+1 into the consumer position word.
+// Producers keep the consumer position they last read and read the word
+// again only when that says full (version 1 freed each slot by writing
+// its sequence number, which made every slot line travel back to the
+// producer: one cache miss more per command). The bounce buffers' free list is a stack (the most
 // recently returned buffer, still in the caches, is taken first) with a
 // change counter in its head word against ABA; senders take buffers, the
 // owner returns them (a sender returns one it did not use).

@@ -7,12 +7,12 @@ import (
 	"sync/atomic"
 )
 
-// Layout constants of version 1.
+// Layout constants of version 2.
 const (
 	// Magic starts every region.
 	Magic = "GOFABSHM"
 	// Version is the layout version this package writes and accepts.
-	Version = 1
+	Version = 2
 	// HeaderSize is the size of the header page.
 	HeaderSize = 4096
 	// MaxAuthKey is the largest auth key stored in a header.
@@ -56,6 +56,7 @@ const (
 	offSleepers = 324
 	offRingTail = 384
 	offPoolHead = 448
+	offConsHead = 512
 )
 
 // Errors of Attach and Init. They are plain values: the provider maps them
@@ -158,9 +159,11 @@ func Init(b []byte, p Params, pid uint32, id uint64, authKey []byte) (*Header, e
 	le.PutUint32(b[offAuthLen:], uint32(len(authKey)))
 	le.PutUint64(b[offID:], id)
 	copy(b[offAuth:offAuth+MaxAuthKey], authKey)
+	// Every slot's sequence number is 0: no position's (pos+1 >= 1).
 	for i := uint64(0); i < uint64(p.Slots); i++ {
-		u64At(b, ringOff+i*uint64(p.SlotSize)).Store(i)
+		u64At(b, ringOff+i*uint64(p.SlotSize)).Store(0)
 	}
+	u64At(b, offConsHead).Store(0)
 	// The free list holds every buffer: 0 on top, then 1, 2 ...
 	for i := uint64(0); i < uint64(p.Bufs); i++ {
 		next := i + 2
@@ -210,7 +213,7 @@ func Attach(b []byte) (*Header, error) {
 	if !h.Params.valid() {
 		return nil, ErrBadLayout
 	}
-	// Version 1 fixes the layout as a function of the parameters: the
+	// Version 2 fixes the layout as a function of the parameters: the
 	// offsets must be exactly those.
 	ringOff, poolOff, bufOff, total := h.Params.layout()
 	if h.RingOff != ringOff || h.PoolOff != poolOff || h.BufOff != bufOff || h.Total != total ||
@@ -239,7 +242,9 @@ type Region struct {
 	mask     uint64 // Slots-1
 	shift    uint   // log2(SlotSize)
 	tail     *atomic.Uint64
-	head     atomic.Uint64 // consumer position (process-local; written by the owner's consumer only)
+	head     atomic.Uint64  // consumer position (process-local; written by the owner's consumer only)
+	cons     *atomic.Uint64 // the consumer position, published for producers (shared)
+	consSeen atomic.Uint64  // producers: the last value read from cons (process-local)
 	cells    []byte
 	phead    *atomic.Uint64
 	bufs     []byte
@@ -257,6 +262,7 @@ func NewRegion(b []byte, h *Header) *Region {
 	r.mask = uint64(h.Slots) - 1
 	r.shift = uint(bits.TrailingZeros32(h.SlotSize))
 	r.tail = u64At(b, offRingTail)
+	r.cons = u64At(b, offConsHead)
 	r.cells = b[h.PoolOff : h.PoolOff+uint64(h.Bufs)*poolCellSize]
 	r.phead = u64At(b, offPoolHead)
 	r.bufs = b[h.BufOff : h.BufOff+uint64(h.Bufs)*uint64(h.BufSize)]
@@ -293,20 +299,32 @@ const maxSpin = 1 << 12
 // Reserve claims the next command slot. It returns the slot's position
 // (for Publish) and the command bytes (the slot after its sequence
 // number, SlotSize-8 bytes), or ok=false when the queue is full.
+//
+// A position is free once the consumer has released the one a lap
+// before it: pos < cons + Slots. Producers check against the consumer
+// position they last read (consSeen) and read the shared word again only
+// when that says full, about once a lap: the consumer's line moves to a
+// producer once per lap, not per command, and the slots' lines are
+// written by producers only.
 func (r *Region) Reserve() (pos uint64, cmd []byte, ok bool) {
+	slots := r.mask + 1
 	for i := 0; i < maxSpin; i++ {
 		pos = r.tail.Load()
-		off := (pos & r.mask) << r.shift
-		seq := u64At(r.ring, off).Load()
-		switch d := int64(seq - pos); {
-		case d == 0:
-			if r.tail.CompareAndSwap(pos, pos+1) {
-				return pos, r.ring[off+8 : off+uint64(r.SlotSize)], true
+		if pos-r.consSeen.Load() >= slots {
+			c := r.cons.Load()
+			if pos-c >= slots {
+				// Full (or a damaged consumer word, which looks full
+				// or empty: an owner that damages its own region
+				// only loses its own commands).
+				return 0, nil, false
 			}
-		case d < 0:
-			return 0, nil, false // full: the slot still holds a command one lap behind
+			r.consSeen.Store(c)
 		}
-		// d > 0: another producer took pos; reload the tail.
+		if r.tail.CompareAndSwap(pos, pos+1) {
+			off := (pos & r.mask) << r.shift
+			return pos, r.ring[off+8 : off+uint64(r.SlotSize)], true
+		}
+		// Another producer took pos; reload the tail.
 	}
 	return 0, nil, false
 }
@@ -329,12 +347,11 @@ func (r *Region) Peek() []byte {
 }
 
 // Release frees the slot at the consumer's head (after Peek returned it)
-// and advances the head.
+// and advances the head, publishing it to producers.
 func (r *Region) Release() {
-	head := r.head.Load()
-	off := (head & r.mask) << r.shift
-	u64At(r.ring, off).Store(head + uint64(r.Slots))
-	r.head.Store(head + 1)
+	head := r.head.Load() + 1
+	r.head.Store(head)
+	r.cons.Store(head)
 }
 
 // Pending reports whether a command is published at the consumer's head.

@@ -55,7 +55,7 @@ func TestAttachRejectsDamagedHeaders(t *testing.T) {
 	cases := map[string]func(b []byte) []byte{
 		"short":          func(b []byte) []byte { return b[:HeaderSize-1] },
 		"magic":          func(b []byte) []byte { b[0] = 'X'; return b },
-		"version":        func(b []byte) []byte { le.PutUint32(b[offVersion:], 2); return b },
+		"version":        func(b []byte) []byte { le.PutUint32(b[offVersion:], 1); return b },
 		"slots not pow2": func(b []byte) []byte { le.PutUint32(b[offSlots:], 7); return b },
 		"huge slots":     func(b []byte) []byte { le.PutUint32(b[offSlots:], 1<<30); return b },
 		"slot size":      func(b []byte) []byte { le.PutUint32(b[offSlotSize:], 64); return b },

@@ -77,8 +77,11 @@ type cmaState struct {
 	local   [1][]byte
 	idBuf   [8]byte
 	pulls   uint64 // requests served by a pull (tests)
+	// rmaMoves counts the RMA requests whose data was moved by CMA
+	// (rma_cma.go; tests).
+	rmaMoves uint64
 
-	idWord []byte // this endpoint's id, read by receivers to check the pid
+	idWord []byte // this endpoint's id, read by receivers to check the pid (set at creation)
 }
 
 // Environment variables of the CMA path (fi_info -e lists them).
@@ -131,9 +134,6 @@ func (ep *endpoint) markCMA(o *txOp) {
 	}
 	o.cma = true
 	o.dc = true // completes on the receiver's ack
-	if ep.cma.idWord == nil {
-		ep.cma.idWord = binary.LittleEndian.AppendUint64(make([]byte, 0, 8), ep.id)
-	}
 }
 
 // pushCMA pushes o's request (pushOp, ep.tx.mu held): true when it may

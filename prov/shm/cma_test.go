@@ -12,7 +12,7 @@ import (
 
 // The CMA path is tested at the sizes of the other tests (1 MiB, the
 // boundary sizes): the threshold is lowered for this test binary and the
-// processes it starts (the default, CMAMin, favours segments up to 16 MiB).
+// processes it starts (the default, CMAMin, is 256 KiB).
 func init() {
 	if os.Getenv("FI_SHM_CMA_MIN") == "" {
 		os.Setenv("FI_SHM_CMA_MIN", "65536")

@@ -28,9 +28,9 @@
 //
 // # Protocols
 //
-//   - Inline: a message of up to SlotSize-64 bytes rides in one command
-//     slot of the receiver's queue: one copy in, one copy out, and the
-//     send completes when Send returns.
+//   - Inline: a message of up to SlotSize-64 bytes (1984) rides in one
+//     command slot of the receiver's queue: one copy in, one copy out, and
+//     the send completes when Send returns.
 //   - Segmented: larger messages are cut into BufSize segments, each
 //     copied into a bounce buffer taken from the RECEIVER's pool and
 //     announced by a command; the receiver copies it out (into the posted
@@ -73,7 +73,14 @@
 // memory untouched); reads and atomics when the data or fetched values
 // are back. Atomics follow internal/atomics' table (no FI_LONG_DOUBLE)
 // and are applied under one process-wide lock; rma_iov_limit 4, mr_mode 0
-// (offset addressing, requested keys).
+// (offset addressing, requested keys). A read or write of
+// FI_SHM_RMA_CMA_MIN bytes or more (default RMACMAMin) goes as one
+// request naming the initiator's buffers, after which the target, having
+// checked the keys, moves the data itself with one process_vm_readv
+// (write) or process_vm_writev (read) and answers with the status only
+// (rma_cma.go); a target that cannot reach the initiator answers "use
+// segments" and the operation goes through bounce buffers again, as the
+// later ones to that target do.
 //
 // # Progress and waiting
 //
@@ -97,6 +104,53 @@
 // 200 ms of its death and its file is removed (death.go). Files of dead
 // processes are removed when a process opens its first shm fabric.
 //
+// # Threading
+//
+// GetInfo offers FI_THREAD_SAFE and returns a less parallel model that
+// the hints ask for (FI_THREAD_DOMAIN, FI_THREAD_COMPLETION,
+// FI_THREAD_ENDPOINT, FI_THREAD_FID). The send paths take no endpoint
+// lock in any model; the CQ, counter and receive queue (internal/cq,
+// internal/srx) keep their own locks in every model.
+//
+// FI_THREAD_SAFE (and FI_THREAD_FID, FI_THREAD_ENDPOINT, which promise
+// less): every data call and Progress counts itself in an in-flight
+// count, which Close waits to drop to zero before it unmaps any region,
+// and Progress drains the inbound queue under a per-endpoint mutex taken
+// with TryLock (a drain already running elsewhere makes it return).
+//
+// FI_THREAD_DOMAIN and FI_THREAD_COMPLETION: an endpoint with manual
+// progress, its own receive queue, this module's CQs and counters and no
+// bound EQ is "serial": its data calls and Progress skip the in-flight
+// count and Progress drains without the mutex (about 10% of a 64-byte
+// ping-pong). The application promises to serialise its own calls on the
+// endpoint, its CQs and counters; the other callers of Progress are made
+// to fit that promise:
+//
+//   - The blocking waits of CQs and counters (SRead, Cntr.Wait) have
+//     watcher goroutines (internal/progress) that call the bound
+//     endpoints' Progress when WaitReady reports work. A watcher does so
+//     only while the waiting reader sleeps inside its blocking call, and
+//     the reader does not leave that call before the watcher's progress
+//     returns: every watcher progress call happens within the
+//     application's blocking call, so it is serialised with the
+//     application's other calls and cannot overlap Close. WaitReady and
+//     the FI_WAIT_FD goroutine only read atomics and shared words, and
+//     register in the in-flight count while they touch the region, so
+//     Close still waits for them.
+//   - What cannot be fitted keeps the FI_THREAD_SAFE path: auto progress
+//     (its own goroutine), a shared or imported receive queue, an
+//     imported CQ or counter (their owner progresses from its own
+//     thread), a bound EQ (EQ reads, a fabric-level object, progress
+//     the endpoint outside the domain's serialisation), and, under
+//     FI_THREAD_COMPLETION only, an endpoint whose caps let RMA or
+//     atomics target it: a counter bound to a memory region drives the
+//     progress of every endpoint of the domain, and such a counter is
+//     not bound to the endpoint, so the application may read it from
+//     another thread.
+//
+// The peer-death checks run inside Progress. Commands from other
+// processes arrive through the lock-free ring, in every model.
+//
 // # Peer imports (fi_peer(3))
 //
 // An endpoint bound to FI_PEER imports of another provider's CQ, counter
@@ -113,7 +167,7 @@
 // As libfabric 1.17's shm where it matters to applications: FI_EP_RDM,
 // FI_PROTO_SHM, FI_ADDR_STR, inject_size 4096 (larger than a slot: one
 // bounce buffer is copied before the call returns), tx/rx size 1024,
-// iov_limit 4, max_msg_size SIZE_MAX, cq_data_size 8, FI_THREAD_SAFE,
+// iov_limit 4, max_msg_size SIZE_MAX, cq_data_size 8, FI_THREAD_SAFE (or as asked),
 // FI_RM_ENABLED, msg_order FI_ORDER_SAS. FI_TAGGED, FI_DIRECTED_RECV,
 // FI_SOURCE and FI_MULTI_RECV are offered as the hints ask. Receives are
 // matched by package internal/srx (tag matching, directed receives,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gofabric/fabric/internal/av"
+	"github.com/gofabric/fabric/internal/cntr"
 	"github.com/gofabric/fabric/internal/cq"
 	"github.com/gofabric/fabric/internal/shmring"
 	"github.com/gofabric/fabric/internal/srx"
@@ -31,7 +32,8 @@ const (
 //
 // Locks: tx.mu guards the queue of pending transmits and the operations
 // waiting for acks; rxMu is held by whoever drains the inbound queue
-// (Progress takes it with TryLock); umu guards the unexpected-message
+// (Progress takes it with TryLock; a serial endpoint's Progress does
+// without, see serial); umu guards the unexpected-message
 // buffers and the acks waiting for room (the receive queue calls
 // StartMsg/DiscardMsg without rxMu); peers.mu guards peer mapping. Order:
 // rxMu, then the receive queue's lock or tx.mu (an ack completes its
@@ -42,12 +44,31 @@ type endpoint struct {
 	// before unmapping the peers' regions.
 	inflight atomic.Int32
 
-	id      uint64
-	name    []byte // with NUL
-	auto    bool
-	rm      bool
-	caps    provider.Caps
-	authKey []byte
+	id   uint64
+	name []byte // with NUL
+	auto bool
+	// serialDom: the domain was opened with FI_THREAD_DOMAIN or
+	// FI_THREAD_COMPLETION. serial (set by Enable, read-only afterwards)
+	// adds that nothing but the application's serialised calls drives
+	// this endpoint: manual progress (no auto-progress goroutine), its own
+	// receive queue, this module's CQs and counters (no FI_PEER import
+	// whose owner progresses from its own thread), no EQ (EQ reads, a
+	// fabric object, progress it outside the domain's serialisation).
+	// Then data calls skip the inflight count (Close cannot run
+	// concurrently with them) and Progress drains without rxMu. The
+	// blocking waits' watchers call Progress only from within the
+	// application's blocking call (internal/progress Notifier.runMu), so
+	// their calls are serialised with the application's. The FD wait
+	// goroutine and WaitReady touch only atomics and hold/release; the
+	// peer death checks run inside Progress.
+	serialDom bool
+	// serialCQ: FI_THREAD_COMPLETION (the application serialises only
+	// the objects sharing completion structures).
+	serialCQ bool
+	serial   bool
+	rm       bool
+	caps     provider.Caps
+	authKey  []byte
 
 	file *sys.ShmFile
 	own  *shmring.Region
@@ -153,7 +174,7 @@ func newEndpoint(d *domain, info *provider.Info) (*endpoint, error) {
 			return nil, provider.EINVAL
 		}
 	}
-	ep := &endpoint{caps: info.Caps, authKey: d.authKey}
+	ep := &endpoint{caps: info.Caps, authKey: d.authKey, serialDom: d.serial, serialCQ: d.perCompletion}
 	if ep.caps == 0 {
 		ep.caps = infoCaps
 	}
@@ -202,6 +223,7 @@ func (ep *endpoint) createRegion(id uint64) error {
 		}
 		ep.file, ep.own, ep.id = f, shmring.NewRegion(f.Bytes(), h), id
 		ep.name = appendName(nil, id)
+		ep.cma.idWord = binary.LittleEndian.AppendUint64(make([]byte, 0, 8), id)
 		return nil
 	}
 }
@@ -270,6 +292,13 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	// SRX) decides for itself whether receives are directed: it is told
 	// every message's source.
 	ep.needSrc = r.Source || ep.caps&provider.CapDirectedRecv != 0 || !r.OwnSRX
+	// Under FI_THREAD_COMPLETION an endpoint that may be the target of
+	// RMA or atomics stays thread-safe: a counter bound to a memory
+	// region drives the progress of every endpoint of the domain (the
+	// root package's mrcntr.go), and the application may read it from
+	// another thread than the one using the endpoint (it is not bound to
+	// it). Under FI_THREAD_DOMAIN that counter is serialised too.
+	ep.serial = ep.serialDom && serialResources(r) && !ep.auto && !(ep.serialCQ && rmaTarget(ep.caps))
 	ep.state.Store(stateEnabled)
 	if ep.auto {
 		ep.autoDone = make(chan struct{})
@@ -279,8 +308,43 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	return nil
 }
 
+// rmaTarget reports whether caps let remote RMA or atomics reach the
+// endpoint's memory: FI_REMOTE_READ or FI_REMOTE_WRITE, or FI_RMA or
+// FI_ATOMIC without any of the four direction bits (which implies all).
+func rmaTarget(caps provider.Caps) bool {
+	const dirs = provider.CapRead | provider.CapWrite | provider.CapRemoteRead | provider.CapRemoteWrite
+	if caps&(provider.CapRemoteRead|provider.CapRemoteWrite) != 0 {
+		return true
+	}
+	return caps&(provider.CapRMA|provider.CapAtomic) != 0 && caps&dirs == 0
+}
+
+// serialResources reports whether r leaves the endpoint to the
+// application's serialised calls (see endpoint.serial).
+func serialResources(r *provider.Resources) bool {
+	if !r.OwnSRX || r.EQ != nil {
+		return false
+	}
+	for _, q := range [...]provider.CQOwner{r.TxCQ, r.RxCQ} {
+		if _, ok := q.(*cq.CQ); q != nil && !ok {
+			return false
+		}
+	}
+	for _, c := range r.Cntrs {
+		if _, ok := c.(*cntr.Cntr); c != nil && !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // enter registers a data call; it fails once the endpoint is not enabled.
+// A serial endpoint does not count its calls (Close is serialised with
+// them).
 func (ep *endpoint) enter() provider.Errno {
+	if ep.state.Load() == stateEnabled && ep.serial {
+		return 0
+	}
 	ep.inflight.Add(1)
 	if st := ep.state.Load(); st != stateEnabled {
 		ep.inflight.Add(-1)
@@ -292,7 +356,11 @@ func (ep *endpoint) enter() provider.Errno {
 	return 0
 }
 
-func (ep *endpoint) exit() { ep.inflight.Add(-1) }
+func (ep *endpoint) exit() {
+	if !ep.serial {
+		ep.inflight.Add(-1)
+	}
+}
 
 // Progress drains the inbound command queue (a bounded batch) and
 // advances pending transmits. A Progress already running elsewhere makes
@@ -305,7 +373,12 @@ func (ep *endpoint) Progress() {
 		ep.progressTx()
 	}
 	ep.progressRMA()
-	if ep.rxMu.TryLock() {
+	switch {
+	case ep.serial:
+		// Nobody else drains (see endpoint.serial).
+		ep.progressRx()
+		ep.checkPeers()
+	case ep.rxMu.TryLock():
 		ep.progressRx()
 		ep.checkPeers()
 		ep.rxMu.Unlock()

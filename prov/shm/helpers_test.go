@@ -63,6 +63,8 @@ type nodeOpts struct {
 	caps    fabric.Caps
 	authKey []byte
 	auto    bool
+	// threading asks for a threading model (zero: the default).
+	threading fabric.Threading
 }
 
 func hints(o nodeOpts) *fabric.Info {
@@ -73,6 +75,7 @@ func hints(o nodeOpts) *fabric.Info {
 	if o.auto {
 		h.DomainAttr.DataProgress = fabric.ProgressAuto
 	}
+	h.DomainAttr.Threading = o.threading
 	return h
 }
 

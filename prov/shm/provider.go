@@ -24,9 +24,14 @@ const (
 
 	// Region sizes: RingSlots command slots of SlotSize bytes (the
 	// inline payload limit is SlotSize-64), and Bufs bounce buffers of
-	// BufSize bytes (one segment each).
+	// BufSize bytes (one segment each). Slots of 2 KiB carry messages up
+	// to 1984 bytes inline: medium messages (256 B - 1 KiB) take no
+	// bounce buffer, whose free-list head line would otherwise travel
+	// between sender and receiver twice per message (a command touches
+	// only the lines it fills: small messages cost the same as in
+	// smaller slots).
 	RingSlots = 256
-	SlotSize  = 512
+	SlotSize  = 2048
 	Bufs      = 64
 	BufSize   = 32 << 10
 
@@ -39,13 +44,25 @@ const (
 	// CMAMin is the default of FI_SHM_CMA_MIN, the smallest message sent
 	// by cross-memory attach (single copy, process_vm_readv by the
 	// receiver) where the kernel permits it (cma.go); smaller ones, and
-	// all where it does not, are segmented. Measured on the 2-vCPU
-	// Firecracker VM of this project (nested paging: process_vm_readv
-	// pays for pinning every page), segments were faster at every size
-	// up to 16 MiB in one process (1 MiB: 16-22 GB/s against 9-13), so
-	// the default leaves CMA to the largest messages; lower it where
-	// process_vm_readv copies at memory speed.
-	CMAMin = 16 << 20
+	// all where it does not, are segmented. On the 2-vCPU VM of this
+	// project (nested paging: process_vm_readv pays for pinning every
+	// page) segments win in one process, where the bounce buffers stay
+	// in the caches of the one core doing both copies, up to 16 MiB; but
+	// between two processes (fabtests through the plugin, medians of 5
+	// interleaved runs on a loaded host) CMA won from 256 KiB:
+	// fi_rdm_tagged_bw 256 KiB 1.4 -> 2.6 GB/s, 1 MiB 1.0 -> 5.9 GB/s,
+	// fi_rdm_pingpong 256 KiB 250 -> 295 MB/s, 1 MiB 3.6 -> 4.0 GB/s,
+	// while at 64 KiB segments were ahead (tagged_bw 4.1 against 1.3).
+	CMAMin = 256 << 10
+	// RMACMAMin is the default of FI_SHM_RMA_CMA_MIN, the smallest RMA
+	// read or write whose data the target moves by cross-memory attach
+	// (rma_cma.go) where the kernel permits it; smaller ones go through
+	// bounce buffers. fi_rma_bw between two processes (medians of 5
+	// interleaved runs, loaded host): 64 KiB a draw (read 3.2 GB/s
+	// segmented, 2.9 CMA, but CMA's worst run 2.2x better), 256 KiB read
+	// 1.3 -> 3.3 GB/s and write 1.1 -> 3.7 GB/s; 16 KiB by CMA was 4x
+	// slower.
+	RMACMAMin = 64 << 10
 	// ProgressBudget is the most commands one Progress call handles.
 	ProgressBudget = 64
 	// MaxPeers bounds the fi_addr values the per-endpoint peer table
@@ -301,6 +318,12 @@ func (*fabric) Domain(info *provider.Info) (provider.Domain, error) {
 	d := &domain{}
 	if info != nil && info.DomainAttr != nil {
 		d.authKey = append([]byte(nil), info.DomainAttr.AuthKey...)
+		switch info.DomainAttr.Threading {
+		case provider.ThreadDomain:
+			d.serial = true
+		case provider.ThreadCompletion:
+			d.serial, d.perCompletion = true, true
+		}
 	}
 	return d, nil
 }
@@ -309,6 +332,12 @@ func (*fabric) Close() error { return nil }
 
 type domain struct {
 	authKey []byte
+	// serial: opened with FI_THREAD_DOMAIN or FI_THREAD_COMPLETION, the
+	// application serialises the calls on an endpoint with those on its
+	// CQs and counters (see endpoint.serial). perCompletion: only those
+	// (FI_THREAD_COMPLETION), not with the domain's other objects.
+	serial        bool
+	perCompletion bool
 }
 
 func (d *domain) Endpoint(info *provider.Info) (provider.Endpoint, error) {

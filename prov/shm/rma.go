@@ -35,11 +35,12 @@ import (
 // maxResponses answers the target stops draining its queue
 // (back-pressure), so nothing is dropped.
 //
-// Hook for cross-memory attach (helper shmsys): a large write or read
-// response can instead carry the initiator's pid and iovecs and be moved
-// with ProcessVMReadv/ProcessVMWritev by the target; pushRMA/pushResp are
-// the places that choose the transfer, rxWrite/rxRead the ones that
-// carry it out.
+// Cross-memory attach (rma_cma.go): a large write or read request
+// carries the initiator's pid and iovecs instead of data, and the target
+// moves the data with ProcessVMReadv/ProcessVMWritev; postRMA chooses it,
+// pushRMA pushes the request, rxWrite/rxRead hand it to rxWriteCMA/
+// rxReadCMA, and rxAnswer completes the operation (or sends it again
+// through bounce buffers after a refusal).
 
 // RMA limits.
 const (
@@ -80,6 +81,7 @@ type rmaOp struct {
 	noResp bool   // inject write without completion: no answer
 	fence  bool   // FI_FENCE: starts once every earlier operation completed
 	live   bool   // counted in rmaState.started
+	cma    bool   // the target moves the data by CMA (rma_cma.go)
 
 	dst  [IOVLimit][]byte // read destination, atomic results
 	ndst int
@@ -113,6 +115,8 @@ type resp struct {
 	total   uint64
 	off     uint64
 	started bool
+	cma     bool   // the answer to a CMA request (rma_cma.go): st, no data
+	st      uint64 // its status: an errno, 0 or ackUseSegments
 }
 
 // rmaState is the endpoint's RMA state.
@@ -126,6 +130,9 @@ type rmaState struct {
 	qtail   int32
 	pending atomic.Int32 // operations in the push queue
 	started atomic.Int32 // operations started and not completed
+	// cmaRefused: targets that cannot reach this process by CMA
+	// (rma_cma.go).
+	cmaRefused map[uint64]bool
 
 	// Set by Enable.
 	mr          provider.MRKeys
@@ -242,6 +249,7 @@ func (ep *endpoint) postRMA(m *provider.Msg, code uint8) error {
 		o.want = n
 		o.src = [2 * IOVLimit][]byte{}
 	}
+	o.cma = !o.noResp && ep.rmaCMAFor(p, n) && cmaRequestFits(p, o.nrma, len(local))
 	return ep.startOp(o, inject)
 }
 
@@ -413,6 +421,9 @@ func (ep *endpoint) pushRMA(o *rmaOp) (done, sent bool) {
 	if p.r.Closing() {
 		ep.completeOp(o, provider.ECONNRESET)
 		return true, true
+	}
+	if o.cma {
+		return ep.pushRMACMA(o)
 	}
 	hdrTotal := uint64(o.nrma * rmaIOVSize)
 	for !o.first || o.off < o.size {
@@ -670,6 +681,9 @@ func (ep *endpoint) remoteData(c *shmring.Cmd, reserved bool, flags provider.Fla
 }
 
 func (ep *endpoint) rxWrite(c *shmring.Cmd) bool {
+	if c.Flags&shmring.FlagCMA != 0 {
+		return ep.rxWriteCMA(c)
+	}
 	s := &ep.rma
 	last := c.Flags&shmring.FlagLast != 0
 	if last && c.MsgID != 0 && ep.respFull() {
@@ -782,6 +796,9 @@ func (ep *endpoint) newRecv() *rmaRecv {
 }
 
 func (ep *endpoint) rxRead(c *shmring.Cmd) bool {
+	if c.Flags&shmring.FlagCMA != 0 {
+		return ep.rxReadCMA(c)
+	}
 	if ep.respFull() {
 		return false
 	}
@@ -898,6 +915,9 @@ func (ep *endpoint) pushResp(r *resp) bool {
 		}
 		c := shmring.Cmd{Op: r.code, Src: ep.id, MsgID: r.msgID, Data: uint64(r.status), Size: r.total, Tag: r.off,
 			Buf: idx}
+		if r.cma {
+			c.Flags, c.Data = shmring.FlagCMA, r.st
+		}
 		if inline {
 			c.Flags |= shmring.FlagInline
 			dst = cmd[shmring.CmdPayload:]
@@ -929,6 +949,22 @@ func (ep *endpoint) rxAnswer(c *shmring.Cmd) {
 		return
 	}
 	e := status(c.Data)
+	if c.Flags&shmring.FlagCMA != 0 || o.cma {
+		// The answer to a CMA request (rma_cma.go): a status, no data.
+		if c.Flags&shmring.FlagCMA == 0 || !o.cma {
+			ep.dropCmd(shmring.ErrBadOp)
+			return
+		}
+		if c.Data == ackUseSegments {
+			ep.cmaRefusedOp(o)
+			return
+		}
+		if e == 0 && o.code == opRead {
+			o.got = o.want // the target wrote it all
+		}
+		ep.completeOp(o, e)
+		return
+	}
 	if c.Op != opWriteAck && e == 0 {
 		if c.Tag != o.got || uint64(len(data)) > o.want-o.got {
 			e = provider.EIO

@@ -152,23 +152,54 @@ func TestAtomicZeroAllocs(t *testing.T) {
 	}
 }
 
+func (r *rmaBench) read(buf []byte) {
+	for r.a.ep.RMARead(buf, nil, r.ab, r.addr, r.key, benchCtx) != nil {
+		r.a.txcq.Read(nil)
+	}
+	r.wait()
+}
+
+// bigMR registers size bytes at the target for the benchmark's
+// operations (the default region is 4 KiB).
+func (r *rmaBench) bigMR(b *testing.B, size int) {
+	if size <= 4096 {
+		return
+	}
+	mr, err := r.b.dom.RegMR(make([]byte, size), fabric.FlagRemoteWrite|fabric.FlagRemoteRead, 0, 0x52, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { mr.Close() })
+	r.addr, r.key = mr.Address(), mr.Key()
+}
+
+// BenchmarkRMAWrite and BenchmarkRMARead: one operation at a time, from
+// post to the initiator's completion, one goroutine driving both sides.
 func BenchmarkRMAWrite(b *testing.B) {
-	for _, size := range []int{8, 64, 4096, 65536} {
+	for _, size := range []int{8, 64, 4096, 65536, 1 << 20} {
 		b.Run("size="+strconv.Itoa(size), func(b *testing.B) {
 			r := newRMABench(b)
-			if size > 4096 {
-				mr, err := r.b.dom.RegMR(make([]byte, size), fabric.FlagRemoteWrite, 0, 0x52, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(func() { mr.Close() })
-				r.addr, r.key = mr.Address(), mr.Key()
-			}
+			r.bigMR(b, size)
 			buf := make([]byte, size)
 			b.ReportAllocs()
 			b.SetBytes(int64(size))
 			for b.Loop() {
 				r.write(buf)
+			}
+		})
+	}
+}
+
+func BenchmarkRMARead(b *testing.B) {
+	for _, size := range []int{8, 4096, 65536, 1 << 20} {
+		b.Run("size="+strconv.Itoa(size), func(b *testing.B) {
+			r := newRMABench(b)
+			r.bigMR(b, size)
+			buf := make([]byte, size)
+			b.ReportAllocs()
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				r.read(buf)
 			}
 		})
 	}

@@ -131,6 +131,12 @@ func FuzzRMACommands(f *testing.F) {
 			provider.DatatypeUint32), []remoteIOV{{0, 16, 2}}, nil),
 		encodeReq(opAtomicResp, shmring.FlagLast, id, 1<<16|1, 0, nil, one),
 		encodeReq(opWriteAck, shmring.FlagLast, id, 3, 0, nil, nil),
+		// CMA requests (rma_cma.go) naming no readable process.
+		encodeReq(opWrite, shmring.FlagFirst|shmring.FlagLast|shmring.FlagCMA, id, 13, 1, []remoteIOV{{0, 32, 1}},
+			cmaSectionForTest(0, 0, 0x1000, 32)),
+		encodeReq(opRead, shmring.FlagFirst|shmring.FlagLast|shmring.FlagCMA, id, 14, 1, []remoteIOV{{8, 32, 1}},
+			cmaSectionForTest(0, 0, 0x1000, 32)),
+		encodeReq(opReadResp, shmring.FlagLast|shmring.FlagCMA, id, 1<<16|2, 0, nil, nil),
 	}
 	for _, s := range seeds {
 		f.Add(s)
@@ -231,4 +237,14 @@ func TestFailRMAPeer(t *testing.T) {
 	if got, _ := txcq.Read(make([]provider.CQEntry, 1)); got != 0 || ep.rma.pending.Load() != 0 {
 		t.Fatalf("after failing the peer: %d more completions, %d queued", got, ep.rma.pending.Load())
 	}
+}
+
+// cmaSectionForTest encodes the CMA part of a request: pid, id word
+// address and one local range.
+func cmaSectionForTest(pid uint32, idAddr, base, n uint64) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, pid)
+	b = binary.LittleEndian.AppendUint32(b, 1)
+	b = binary.LittleEndian.AppendUint64(b, idAddr)
+	b = binary.LittleEndian.AppendUint64(b, base)
+	return binary.LittleEndian.AppendUint64(b, n)
 }
