@@ -34,6 +34,8 @@ type Endpoint struct {
 	info   *Info
 	p      provider.Endpoint
 	tagged provider.Tagged
+	inj    provider.Injector  // pe's plain-inject fast path, or nil
+	bsend  provider.BufSender // pe's one-buffer send fast path, or nil
 	rma    provider.RMA
 	atomic provider.Atomic
 	conn   provider.Connector
@@ -104,6 +106,8 @@ func (d *Domain) OpenEndpoint(info *Info) (*Endpoint, error) {
 func newEndpoint(d *Domain, ci *Info, pe provider.Endpoint) *Endpoint {
 	ep := &Endpoint{dom: d, info: ci, p: pe, prov: d.prov.Name(), epType: ci.EPAttr.Type, caps: ci.Caps}
 	ep.tagged, _ = pe.(provider.Tagged)
+	ep.inj, _ = pe.(provider.Injector)
+	ep.bsend, _ = pe.(provider.BufSender)
 	ep.rma, _ = pe.(provider.RMA)
 	ep.atomic, _ = pe.(provider.Atomic)
 	ep.conn, _ = pe.(provider.Connector)
@@ -566,7 +570,7 @@ func (ep *Endpoint) Alias(flags Flags) (*Endpoint, error) {
 		return nil, opErr(op, e.prov, err)
 	}
 	a := &Endpoint{parent: e, aliasT: dir == FlagTransmit, dom: e.dom, info: e.info, p: e.p,
-		tagged: e.tagged, rma: e.rma, atomic: e.atomic, conn: e.conn, prov: e.prov, epType: e.epType, caps: e.caps,
+		tagged: e.tagged, inj: e.inj, bsend: e.bsend, rma: e.rma, atomic: e.atomic, conn: e.conn, prov: e.prov, epType: e.epType, caps: e.caps,
 		maxMsg: e.maxMsg, injectSize: e.injectSize, txIOVLimit: e.txIOVLimit, rxIOVLimit: e.rxIOVLimit,
 		rmaIOVLimit: e.rmaIOVLimit, cqDataSize: e.cqDataSize}
 	a.txOpFlags.Store(e.txOpFlags.Load())

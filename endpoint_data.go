@@ -24,6 +24,16 @@ func (ep *Endpoint) ready() (*Endpoint, error) {
 	return e, nil
 }
 
+// readyFast is ready's common case, small enough to inline into the
+// busiest data calls: ep itself when it is an enabled endpoint (not an
+// alias). Otherwise it returns nil, and the caller asks ready.
+func (ep *Endpoint) readyFast() *Endpoint {
+	if ep != nil && ep.parent == nil && ep.enabled.Load() {
+		return ep
+	}
+	return nil
+}
+
 // txFlags computes the effective flags of a transmit operation: the
 // explicit flags of the *Msg calls, otherwise the default op flags plus
 // flags (FI_REMOTE_CQ_DATA of the *Data calls); FlagCompletion is added
@@ -123,9 +133,12 @@ func (e *Endpoint) descsOK(m *provider.Msg, access Flags) bool {
 // copy the large Msg twice for the interface call (into a temporary, then
 // into the arguments) instead of once.
 func (ep *Endpoint) send(m provider.Msg, flags Flags, explicit, tagged bool) error {
-	e, err := ep.ready()
-	if err != nil {
-		return err
+	var err error
+	e := ep.readyFast()
+	if e == nil {
+		if e, err = ep.ready(); err != nil {
+			return err
+		}
 	}
 	if !e.msgCapable(tagged) {
 		return ErrNoSys
@@ -182,6 +195,19 @@ func (ep *Endpoint) inject(m provider.Msg, tagged bool) error {
 // endpoints); ctx is reported in the completion. The caller owns buf again
 // once the completion is read.
 func (ep *Endpoint) Send(buf []byte, desc MRDesc, dest Addr, ctx any) error {
+	if e := ep.readyFast(); e != nil && e.bsend != nil && desc == nil && e.msgCapable(false) &&
+		!e.dom.mrLocal && uint64(len(buf)) <= e.maxMsg {
+		// The provider's one-buffer path (provider.BufSender), after
+		// send's checks: msgCapable, the size, descsOK (no descriptor,
+		// no FI_MR_LOCAL) and txCheck.
+		f, err := ep.txCheck(e, 0, false, sendMsgFlags, uint64(len(buf)), provider.CntrSend)
+		if err != nil {
+			return err
+		}
+		if f&(FlagInject|FlagRemoteCQData) == 0 {
+			return e.bsend.SendBuf(buf, dest, ctx, f)
+		}
+	}
 	return ep.send(provider.Msg{Buf: buf, Desc: desc, Addr: dest, Context: ctx}, 0, false, false)
 }
 
@@ -210,6 +236,18 @@ func (ep *Endpoint) SendData(buf []byte, desc MRDesc, data uint64, dest Addr, ct
 // be reused as soon as the call returns; no completion is written
 // (fi_inject).
 func (ep *Endpoint) Inject(buf []byte, dest Addr) error {
+	e := ep.readyFast()
+	if e == nil {
+		var err error
+		if e, err = ep.ready(); err != nil {
+			return err
+		}
+	}
+	if e.inj != nil && e.msgCapable(false) && uint64(len(buf)) <= e.injectSize {
+		// The provider's plain-inject path (provider.Injector), after
+		// inject's checks; anything else takes inject, which reports it.
+		return e.inj.Inject(buf, dest)
+	}
 	return ep.inject(provider.Msg{Buf: buf, Addr: dest}, false)
 }
 
@@ -260,9 +298,12 @@ func (ep *Endpoint) TInjectData(buf []byte, data uint64, dest Addr, tag uint64) 
 // keeps): the queue takes a pointer, so passing one saves a copy of the
 // large Msg.
 func (ep *Endpoint) recv(m *provider.Msg, flags Flags, explicit, tagged bool) error {
-	e, err := ep.ready()
-	if err != nil {
-		return err
+	e := ep.readyFast()
+	if e == nil {
+		var err error
+		if e, err = ep.ready(); err != nil {
+			return err
+		}
 	}
 	if tagged {
 		if e.caps&CapTagged == 0 {
@@ -299,6 +340,18 @@ func (ep *Endpoint) recv(m *provider.Msg, flags Flags, explicit, tagged bool) er
 // endpoint has FI_DIRECTED_RECV; AddrUnspec accepts any sender. The caller
 // owns buf again once the completion is read.
 func (ep *Endpoint) Recv(buf []byte, desc MRDesc, src Addr, ctx any) error {
+	if e := ep.readyFast(); e != nil && desc == nil && e.caps&CapMsg != 0 && !e.peerRX && !e.dom.mrLocal {
+		// recv's checks for one buffer without a descriptor (descsOK
+		// holds without FI_MR_LOCAL), and the queue's path that needs
+		// no Msg; default op flags that make the receive more than a
+		// plain one (FI_MULTI_RECV, FI_PEEK, ...) take recv.
+		if f := ep.rxFlags(e, 0, false); f&(FlagMultiRecv|FlagPeek|FlagClaim|FlagDiscard) == 0 {
+			if e.caps&CapDirectedRecv == 0 {
+				src = AddrUnspec
+			}
+			return e.rq.PostBuf(buf, src, ctx, f)
+		}
+	}
 	return ep.recv(&provider.Msg{Buf: buf, Desc: desc, Addr: src, Context: ctx}, 0, false, false)
 }
 

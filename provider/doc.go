@@ -41,7 +41,9 @@
 //     SetName gets a non-empty address and Reject a non-nil handle.
 //
 // Data calls (Endpoint.Send, Tagged.TSend, RMA.Read, RMA.Write,
-// Atomic.Atomic) are made only when, at the time of the check:
+// Atomic.Atomic, and the fast paths Injector.Inject and
+// BufSender.SendBuf, which stand for a Send of the Msg they describe) are
+// made only when, at the time of the check:
 //
 //   - the endpoint is enabled and not closed, and has the capability of
 //     the call (FI_MSG; FI_TAGGED and a Tagged implementation; FI_RMA and

@@ -331,6 +331,28 @@ type Endpoint interface {
 	Cancel(ctx any) error
 }
 
+// Injector is an optional fast path of an Endpoint for the plain
+// fi_inject: one buffer, untagged, without remote CQ data. The root package
+// calls Inject(buf, dest) instead of Send(Msg{Buf: buf, Addr: dest, Flags:
+// FlagInject}) after the checks it applies to every inject (the endpoint is
+// enabled and has FI_MSG, len(buf) is within tx_attr.inject_size), which
+// spares building and copying a Msg on the busiest send path. It must
+// behave exactly as that Send.
+type Injector interface {
+	Inject(buf []byte, dest Addr) error
+}
+
+// BufSender is an optional fast path of an Endpoint for fi_send of one
+// buffer: SendBuf(buf, dest, ctx, flags) does exactly what Send(Msg{Buf:
+// buf, Addr: dest, Context: ctx, Flags: flags}) does. The root package
+// calls it for a send without a descriptor after the checks it applies to
+// every send (the endpoint is enabled and has FI_MSG, len(buf) is within
+// max_msg_size, flags are the effective ones and hold neither FlagInject
+// nor FlagRemoteCQData), which spares building and copying a Msg.
+type BufSender interface {
+	SendBuf(buf []byte, dest Addr, ctx any, flags Flags) error
+}
+
 // Tagged is implemented by endpoints with FI_TAGGED transmits; tagged
 // receives are matched by the SRX.
 type Tagged interface {

@@ -98,10 +98,12 @@ func CompleteDirect(c *cq.CQ, cntr provider.CntrOwner, e *provider.RxEntry, n in
 		Complete(c, cntr, e, n, 0, src)
 		return
 	}
-	if e.Complete {
-		_ = c.WriteMsg(e.Context, e.Flags, uint64(n), e.Tag, src)
-	}
+	// The counter first, as in Complete: a thread that has read the
+	// completion sees the counter include it.
 	if cntr != nil {
 		cntr.Inc()
+	}
+	if e.Complete {
+		_ = c.WriteMsg(e.Context, e.Flags, uint64(n), e.Tag, src)
 	}
 }

@@ -805,6 +805,15 @@ func (q *Queue) Post(m *provider.Msg, tagged bool) error {
 	if m == nil {
 		return provider.EINVAL
 	}
+	if m.Flags&(provider.FlagPeek|provider.FlagClaim|provider.FlagDiscard|provider.FlagMultiRecv) == 0 &&
+		m.IOV == nil && m.Desc == nil && m.Tag == 0 && m.Ignore == 0 && !tagged {
+		return q.PostBuf(m.Buf, m.Addr, m.Context, m.Flags)
+	}
+	return q.post(m, tagged)
+}
+
+// post is Post's general path.
+func (q *Queue) post(m *provider.Msg, tagged bool) error {
 	flags := m.Flags
 	peek := flags&provider.FlagPeek != 0
 	claim := flags&provider.FlagClaim != 0
@@ -870,6 +879,43 @@ func (q *Queue) Post(m *provider.Msg, tagged bool) error {
 	p.rx.Addr = addr
 	p.rx.Tag = m.Tag
 	q.posted(tagged).push(p)
+	q.nposted++
+	q.mu.Unlock()
+	return nil
+}
+
+// PostBuf is Post(&Msg{Buf: buf, Addr: addr, Context: ctx, Flags: flags},
+// false) for a receive its caller knows to be plain (no FI_PEEK, FI_CLAIM,
+// FI_DISCARD or FI_MULTI_RECV in flags): fi_recv's path, the most common
+// receive, without a Msg to build and decode. While no unexpected message
+// waits the receive is queued (or refused with EAGAIN) at once; otherwise,
+// or once closed, Post's general path decides.
+func (q *Queue) PostBuf(buf []byte, addr provider.Addr, ctx any, flags provider.Flags) error {
+	q.mu.Lock()
+	if q.closed || q.unexpMsg.head != nil {
+		q.mu.Unlock()
+		return q.post(&provider.Msg{Buf: buf, Addr: addr, Context: ctx, Flags: flags}, false)
+	}
+	if q.res != nil && q.res.Full() {
+		// FI_RM_ENABLED, fi_domain(3) "Rx CQ": EAGAIN while the CQ is full.
+		q.mu.Unlock()
+		return provider.EAGAIN
+	}
+	if q.nposted >= q.size {
+		q.mu.Unlock()
+		return provider.EAGAIN
+	}
+	p := q.alloc() // a pool entry is zero but for its links to q
+	p.st = stPosted
+	p.rx.SetBuf(buf)
+	p.rx.Context = ctx
+	p.rx.Complete = flags&provider.FlagCompletion != 0
+	p.rx.Flags = provider.FlagMsg | provider.FlagRecv
+	p.rx.Addr = provider.AddrUnspec
+	if q.directed {
+		p.rx.Addr = addr
+	}
+	q.postedMsg.push(p)
 	q.nposted++
 	q.mu.Unlock()
 	return nil

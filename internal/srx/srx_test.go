@@ -1133,3 +1133,88 @@ func TestConcurrent(t *testing.T) {
 		t.Fatalf("counts %d %d", np, nu)
 	}
 }
+
+// A plain receive (one buffer, untagged, no special flags) takes Post's
+// short path while no unexpected message waits, and the general path
+// otherwise: an unexpected untagged message is matched at once, in
+// arrival order, and a receive posted without FI_COMPLETION completes
+// silently (counter only) on either path.
+func TestPlainPostPaths(t *testing.T) {
+	q := tq(Config{})
+	p := newPeer(q)
+	if err := p.send(false, 4, 0, []byte("early")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 8)
+	m := provider.Msg{Buf: buf, Addr: provider.AddrUnspec, Context: "late", Flags: provider.FlagCompletion}
+	if err := q.Post(&m, false); err != nil {
+		t.Fatal(err)
+	}
+	if c := mustOne(t, p.cq.take()); c.OpContext != "late" || c.Len != 5 || string(buf[:5]) != "early" {
+		t.Fatalf("unexpected message matched by a plain receive: %+v %q", c, buf[:5])
+	}
+	silent := provider.Msg{Buf: make([]byte, 8), Addr: provider.AddrUnspec, Context: "silent"}
+	if err := q.Post(&silent, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.send(false, 4, 0, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if r := p.cq.take(); len(r.ok)+len(r.err) != 0 || p.cntr.val != 2 {
+		t.Fatalf("receive without FI_COMPLETION: %+v, counter %d", r, p.cntr.val)
+	}
+	if np, nu := q.Counts(); np != 0 || nu != 0 {
+		t.Fatalf("counts %d %d", np, nu)
+	}
+	small := tq(Config{Size: 1})
+	if err := small.Post(&provider.Msg{Buf: make([]byte, 1)}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := small.Post(&provider.Msg{Buf: make([]byte, 1)}, false); err != provider.EAGAIN {
+		t.Fatalf("post beyond the queue size: %v", err)
+	}
+	if err := small.PostBuf(make([]byte, 1), provider.AddrUnspec, nil, 0); err != provider.EAGAIN {
+		t.Fatalf("PostBuf beyond the queue size: %v", err)
+	}
+	small.Close()
+	if err := small.PostBuf(make([]byte, 1), provider.AddrUnspec, nil, 0); err != provider.EBADF {
+		t.Fatalf("PostBuf after Close: %v", err)
+	}
+
+	// PostBuf, Post's path without a Msg: the source filter only on a
+	// directed queue, unexpected messages matched through Post's path.
+	d := tq(Config{Directed: true})
+	pd := newPeer(d)
+	if err := d.PostBuf(make([]byte, 8), 5, "from5", provider.FlagCompletion); err != nil {
+		t.Fatal(err)
+	}
+	if err := pd.send(false, 6, 0, []byte("six")); err != nil {
+		t.Fatal(err)
+	}
+	if r := pd.cq.take(); len(r.ok) != 0 {
+		t.Fatalf("directed PostBuf matched the wrong source: %+v", r.ok)
+	}
+	if err := d.PostBuf(make([]byte, 8), provider.AddrUnspec, "any", provider.FlagCompletion); err != nil {
+		t.Fatal(err)
+	}
+	if c := mustOne(t, pd.cq.take()); c.OpContext != "any" || c.Len != 3 {
+		t.Fatalf("PostBuf with an unexpected message waiting: %+v", c)
+	}
+	if err := pd.send(false, 5, 0, []byte("five")); err != nil {
+		t.Fatal(err)
+	}
+	if c := mustOne(t, pd.cq.take()); c.OpContext != "from5" {
+		t.Fatalf("directed PostBuf: %+v", c)
+	}
+	u := tq(Config{})
+	pu := newPeer(u)
+	if err := u.PostBuf(make([]byte, 8), 5, "ignored-filter", provider.FlagCompletion); err != nil {
+		t.Fatal(err)
+	}
+	if err := pu.send(false, 6, 0, []byte("six")); err != nil {
+		t.Fatal(err)
+	}
+	if c := mustOne(t, pu.cq.take()); c.OpContext != "ignored-filter" {
+		t.Fatalf("undirected PostBuf kept a source filter: %+v", c)
+	}
+}

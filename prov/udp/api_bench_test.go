@@ -167,4 +167,26 @@ func TestAPIHotPathAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(200, func() { p.rxcq.Read(ent) }); n != 0 && !raceOn {
 		t.Fatalf("empty CQ read: %v allocs", n)
 	}
+	// fi_send with its completion (provider.BufSender).
+	sendRound := func() {
+		p.ep.Recv(buf, nil, fabric.AddrUnspec, ctx)
+		if err := a.ep.Send(msg, nil, to, ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 1e6; i++ {
+			if n, _ := a.txcq.Read(ent); n == 1 {
+				break
+			}
+		}
+		for i := 0; i < 1e6; i++ {
+			if n, _ := p.rxcq.Read(ent); n == 1 {
+				return
+			}
+		}
+		t.Fatal("no receive completion")
+	}
+	sendRound()
+	if n := testing.AllocsPerRun(200, sendRound); n != 0 && !raceOn {
+		t.Fatalf("send + recv + CQ reads through the public API: %v allocs per round", n)
+	}
 }

@@ -87,6 +87,8 @@ var (
 	_ provider.Namer      = (*endpoint)(nil)
 	_ provider.SRXPeer    = (*endpoint)(nil)
 	_ provider.Progresser = (*endpoint)(nil)
+	_ provider.Injector   = (*endpoint)(nil)
+	_ provider.BufSender  = (*endpoint)(nil)
 )
 
 func newEndpoint(info *provider.Info) (*endpoint, error) {
@@ -245,13 +247,29 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 // from reaching the unset AV, and answers EBADF to a send racing with
 // Close.
 func (ep *endpoint) Send(m provider.Msg) error {
+	return ep.send(m.Buf, m.IOV, m.Addr, m.Context, m.Flags)
+}
+
+// SendBuf is Send of one buffer (provider.BufSender).
+func (ep *endpoint) SendBuf(buf []byte, dest provider.Addr, ctx any, flags provider.Flags) error {
+	return ep.send(buf, nil, dest, ctx, flags)
+}
+
+// send is Send of the message m with Buf buf, IOV iov, Addr to, Context
+// ctx and Flags flags.
+func (ep *endpoint) send(buf []byte, iov [][]byte, to provider.Addr, ctx any, flags provider.Flags) error {
 	if st := ep.state.Load(); st != stateEnabled {
 		if st == stateClosed {
 			return provider.EBADF
 		}
 		return provider.EOPBADSTATE
 	}
-	dest := ep.av.Lookup(m.Addr)
+	var dest []byte
+	if a := ep.dav; a != nil {
+		dest = a.Lookup(to) // inlined: no interface call
+	} else {
+		dest = ep.av.Lookup(to)
+	}
 	if dest == nil {
 		return provider.EINVAL
 	}
@@ -270,7 +288,7 @@ func (ep *endpoint) Send(m provider.Msg) error {
 	// before the sendto, on every send. Other CQs that offer reservations
 	// (an imported FI_PEER CQ) are reserved in, as provider.CQReserver
 	// asks.
-	room := m.Flags&(provider.FlagInject|provider.FlagCompletion) != provider.FlagInject
+	room := flags&(provider.FlagInject|provider.FlagCompletion) != provider.FlagInject
 	direct := ep.txDirect
 	res := ep.txRes
 	switch {
@@ -287,31 +305,33 @@ func (ep *endpoint) Send(m provider.Msg) error {
 	}
 	var e provider.Errno
 	switch {
-	case m.IOV == nil:
-		_, e = ep.sock.SendTo(m.Buf, dest)
-	case len(m.IOV) == 1:
-		_, e = ep.sock.SendTo(m.IOV[0], dest)
+	case iov == nil:
+		_, e = ep.sock.SendTo(buf, dest)
+	case len(iov) == 1:
+		_, e = ep.sock.SendTo(iov[0], dest)
 	default:
-		_, e = ep.sock.SendMsg(m.IOV, dest)
+		_, e = ep.sock.SendMsg(iov, dest)
 	}
 	switch e {
 	case 0:
-		if m.Flags&provider.FlagCompletion != 0 {
+		// The counter before the completion (as srx.Complete): a thread
+		// that has read the completion sees the counter include it.
+		if ep.txCntr != nil {
+			ep.txCntr.Inc()
+		}
+		if flags&provider.FlagCompletion != 0 {
 			switch {
 			case direct != nil:
-				_ = direct.WriteMsg(m.Context, provider.FlagSend|provider.FlagMsg, 0, 0, provider.AddrNotAvail)
+				_ = direct.WriteMsg(ctx, provider.FlagSend|provider.FlagMsg, 0, 0, provider.AddrNotAvail)
 			case res != nil:
-				_ = res.WriteReserved(m.Context, provider.FlagSend|provider.FlagMsg, 0, nil, 0, 0, provider.AddrNotAvail)
+				_ = res.WriteReserved(ctx, provider.FlagSend|provider.FlagMsg, 0, nil, 0, 0, provider.AddrNotAvail)
 				res = nil
 			default:
-				_ = ep.txCQ.Write(m.Context, provider.FlagSend|provider.FlagMsg, 0, nil, 0, 0, provider.AddrNotAvail)
+				_ = ep.txCQ.Write(ctx, provider.FlagSend|provider.FlagMsg, 0, nil, 0, 0, provider.AddrNotAvail)
 			}
 		}
 		if res != nil {
 			res.Unreserve()
-		}
-		if ep.txCntr != nil {
-			ep.txCntr.Inc()
 		}
 		return nil
 	case provider.EAGAIN, provider.ENOBUFS, provider.EINTR:
@@ -328,11 +348,11 @@ func (ep *endpoint) Send(m provider.Msg) error {
 	if ep.txCntr != nil {
 		ep.txCntr.IncErr()
 	}
-	if m.Flags&(provider.FlagInject|provider.FlagCompletion) == provider.FlagInject {
+	if flags&(provider.FlagInject|provider.FlagCompletion) == provider.FlagInject {
 		return e.AsError() // fi_inject: no completion at all, so the call reports it
 	}
 	// Errors complete even under selective completion.
-	ee := provider.CQErrEntry{OpContext: m.Context, Flags: provider.FlagSend | provider.FlagMsg,
+	ee := provider.CQErrEntry{OpContext: ctx, Flags: provider.FlagSend | provider.FlagMsg,
 		Err: e, ProvErrno: int(e), Src: provider.AddrNotAvail}
 	if res != nil {
 		_ = res.WriteErrReserved(&ee)
@@ -340,6 +360,48 @@ func (ep *endpoint) Send(m provider.Msg) error {
 		_ = ep.txCQ.WriteErr(&ee)
 	}
 	return nil
+}
+
+// Inject is Send of a plain inject (provider.Injector): buf to dest, no
+// completion, so no CQ room to check; a kernel error is returned.
+func (ep *endpoint) Inject(buf []byte, dest provider.Addr) error {
+	if st := ep.state.Load(); st != stateEnabled {
+		if st == stateClosed {
+			return provider.EBADF
+		}
+		return provider.EOPBADSTATE
+	}
+	var to []byte
+	if a := ep.dav; a != nil {
+		to = a.Lookup(dest) // inlined: no interface call
+	} else {
+		to = ep.av.Lookup(dest)
+	}
+	if to == nil {
+		return provider.EINVAL
+	}
+	if _, e := ep.sock.SendTo(buf, to); e != 0 {
+		return ep.injectErr(e)
+	}
+	if ep.txCntr != nil {
+		ep.txCntr.Inc()
+	}
+	return nil
+}
+
+// injectErr is what an inject that failed with e returns: EAGAIN (nothing
+// sent, try again), EBADF once closed, else the kernel's error, counted.
+func (ep *endpoint) injectErr(e provider.Errno) error {
+	switch e {
+	case provider.EAGAIN, provider.ENOBUFS, provider.EINTR:
+		return provider.EAGAIN
+	case sys.ErrClosed:
+		return provider.EBADF
+	}
+	if ep.txCntr != nil {
+		ep.txCntr.IncErr()
+	}
+	return e.AsError()
 }
 
 // Cancel finds nothing to cancel: sends complete before Send returns, and

@@ -718,3 +718,96 @@ func TestCloseDuringProgress(t *testing.T) {
 		}
 	})
 }
+
+// Inject (provider.Injector, the root package's plain fi_inject path) does
+// what Send of an FI_INJECT message does: the datagram leaves before it
+// returns, no completion, the send counter counts it; an unknown address
+// is EINVAL; a kernel error is returned and counted; the state checks
+// answer EOPBADSTATE before Enable and EBADF after Close.
+func TestInjectFastPath(t *testing.T) {
+	info := loInfo(t, epOpts{})
+	pe, err := (&domain{}).Endpoint(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pe.(provider.Injector).Inject([]byte("x"), 0); err != provider.EOPBADSTATE {
+		t.Fatalf("inject before enable: %v", err)
+	}
+	pe.Close()
+
+	a, b := pair(t, epOpts{})
+	buf := make([]byte, 64)
+	b.post(t, buf, "rx")
+	msg := []byte("hello")
+	if err := a.ep.Inject(msg, a.peers[b]); err != nil {
+		t.Fatal(err)
+	}
+	msg[0] = 'j' // reusable at once
+	b.waitRx(t, 1)
+	if ents, _, _ := b.rxCQ.snapshot(); ents[0].OpContext != "rx" || ents[0].Len != 5 || string(buf[:5]) != "hello" {
+		t.Fatalf("received %+v %q", ents[0], buf[:5])
+	}
+	if n, ne := a.txCQ.count(); n+ne != 0 {
+		t.Fatal("inject wrote a completion")
+	}
+	if v, ve := a.tx.get(); v != 1 || ve != 0 {
+		t.Fatalf("send counter %d, errors %d", v, ve)
+	}
+	if err := a.ep.Inject(msg, 99); err != provider.EINVAL {
+		t.Fatalf("inject to an address not in the AV: %v", err)
+	}
+	six := a.av.insert(appendSockaddr(nil, sockaddr{AP: netip.MustParseAddrPort("[::1]:9")}))
+	err = a.ep.Inject(msg, six)
+	if errno, ok := err.(provider.Errno); !ok || errno == 0 || errno == provider.EAGAIN {
+		t.Fatalf("inject to an IPv6 address from an IPv4 socket: %v", err)
+	}
+	if _, ve := a.tx.get(); ve != 1 {
+		t.Fatalf("send counter errors %d", ve)
+	}
+	a.ep.Close()
+	if err := a.ep.Inject(msg, a.peers[b]); err != provider.EBADF {
+		t.Fatalf("inject after close: %v", err)
+	}
+}
+
+// SendBuf (provider.BufSender, the root package's one-buffer fi_send path)
+// does what Send of the same message does: a completion with the context
+// when asked for, none under selective completion, an error completion for
+// a kernel error whatever the flags, EINVAL for an address not in the AV.
+func TestSendBufFastPath(t *testing.T) {
+	a, b := pair(t, epOpts{})
+	buf := make([]byte, 64)
+	b.post(t, buf, "rx")
+	if err := a.ep.SendBuf([]byte("hello"), a.peers[b], "tx", provider.FlagCompletion); err != nil {
+		t.Fatal(err)
+	}
+	b.waitRx(t, 1)
+	if string(buf[:5]) != "hello" {
+		t.Fatalf("received %q", buf[:5])
+	}
+	ents, _, _ := a.txCQ.snapshot()
+	if len(ents) != 1 || ents[0].OpContext != "tx" || ents[0].Flags != provider.FlagSend|provider.FlagMsg {
+		t.Fatalf("send completions %+v", ents)
+	}
+	b.post(t, buf, "rx2")
+	if err := a.ep.SendBuf([]byte("quiet"), a.peers[b], "sel", 0); err != nil {
+		t.Fatal(err)
+	}
+	b.waitRx(t, 2)
+	if n, ne := a.txCQ.count(); n != 1 || ne != 0 {
+		t.Fatalf("selective send wrote a completion: %d, %d errors", n, ne)
+	}
+	if v, _ := a.tx.get(); v != 2 {
+		t.Fatalf("send counter %d", v)
+	}
+	if err := a.ep.SendBuf([]byte("x"), 99, "bad", provider.FlagCompletion); err != provider.EINVAL {
+		t.Fatalf("send to an address not in the AV: %v", err)
+	}
+	six := a.av.insert(appendSockaddr(nil, sockaddr{AP: netip.MustParseAddrPort("[::1]:9")}))
+	if err := a.ep.SendBuf([]byte("x"), six, "err", 0); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	if _, _, errs := a.txCQ.snapshot(); len(errs) != 1 || errs[0].OpContext != "err" || errs[0].Err == 0 {
+		t.Fatalf("error completions %+v", errs)
+	}
+}
