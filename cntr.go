@@ -24,8 +24,14 @@ type CntrAttr struct {
 	// value), lets Wait block; so do WaitMutexCond and WaitYield (which
 	// polls). WaitFD also provides a descriptor (WaitFD). WaitNone, asked
 	// for explicitly, makes a counter that is only read (Wait gives
-	// ErrNoSys). WaitSet and WaitPollFD give ErrNoSys.
+	// ErrNoSys). WaitSet makes the counter a member of the wait set
+	// WaitSet: each change of the counter wakes one Wait of the set.
+	// WaitPollFD gives ErrNoSys.
 	WaitObj WaitObj
+	// WaitSet is the wait set (of the domain's fabric) a counter opened
+	// with WaitObj WaitSet joins; nil for other wait objects (ErrInval).
+	// Default nil.
+	WaitSet *Wait
 	// Flags: 0 (the default), or FlagPeer to import an owner's counter
 	// (see Peer). Other bits are reserved and give ErrInval.
 	Flags Flags
@@ -74,6 +80,9 @@ func (d *Domain) OpenCntr(attr *CntrAttr) (*Cntr, error) {
 	if a.Events != CntrEventsComp {
 		return nil, opErr("fi_cntr_open", prov, ErrNoSys)
 	}
+	if err := waitSetCheck(d.fabric, a.WaitObj, a.WaitSet); err != nil || (a.WaitSet != nil && a.Peer != nil) {
+		return nil, opErr("fi_cntr_open", prov, ErrInval)
+	}
 	cfg, err := cntr.Config{WaitObj: a.WaitObj}.Check()
 	if err != nil {
 		return nil, opErr("fi_cntr_open", prov, err)
@@ -89,6 +98,11 @@ func (d *Domain) OpenCntr(attr *CntrAttr) (*Cntr, error) {
 	}
 	k, err := cntr.New(cfg)
 	if err != nil {
+		d.lc.release()
+		return nil, opErr("fi_cntr_open", prov, err)
+	}
+	if err := c.join(a.WaitSet, k, nil); err != nil {
+		k.Close()
 		d.lc.release()
 		return nil, opErr("fi_cntr_open", prov, err)
 	}

@@ -37,8 +37,15 @@ type CQAttr struct {
 	// polls). WaitFD also provides a descriptor (WaitFD) usable with
 	// poll/epoll. WaitNone, asked for explicitly, makes a CQ that is only
 	// polled (SRead and Signal give ErrNoSys); it costs nothing less on
-	// the read path. WaitSet and WaitPollFD give ErrNoSys.
+	// the read path. WaitSet makes the CQ a member of the wait set
+	// WaitSet (which wakes when the CQ has completions; SRead works too).
+	// WaitPollFD gives ErrNoSys.
 	WaitObj WaitObj
+	// WaitSet is the wait set (Fabric.OpenWait, of the domain's fabric)
+	// that a CQ opened with WaitObj WaitSet joins; it must be nil for the
+	// other wait objects (ErrInval). The set cannot be closed while the CQ
+	// is open. Default nil.
+	WaitSet *Wait
 	// SignalingVector is the interrupt affinity hint (with FlagAffinity);
 	// ignored.
 	SignalingVector int
@@ -93,6 +100,9 @@ func (d *Domain) OpenCQ(attr *CQAttr) (*CQ, error) {
 	if a.Flags&^cqAttrFlags != 0 || (a.Flags&FlagPeer != 0) != (a.Peer != nil) || a.Size > cq.MaxSize {
 		return nil, opErr("fi_cq_open", prov, ErrInval)
 	}
+	if err := waitSetCheck(d.fabric, a.WaitObj, a.WaitSet); err != nil || (a.WaitSet != nil && a.Peer != nil) {
+		return nil, opErr("fi_cq_open", prov, ErrInval)
+	}
 	cfg, err := cq.Config{
 		Size:          int(a.Size),
 		Format:        a.Format,
@@ -117,6 +127,11 @@ func (d *Domain) OpenCQ(attr *CQAttr) (*CQ, error) {
 	}
 	q, err := cq.New(cfg)
 	if err != nil {
+		d.lc.release()
+		return nil, opErr("fi_cq_open", prov, err)
+	}
+	if err := c.join(a.WaitSet, q, func() bool { return q.Len() > 0 }); err != nil {
+		q.Close()
 		d.lc.release()
 		return nil, opErr("fi_cq_open", prov, err)
 	}

@@ -163,7 +163,8 @@ type AVType = provider.AVType
 //     poll/epoll (call TryWait before sleeping on it).
 //   - WaitMutexCond: as WaitUnspec. WaitYield: blocking reads poll,
 //     yielding the processor.
-//   - WaitSet, WaitPollFD: not implemented (ErrNoSys at open).
+//   - WaitSet: the object joins a wait set (the WaitSet attribute, see
+//     Wait); WaitPollFD: not implemented (ErrNoSys at open).
 //
 // Unlike libfabric's numbering (FI_WAIT_NONE is 0 there), the zero value
 // is WaitUnspec; String prints libfabric's names ("FI_WAIT_UNSPEC").
@@ -374,7 +375,7 @@ const (
 
 	WaitNone      = provider.WaitNone      // FI_WAIT_NONE: no wait object; blocking reads return ErrNoSys
 	WaitUnspec    = provider.WaitUnspec    // FI_WAIT_UNSPEC: the default wait object; blocking reads work (the zero value)
-	WaitSet       = provider.WaitSet       // FI_WAIT_SET: a shared wait set (not offered: ErrNoSys)
+	WaitSet       = provider.WaitSet       // FI_WAIT_SET: a shared wait set (the WaitSet attribute, see Wait)
 	WaitFD        = provider.WaitFD        // FI_WAIT_FD: a file descriptor for poll/epoll (WaitFD, TryWait)
 	WaitMutexCond = provider.WaitMutexCond // FI_WAIT_MUTEX_COND: as WaitUnspec
 	WaitYield     = provider.WaitYield     // FI_WAIT_YIELD: blocking reads poll, yielding the processor

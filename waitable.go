@@ -31,6 +31,7 @@ type waitable struct {
 	prov   string       // provider name, for *OpError
 	wq     waitQueue    // nil for an FI_PEER import
 	pset   progress.Set // progress sources of an FI_PEER import
+	wset   *Wait        // the wait set of an FI_WAIT_SET object, released by close
 }
 
 // init sets the parent and provider name; q is nil for an FI_PEER import.
@@ -88,6 +89,9 @@ func (w *waitable) close() error {
 	var err error
 	if w.wq != nil {
 		err = w.wq.Close()
+	}
+	if w.wset != nil {
+		w.wset.lc.release()
 	}
 	w.parent.release()
 	return opErr("fi_close", w.prov, err)

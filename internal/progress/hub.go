@@ -19,16 +19,20 @@ type Hub struct {
 	// fd is the FI_WAIT_FD wait object, nil for other wait objects.
 	fd   *FDWait
 	wait provider.WaitObj
+	// member links an FI_WAIT_SET object to its wait set (JoinSet).
+	member *member
 }
 
-// CheckWaitObj validates a wait object kind: NONE, UNSPEC, FD, MUTEX_COND
-// and YIELD are supported; FI_WAIT_SET and FI_WAIT_POLLFD give ENOSYS (not
-// implemented); anything else EINVAL.
+// CheckWaitObj validates a wait object kind: NONE, UNSPEC, FD, MUTEX_COND,
+// YIELD and SET (the object then joins a WaitSet with JoinSet) are
+// supported; FI_WAIT_POLLFD gives ENOSYS (not implemented); anything else
+// EINVAL.
 func CheckWaitObj(w provider.WaitObj) error {
 	switch w {
-	case provider.WaitNone, provider.WaitUnspec, provider.WaitFD, provider.WaitMutexCond, provider.WaitYield:
+	case provider.WaitNone, provider.WaitUnspec, provider.WaitFD, provider.WaitMutexCond, provider.WaitYield,
+		provider.WaitSet:
 		return nil
-	case provider.WaitSet, provider.WaitPollFD:
+	case provider.WaitPollFD:
 		return provider.ENOSYS
 	}
 	return provider.EINVAL
@@ -83,6 +87,15 @@ func (h *Hub) AddSource(p provider.Progresser) error {
 			return err
 		}
 	}
+	if h.member != nil {
+		if err := h.member.ws.addSource(p); err != nil {
+			if h.fd != nil {
+				h.fd.RemoveSource(p)
+			}
+			h.set.Remove(p)
+			return err
+		}
+	}
 	return nil
 }
 
@@ -94,6 +107,9 @@ func (h *Hub) RemoveSource(p provider.Progresser) {
 	if h.fd != nil {
 		h.fd.RemoveSource(p)
 	}
+	if h.member != nil && h.set.Contains(p) {
+		h.member.ws.removeSource(p)
+	}
 	h.set.Remove(p)
 }
 
@@ -104,6 +120,9 @@ func (h *Hub) Wake() {
 	h.notifier.Notify()
 	if h.fd != nil {
 		h.fd.Signal()
+	}
+	if h.member != nil {
+		h.member.signal()
 	}
 }
 
@@ -157,6 +176,7 @@ func (h *Hub) TryWait() error {
 // Close wakes and fails blocked readers and closes the descriptors.
 func (h *Hub) Close() error {
 	h.notifier.Close()
+	h.leaveSet()
 	if h.fd != nil {
 		return h.fd.Close()
 	}
