@@ -300,7 +300,8 @@ func (c *CQ) sread(op string, entries []CQEntry, src []Addr, threshold int, dead
 }
 
 // Signal wakes the goroutines blocked in SRead/SReadContext (fi_cq_signal);
-// they return ErrAgain. A signal with nobody blocked is remembered and
+// they return ErrAgain. For a member of a wait set it also ends one Wait
+// of the set. A signal with nobody blocked is remembered and
 // consumed by the next blocking read. For a CQ that cannot block (WaitNone,
 // FI_PEER import) it returns an *OpError{Op: "fi_cq_signal"} matching
 // ErrNoSys ("only available if the CQ was configured with a wait object").
@@ -311,7 +312,11 @@ func (c *CQ) Signal() error {
 	if c.q == nil {
 		return blockErr("fi_cq_signal", c.prov, c.noQueue())
 	}
-	return blockErr("fi_cq_signal", c.prov, c.q.Signal())
+	if err := c.q.Signal(); err != nil {
+		return blockErr("fi_cq_signal", c.prov, err)
+	}
+	c.q.SignalSet()
+	return nil
 }
 
 // StrError converts a provider error number and error data of an error

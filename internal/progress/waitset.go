@@ -35,6 +35,8 @@ type member struct {
 	ws *WaitSet
 	// flagged is set while the member is in ws.ready.
 	flagged atomic.Bool
+	// edge is set by Hub.SignalSet (fi_cq_signal): work once.
+	edge atomic.Bool
 	// pending reports whether the member has work (a level: entries
 	// queued). nil for edge members (counters): a flagged edge member
 	// counts as work once.
@@ -104,16 +106,17 @@ func (ws *WaitSet) check() bool {
 	for len(ws.ready) > 0 {
 		m := ws.ready[0]
 		m.flagged.Store(false)
-		if m.pending == nil {
-			// Edge member: the mark itself is the work, consumed now.
-			ws.popLocked()
-			return true
-		}
-		if m.pending() {
+		edge := m.edge.Swap(false) || m.pending == nil
+		if m.pending != nil && m.pending() {
 			m.flagged.Store(true)
 			return true
 		}
 		ws.popLocked()
+		if edge {
+			// The mark itself is the work (a counter's change, a
+			// signal), consumed now.
+			return true
+		}
 	}
 	return false
 }
@@ -218,6 +221,15 @@ func (h *Hub) JoinSet(ws *WaitSet, pending func() bool) error {
 	ws.members++
 	h.member = &member{ws: ws, pending: pending}
 	return nil
+}
+
+// SignalSet wakes the hub's wait set once, whether or not the object has
+// work (fi_cq_signal on a member of a wait set). No-op outside a set.
+func (h *Hub) SignalSet() {
+	if m := h.member; m != nil {
+		m.edge.Store(true)
+		m.signal()
+	}
 }
 
 // leaveSet undoes JoinSet (at Close).
