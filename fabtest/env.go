@@ -114,7 +114,7 @@ type envOpts struct {
 	noEnable  bool
 	modify    func(*fabric.Info)
 	wait      fabric.WaitObj
-	waitSet   bool // open txcq and rxcq as members of a wait set (env.ws)
+	waitSet   bool         // open txcq and rxcq as members of a wait set (env.ws)
 	connReq   *fabric.Info // MSG: open the endpoint from this FI_CONNREQ info
 	deferConn bool         // MSG: leave the endpoint for Connect to enable
 	// bind, if set, is called with the env once its endpoint is bound to
