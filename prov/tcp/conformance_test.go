@@ -25,3 +25,11 @@ func TestConformanceTCPRDM(t *testing.T) {
 func TestConformanceTCPRDMAutoProgress(t *testing.T) {
 	fabtest.Run(t, fabtest.Target{Provider: "tcp", EPType: fabric.EPRDM, Progress: fabric.ProgressAuto})
 }
+
+// TestConformanceTCPRDMNoDynRbuf runs the suite with rxm's dynamic receive
+// buffers off: tagged eager messages carry the rxm header and messages
+// above 16 KiB up to 128 KiB go by SAR.
+func TestConformanceTCPRDMNoDynRbuf(t *testing.T) {
+	t.Setenv("FI_OFI_RXM_ENABLE_DYN_RBUF", "0")
+	fabtest.Run(t, fabtest.Target{Provider: "tcp", EPType: fabric.EPRDM})
+}

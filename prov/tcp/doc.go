@@ -113,13 +113,26 @@
 // connection as rxm resolves them, also against a C peer. A control
 // goroutine (control progress FI_PROGRESS_AUTO) accepts and sets up
 // connections; data progress is manual by default, or a goroutine per
-// endpoint with FI_PROGRESS_AUTO. Capabilities so far: FI_MSG, FI_TAGGED,
-// FI_MULTI_RECV, FI_SOURCE, FI_SOURCE_ERR, FI_DIRECTED_RECV; RMA, atomics,
-// SAR and delivery-complete are not offered yet. A malformed frame from a
-// peer ends that peer's connection only; its operations complete in error.
+// endpoint with FI_PROGRESS_AUTO. Capabilities: FI_MSG, FI_TAGGED,
+// FI_RMA (read, write, writedata, inject write: the tcp RMA frames over the
+// peer's connection, as rxm passes RMA through), FI_MULTI_RECV, and on
+// request FI_ATOMIC (rxm's atomic request and response packets, the
+// operations of internal/atomics), FI_RMA_EVENT, FI_FENCE, FI_SOURCE,
+// FI_SOURCE_ERR, FI_DIRECTED_RECV. With FI_OFI_RXM_ENABLE_DYN_RBUF=0 (as
+// for rxm), messages above 16 KiB up to the SAR limit (FI_OFI_RXM_SAR_LIMIT,
+// default 128 KiB) go by segmentation and reassembly; SAR from a C peer is
+// received whatever the setting. FI_DELIVERY_COMPLETE sends complete on the
+// peer's ACK, writes always do (so that a refused write completes in error).
+// The target checks every RMA and atomic access against its registrations:
+// a C peer's refused RMA access ends the connection, as the C tcp provider
+// does; between two of our endpoints the refusal is reported (an extension
+// the two recognise in the connection data) and the connection stays. A
+// malformed frame from a peer ends that peer's connection only; its
+// operations complete in error.
 //
 // Environment: FI_TCP_IFACE, FI_TCP_PORT_LOW_RANGE, FI_TCP_PORT_HIGH_RANGE,
-// FI_TCP_TX_SIZE, FI_TCP_RX_SIZE (default 256), FI_TCP_NODELAY. As in
+// FI_TCP_TX_SIZE, FI_TCP_RX_SIZE (default 256), FI_TCP_NODELAY,
+// FI_OFI_RXM_ENABLE_DYN_RBUF, FI_OFI_RXM_SAR_LIMIT (RDM). As in
 // libfabric, these are the sizes fi_getinfo reports when the hints name
 // none; hints may ask for up to 1024 (tx) and 65536 (rx), and an endpoint
 // on a shared receive context gets an rx size of 65536 by default.

@@ -337,7 +337,7 @@ func (*fabric) Domain(info *provider.Info) (provider.Domain, error) {
 	if err := checkDomainInfo(info); err != nil {
 		return nil, err
 	}
-	return &domain{}, nil
+	return &domain{rdm: info.EPAttr != nil && info.EPAttr.Type == provider.EPRDM}, nil
 }
 
 // PassiveEndpoint opens a passive endpoint (fi_passive_ep).
@@ -347,7 +347,9 @@ func (*fabric) PassiveEndpoint(info *provider.Info) (provider.PassiveEndpoint, e
 
 func (*fabric) Close() error { return nil }
 
-type domain struct{}
+// domain is a tcp domain; rdm: opened for FI_EP_RDM endpoints (the only
+// ones with atomics).
+type domain struct{ rdm bool }
 
 // Endpoint opens an active endpoint: FI_EP_RDM, or FI_EP_MSG, where an
 // Info whose Handle is a connection request (FI_CONNREQ) adopts the

@@ -63,6 +63,7 @@ type rdmEP struct {
 	txCQ     provider.CQOwner
 	rxCQ     provider.CQOwner
 	txRes    provider.CQReserver
+	rxRes    provider.CQReserver // FI_RM_ENABLED: room for remote CQ data of RMA writes
 	txCntr   provider.CntrOwner
 	rxCntr   provider.CntrOwner
 	av       provider.AVView
@@ -75,7 +76,16 @@ type rdmEP struct {
 	incoming []*rdmIncome // accepted sockets whose connect request is being read
 	orphans  []*sys.Conn  // losing sides of simultaneous connects, closed at progress
 	rndv     map[uint64]*rdmTx
+	amo      map[uint64]*rdmTx // atomics waiting for their response, by msg_id
 	nextKey  uint64
+	cntrs    [provider.NumCntrs]provider.CntrOwner
+	mr       provider.MRKeys
+	// dynRbuf mirrors rxm's FI_OFI_RXM_ENABLE_DYN_RBUF (on by default):
+	// off, tagged eager messages carry the rxm header and messages above
+	// the eager limit up to sarLimit go by SAR, as a C peer so configured
+	// expects. sarLimit is rxm's: the eager limit while dynRbuf is on.
+	dynRbuf  bool
+	sarLimit int
 	queued   int // operations queued or in flight (tx_attr.size bound)
 	txFree   []*rdmTx
 
@@ -108,11 +118,12 @@ func newRDM(info *provider.Info) (*rdmEP, error) {
 		return nil, provider.EINVAL
 	}
 	ep := &rdmEP{caps: info.Caps, fmt: info.AddrFormat, nodelay: envBool(envNoDelay, true),
-		pid: uint32(os.Getpid()), peers: map[string]*rdmConn{}, rndv: map[uint64]*rdmTx{},
+		pid: uint32(os.Getpid()), peers: map[string]*rdmConn{}, rndv: map[uint64]*rdmTx{}, amo: map[uint64]*rdmTx{},
 		closeCh: make(chan struct{}), txSize: RDMQueueSize, kickFD: -1, epfd: -1}
 	if ep.caps == 0 {
 		ep.caps = rdmInfoCaps
 	}
+	ep.dynRbuf, ep.sarLimit = rdmProtoLimits()
 	ep.rm = true
 	if info.DomainAttr != nil {
 		ep.auto = info.DomainAttr.DataProgress == provider.ProgressAuto
@@ -237,8 +248,10 @@ func (ep *rdmEP) Enable(r *provider.Resources) error {
 	ep.txCQ, ep.rxCQ = r.TxCQ, r.RxCQ
 	if ep.rm {
 		ep.txRes, _ = r.TxCQ.(provider.CQReserver)
+		ep.rxRes, _ = r.RxCQ.(provider.CQReserver)
 	}
 	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
+	ep.cntrs, ep.mr = r.Cntrs, r.MR
 	ep.av, ep.rq = r.AV, r.SRX
 	ep.report = r.Source
 	ep.srcErr = r.Source && r.SourceErr
@@ -488,12 +501,20 @@ func (ep *rdmEP) takeStarts() {
 	ep.starts, ep.discards = nil, nil
 	ep.smu.Unlock()
 	for _, u := range d {
+		if u.sar != nil {
+			ep.sarDiscard(u)
+			continue
+		}
 		if u.conn.state == connUp && u.conn.gen == u.gen {
 			u.conn.startRead(nil, &u.rndv, u.msgID, u.from)
 		}
 	}
 	for _, e := range s {
 		u := e.PeerContext.(*rdmUnexp)
+		if u.sar != nil {
+			ep.sarStart(e, u)
+			continue
+		}
 		e.PeerContext = nil
 		if u.conn.state != connUp || u.conn.gen != u.gen {
 			ep.completeRxErr(e, provider.ECONNABORTED)

@@ -51,6 +51,13 @@ type rdmConn struct {
 
 	tx rdmTxQueue
 	rx rdmRx
+
+	acks   []*rdmTx           // operations written that wait for the peer's ACK, oldest first
+	fenced bool               // the next frame is fenced and waits for earlier operations
+	sar    map[uint64]*rdmSAR // SAR messages being received, by msg_id (rdm_sar.go)
+	// ext: the peer is of this implementation (rxmwire.GoMarker), so a
+	// refused RMA access is answered, not fatal (rdm_rma.go).
+	ext bool
 }
 
 // rdmIncome is an accepted socket whose connect request is being read.
@@ -126,7 +133,7 @@ func (c *rdmConn) writeRequest() {
 	if a, _, ok := decodeSockaddr(ep.name); ok {
 		port = a.AP.Port()
 	}
-	data := rxmwire.AppendConnect(nil, &rxmwire.Connect{Port: port, FlowCtrl: rxmwire.FlowCtrlPeerOff,
+	data := rxmwire.AppendConnect(nil, &rxmwire.Connect{Port: port, FlowCtrl: rxmwire.FlowCtrlPeerOff, Pad: rxmwire.GoMarker,
 		EagerLimit: rxmwire.EagerLimit, RxSize: rxmwire.RxSize, ConnID: ep.rdmConnID(c.index)})
 	c.out, _ = tcpwire.AppendCM(c.out[:0], tcpwire.CMConnReq, data)
 	c.cmHave, c.cmNeed = 0, tcpwire.CMHeaderSize
@@ -134,7 +141,7 @@ func (c *rdmConn) writeRequest() {
 
 // wantWrite reports whether the socket is waited for writability.
 func (c *rdmConn) wantWrite() bool {
-	return c.state == connTCP || len(c.out) > 0 || (c.state == connUp && c.tx.len() > 0)
+	return c.state == connTCP || len(c.out) > 0 || (c.state == connUp && c.tx.len() > 0 && !c.fenced)
 }
 
 // progress advances c: connect, CM exchange, frames out and in. ep.mu is
@@ -254,6 +261,7 @@ func (c *rdmConn) readResponse() {
 		return
 	}
 	c.remoteIndex, c.remotePID = rxmwire.ConnIndex(a.ConnID), rxmwire.ConnPID(a.ConnID)
+	c.ext = a.Pad == rxmwire.GoMarker
 	c.state = connUp
 	logCM(provider.LevelInfo, "rdm: connected", c.addr)
 }
@@ -278,36 +286,24 @@ func (c *rdmConn) fail(err provider.Errno, report bool) {
 	c.failOps(err, report)
 }
 
-// failOps completes c's queued operations, its rendezvous sends waiting for
-// a read-done and its outstanding reads with err.
+// failOps completes c's queued operations, its operations waiting for the
+// peer (rendezvous read-done, ACK, read response, atomic response) and its
+// outstanding reads with err.
 func (c *rdmConn) failOps(err provider.Errno, report bool) {
 	ep := c.ep
 	for _, t := range c.tx.drain() {
 		if t.kind == txRndv {
 			delete(ep.rndv, t.key)
 		}
+		if t.kind == txAtomic {
+			delete(ep.amo, t.key)
+		}
+		if t.kind == txCtrl && t.rd != nil {
+			c.failRead(t.rd, err, report)
+		}
 		ep.finishTx(t, err, report)
 	}
-	for k, t := range ep.rndv {
-		if t.conn == c {
-			delete(ep.rndv, k)
-			ep.finishTx(t, err, report)
-		}
-	}
-	reads := c.rx.reads
-	if c.rx.direct != nil {
-		reads = append(reads, c.rx.direct)
-	}
-	for _, r := range reads {
-		switch {
-		case r.discard:
-		case report:
-			ep.completeRxErr(r.e, err)
-		default:
-			ep.rq.FreeEntry(r.e)
-		}
-	}
-	c.rx.reads = nil
+	c.failWaiting(err, report, false)
 	c.rx.resetFrame()
 }
 
@@ -435,8 +431,9 @@ func (ep *rdmEP) handleRequest(in *rdmIncome) bool {
 	c.sock = in.sock
 	c.gen++
 	c.remoteIndex, c.remotePID = rxmwire.ConnIndex(req.ConnID), pid
+	c.ext = req.Pad == rxmwire.GoMarker
 	acc := rxmwire.AppendAccept(nil, &rxmwire.Accept{ConnID: ep.rdmConnID(c.index), RxSize: rxmwire.RxSize,
-		FlowCtrl: rxmwire.FlowCtrlPeerOff})
+		FlowCtrl: rxmwire.FlowCtrlPeerOff, Pad: goPad(c.ext)})
 	c.out, _ = tcpwire.AppendCM(c.out[:0], tcpwire.CMConnResp, acc)
 	c.state = connUp
 	c.rx.resetStream()
@@ -446,35 +443,27 @@ func (ep *rdmEP) handleRequest(in *rdmIncome) bool {
 }
 
 // failInFlight fails what was sent on a connection that is replaced:
-// rendezvous sends waiting for the peer and reads waiting for data; frames
-// not yet written stay queued for the new connection, except a partly
-// written one, which fails too.
+// operations waiting for the peer and reads waiting for data; frames not
+// yet written stay queued for the new connection, except a partly written
+// one and the control frames of the old stream, which fail too.
 func (c *rdmConn) failInFlight(err provider.Errno) {
 	ep := c.ep
-	for k, t := range ep.rndv {
-		if t.conn == c && t.sent {
-			delete(ep.rndv, k)
-			ep.finishTx(t, err, true)
-		}
-	}
 	if t := c.tx.head(); t != nil && t.off > 0 {
 		c.tx.pop()
-		if t.kind == txRndv {
+		switch t.kind {
+		case txRndv:
 			delete(ep.rndv, t.key)
+		case txAtomic:
+			delete(ep.amo, t.key)
 		}
 		ep.finishTx(t, err, true)
 	}
-	c.tx.dropCtrl()
-	reads := c.rx.reads
-	if c.rx.direct != nil {
-		reads = append(reads, c.rx.direct)
-	}
-	for _, r := range reads {
-		if !r.discard {
-			ep.completeRxErr(r.e, err)
+	for _, t := range c.tx.dropCtrl() {
+		if t.rd != nil {
+			c.failRead(t.rd, err, true)
 		}
 	}
-	c.rx.reads = nil
+	c.failWaiting(err, true, true)
 }
 
 // reject answers a request with reject data, then closes the socket.

@@ -2,6 +2,7 @@ package tcp
 
 import (
 	"github.com/gofabric/fabric/internal/ipaddr"
+	"github.com/gofabric/fabric/internal/wire/tcpwire"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -16,14 +17,23 @@ const (
 	RDMMemTagFormat = 0xaaaaaaaaaaaaaaaa
 )
 
-// RDM capabilities: messages and tagged messages (eager and rendezvous),
-// multi-receive; FI_SOURCE, FI_SOURCE_ERR and FI_DIRECTED_RECV when the
-// hints ask for them.
+// RDM capabilities: messages and tagged messages (eager, SAR and
+// rendezvous), RMA (read and write, both directions), multi-receive, as
+// tcp;ofi_rxm lists them; FI_ATOMIC, FI_RMA_EVENT, FI_FENCE, FI_SOURCE,
+// FI_SOURCE_ERR and FI_DIRECTED_RECV when the hints ask for them (rxm too
+// offers atomics only when asked).
 const (
-	rdmTxCaps    = provider.CapMsg | provider.CapTagged | provider.CapSend
-	rdmRxCaps    = provider.CapMsg | provider.CapTagged | provider.CapRecv | provider.CapMultiRecv
+	rdmTxCaps = provider.CapMsg | provider.CapTagged | provider.CapSend | provider.CapRMA |
+		provider.CapRead | provider.CapWrite
+	rdmRxCaps = provider.CapMsg | provider.CapTagged | provider.CapRecv | provider.CapMultiRecv |
+		provider.CapRMA | provider.CapRemoteRead | provider.CapRemoteWrite
 	rdmInfoCaps  = rdmTxCaps | rdmRxCaps | domainCaps
-	rdmExtraCaps = provider.CapSource | provider.CapSourceErr | provider.CapDirectedRecv
+	rdmExtraCaps = provider.CapSource | provider.CapSourceErr | provider.CapDirectedRecv |
+		provider.CapAtomic | provider.CapRMAEvent | provider.CapFence
+	// rdmTxExtra and rdmRxExtra are the extra capabilities of each side.
+	rdmTxExtra = provider.CapAtomic | provider.CapFence
+	rdmRxExtra = provider.CapSource | provider.CapSourceErr | provider.CapDirectedRecv |
+		provider.CapAtomic | provider.CapRMAEvent
 )
 
 // rdmBaseInfo is the provider's FI_EP_RDM fi_info before addressing.
@@ -45,12 +55,12 @@ func rdmBaseInfo(hints *provider.Info) *provider.Info {
 			}
 		}
 	}
-	info.TxAttr.Caps = rdmTxCaps
+	info.TxAttr.Caps = rdmTxCaps | info.Caps&rdmTxExtra
 	info.TxAttr.InjectSize = RDMInjectSize
 	info.TxAttr.Size = RDMQueueSize
-	info.TxAttr.RMAIOVLimit = 0
+	info.TxAttr.RMAIOVLimit = tcpwire.MaxRMAIOV
 	info.TxAttr.CompOrder = provider.CompOrderNone
-	info.RxAttr.Caps = rdmRxCaps | info.Caps&rdmExtraCaps
+	info.RxAttr.Caps = rdmRxCaps | info.Caps&rdmRxExtra
 	info.RxAttr.Size = RDMQueueSize
 	info.RxAttr.CompOrder = provider.CompOrderNone
 	info.EPAttr.Type = provider.EPRDM

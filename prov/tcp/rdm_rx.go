@@ -33,16 +33,23 @@ type rdmRx struct {
 	direct     *rdmRead   // the read whose response payload is being read
 	left       uint64
 	scratch    []byte
+	wr         rdmWrite // the RMA write being received (rdm_rma.go)
+	wrd        rdmRead  // its payload read
 	// idle: the last read found nothing; readiness is checked with a poll
 	// before reading again (a poll does not take the socket lock, which a
 	// read finding nothing does, contending with incoming segments).
 	idle bool
 }
 
-// rdmRead is a rendezvous read: the data of a message the peer announced,
-// read into the receive that matched it.
+// rdmRead is a payload read straight into its destination: the data of a
+// rendezvous message the peer announced, read into the receive that
+// matched it; the response to one of our RMA reads (op); or, at the
+// target, the payload of an RMA write into registered memory (wr).
 type rdmRead struct {
 	e      *provider.RxEntry
+	op     *rdmTx
+	wr     *rdmWrite
+	iov    [][]byte // destination
 	total  uint64
 	msgID  uint64
 	from   []byte
@@ -63,6 +70,7 @@ type rdmUnexp struct {
 	conn   *rdmConn
 	gen    uint32
 	from   []byte
+	sar    *rdmSAR // a SAR message (rdm_sar.go)
 }
 
 func (r *rdmRx) init() { r.buf = make([]byte, rdmRbufSize) }
@@ -173,15 +181,25 @@ func (c *rdmConn) progressRx() {
 			}
 			rd := r.reads[0]
 			r.reads = r.reads[1:]
-			r.start += hs
-			r.direct, r.left = rd, plen
-			take := min(uint64(r.end-r.start), plen)
-			c.place(rd, r.buf[r.start:r.start+int(take)])
-			r.start += int(take)
-			r.left -= take
-			if r.left == 0 {
-				c.finishRead(rd)
-				r.direct = nil
+			if c.beginDirect(rd, hs, plen) {
+				frames++
+			}
+			continue
+		}
+		if h.Op == tcpwire.OpWrite {
+			// An RMA write: its payload goes straight into registered
+			// memory, once every region has been checked. Under
+			// FI_RM_ENABLED its remote CQ data needs room in the receive
+			// CQ first; without it the write stays in the stream until
+			// the application reads the CQ.
+			if !c.reserveWrite(&h) {
+				return
+			}
+			rd := c.startWrite(&h, plen)
+			if rd == nil {
+				return
+			}
+			if c.beginDirect(rd, hs, plen) {
 				frames++
 			}
 			continue
@@ -207,6 +225,25 @@ func (c *rdmConn) progressRx() {
 	}
 }
 
+// beginDirect starts reading a payload of plen bytes, after a frame header
+// of hs bytes, into rd: what is buffered now is placed at once; true when
+// that was all of it (rd is finished).
+func (c *rdmConn) beginDirect(rd *rdmRead, hs int, plen uint64) bool {
+	r := &c.rx
+	r.start += hs
+	r.direct, r.left = rd, plen
+	take := min(uint64(r.end-r.start), plen)
+	c.place(rd, r.buf[r.start:r.start+int(take)])
+	r.start += int(take)
+	r.left -= take
+	if r.left == 0 {
+		r.direct = nil
+		c.finishRead(rd)
+		return true
+	}
+	return false
+}
+
 // place copies b into the read's receive buffers; what does not fit is
 // dropped (the receive completes with FI_ETRUNC).
 func (c *rdmConn) place(rd *rdmRead, b []byte) {
@@ -227,8 +264,8 @@ func (rd *rdmRead) cur() []byte {
 	if rd.discard {
 		return nil
 	}
-	for rd.ti < len(rd.e.IOV) {
-		if b := rd.e.IOV[rd.ti]; rd.toff < len(b) {
+	for rd.ti < len(rd.iov) {
+		if b := rd.iov[rd.ti]; rd.toff < len(b) {
 			return b[rd.toff:]
 		}
 		rd.ti++
@@ -272,6 +309,14 @@ func (c *rdmConn) readDirect() bool {
 // finishRead completes a rendezvous receive and tells the sender.
 func (c *rdmConn) finishRead(rd *rdmRead) {
 	ep := c.ep
+	switch {
+	case rd.op != nil:
+		c.readDone(rd)
+		return
+	case rd.wr != nil:
+		c.writeDone(rd)
+		return
+	}
 	if !rd.discard {
 		olen := rd.total - uint64(rd.placed)
 		ep.completeRx(rd.e, rd.placed, olen, rd.from)
@@ -288,6 +333,7 @@ func (c *rdmConn) frame(h *tcpwire.Header, p []byte) bool {
 	ep := c.ep
 	switch {
 	case h.IsACK():
+		c.ackReceived()
 		return true
 	case h.Op == tcpwire.OpReadReq:
 		c.serveRead(h)
@@ -333,6 +379,14 @@ func (c *rdmConn) frame(h *tcpwire.Header, p []byte) bool {
 			return true
 		}
 		return ep.rendezvous(c, &rh, &rv)
+	case rxmwire.TypeSAR:
+		return c.sarSegment(h, &rh, body)
+	case rxmwire.TypeAtomic:
+		c.atomicRequest(&rh, body)
+	case rxmwire.TypeAtomicResp:
+		c.atomicResponse(&rh, body)
+	case rxmwire.TypeGoRMAError:
+		c.rmaErrorReceived(&rh)
 	case rxmwire.TypeRndvReadDone:
 		t := ep.rndv[rh.MsgID]
 		if t == nil || t.conn != c || !t.sent {
@@ -451,29 +505,13 @@ func (c *rdmConn) startRead(e *provider.RxEntry, rv *rxmwire.Rndv, msgID uint64,
 		total += v.Len
 	}
 	h.SetPayload(0)
-	c.rx.reads = append(c.rx.reads, &rdmRead{e: e, total: total, msgID: msgID, from: from, discard: e == nil})
-	c.ctrlFrame(&h, nil)
-}
-
-// serveRead answers a read request for the data of one of our rendezvous
-// sends to this peer; a request for anything else ends the connection.
-func (c *rdmConn) serveRead(h *tcpwire.Header) {
-	ep := c.ep
-	var parts [tcpwire.MaxRMAIOV][]byte
-	var total uint64
-	for i := 0; i < int(h.RMACount); i++ {
-		v := h.RMA[i]
-		t := ep.rndv[v.Key]
-		if t == nil || t.conn != c || v.Addr > uint64(len(t.data)) || v.Len > uint64(len(t.data))-v.Addr {
-			c.protoFail("read request outside our rendezvous buffers")
-			return
-		}
-		parts[i] = t.data[v.Addr : v.Addr+v.Len]
-		total += v.Len
+	rd := &rdmRead{e: e, total: total, msgID: msgID, from: from, discard: e == nil}
+	if e != nil {
+		rd.iov = e.IOV
 	}
-	rsp := tcpwire.Header{Op: tcpwire.OpReadRsp}
-	rsp.SetPayload(total)
-	c.ctrlFrame(&rsp, nil, parts[:h.RMACount]...)
+	// The read joins c.rx.reads when its request is written (responses
+	// come in the order of the requests on the wire).
+	c.ctrlFrame(&h, nil).rd = rd
 }
 
 // completeRx writes a receive completion (FI_SOURCE / FI_SOURCE_ERR as
@@ -503,7 +541,7 @@ func (ep *rdmEP) StartMsg(e *provider.RxEntry) error {
 	if !ok || u == nil {
 		return provider.EINVAL
 	}
-	if u.isRndv {
+	if u.isRndv || u.sar != nil {
 		ep.smu.Lock()
 		ep.starts = append(ep.starts, e)
 		ep.smu.Unlock()
@@ -530,7 +568,7 @@ func (ep *rdmEP) DiscardMsg(e *provider.RxEntry) error {
 	}
 	e.PeerContext = nil
 	ep.rq.FreeEntry(e)
-	if u.isRndv {
+	if u.isRndv || u.sar != nil {
 		ep.smu.Lock()
 		ep.discards = append(ep.discards, u)
 		ep.smu.Unlock()

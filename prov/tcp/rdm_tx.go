@@ -16,9 +16,12 @@ import (
 type txKind uint8
 
 const (
-	txEager txKind = iota
-	txRndv
-	txCtrl
+	txEager  txKind = iota
+	txRndv          // waits for the peer's read-done
+	txCtrl          // control frame: completes nothing
+	txWrite         // RMA write (rdm_rma.go)
+	txRead          // RMA read (rdm_rma.go)
+	txAtomic        // atomic request (rdm_atomic.go)
 )
 
 // rdmHdrMax is the largest frame header of an RDM frame: a tcp header with
@@ -42,6 +45,14 @@ type rdmTx struct {
 	data     []byte         // rendezvous: the message, contiguous
 	conn     *rdmConn
 	buf      []byte // eager frame storage, kept when the rdmTx is reused
+	cntr     int    // index of the counter the operation bumps (provider.CntrSend ...)
+	fence    bool   // FI_FENCE: written once everything before it has completed
+	ack      bool   // completes when the peer's ACK arrives (delivery complete)
+	rd       *rdmRead
+	res      [][]byte // atomic: where the fetched values go
+	resArr   [IOVLimit][]byte
+	rdBuf    rdmRead // RMA read: its read (t.rd), kept with the descriptor
+	rdIOV    [IOVLimit][]byte
 }
 
 // rdmTxPoolMax bounds the free list of transmit descriptors.
@@ -63,8 +74,11 @@ func (ep *rdmEP) getTx() *rdmTx {
 // putTx recycles a descriptor nothing refers to any more. ep.mu is held.
 func (ep *rdmEP) putTx(t *rdmTx) {
 	if len(ep.txFree) < rdmTxPoolMax {
-		t.ctx, t.data, t.conn = nil, nil, nil
+		t.ctx, t.data, t.conn, t.rd, t.res = nil, nil, nil, nil, nil
 		clear(t.vec[:])
+		clear(t.resArr[:])
+		clear(t.rdIOV[:])
+		t.rdBuf = rdmRead{}
 		ep.txFree = append(ep.txFree, t)
 	}
 }
@@ -112,17 +126,22 @@ func (q *rdmTxQueue) drain() []*rdmTx {
 	return out
 }
 
-// dropCtrl removes the control frames (they belonged to the old stream).
-func (q *rdmTxQueue) dropCtrl() {
+// dropCtrl removes the control frames (they belonged to the old stream)
+// and returns them.
+func (q *rdmTxQueue) dropCtrl() []*rdmTx {
+	var dropped []*rdmTx
 	k := 0
 	for _, t := range q.q[q.head0:] {
 		if t.kind != txCtrl {
 			q.q[k] = t
 			k++
+		} else {
+			dropped = append(dropped, t)
 		}
 	}
 	clear(q.q[k:])
 	q.q, q.head0 = q.q[:k], 0
+	return dropped
 }
 
 // Send transmits an untagged message to m.Addr (send, sendv, sendmsg,
@@ -153,6 +172,7 @@ func (ep *rdmEP) post(m *provider.Msg, tagged bool) error {
 	}
 	t := ep.getTx()
 	t.ctx, t.comp, t.counted = m.Context, m.Flags&provider.FlagCompletion != 0, true
+	t.fence = m.Flags&provider.FlagFence != 0
 	t.flags = provider.FlagSend | provider.FlagMsg
 	if tagged {
 		t.flags = provider.FlagSend | provider.FlagTagged
@@ -173,18 +193,27 @@ func (ep *rdmEP) post(m *provider.Msg, tagged bool) error {
 	t.conn = c
 	n := m.Len()
 	hasData := m.Flags&provider.FlagRemoteCQData != 0
-	if n <= rxmwire.EagerLimit {
+	switch {
+	case n <= rxmwire.EagerLimit:
 		// The frame owns a copy of the payload (inject or not).
 		ep.buildEager(t, m, n, tagged, hasData, c)
-	} else {
+	case n <= ep.sarLimit:
+		ep.buildSAR(t, m, n, tagged, hasData, c)
+	default:
 		ep.buildRndv(t, m, n, tagged, hasData, c)
 	}
+	ep.enqueue(c, t)
+	return nil
+}
+
+// enqueue queues an operation on its connection and writes what the
+// socket takes now. ep.mu is held.
+func (ep *rdmEP) enqueue(c *rdmConn, t *rdmTx) {
 	ep.queued++
 	c.tx.push(t)
 	if c.state == connUp && len(c.out) == 0 {
 		c.flush()
 	}
-	return nil
 }
 
 // buildEager encodes an eager message with a copy of its payload: a tagged
@@ -194,9 +223,17 @@ func (ep *rdmEP) buildEager(t *rdmTx, m *provider.Msg, n int, tagged, hasData bo
 	t.kind = txEager
 	var h tcpwire.Header
 	h.Op = tcpwire.OpMsg
+	if m.Flags&provider.FlagDeliveryComplete != 0 {
+		// FI_DELIVERY_COMPLETE: the peer's tcp layer ACKs the frame once
+		// the message is placed or buffered. (rxm forwards no completion
+		// level, so a C peer's messages never ask for it; FI_TRANSMIT_COMPLETE
+		// completes once the frame is written, as in rxm.)
+		h.Flags = tcpwire.FlagDeliveryComplete
+		t.ack = true
+	}
 	var rh rxmwire.Header
-	if tagged {
-		h.Flags = tcpwire.FlagTagged
+	if tagged && ep.dynRbuf {
+		h.Flags |= tcpwire.FlagTagged
 		h.Tag = m.Tag
 		if hasData {
 			h.Flags |= tcpwire.FlagCQData
@@ -205,6 +242,9 @@ func (ep *rdmEP) buildEager(t *rdmTx, m *provider.Msg, n int, tagged, hasData bo
 		h.SetPayload(uint64(n))
 	} else {
 		rh = rxmwire.Header{Type: rxmwire.TypeEager, ConnID: uint64(c.remoteIndex), Op: rxmwire.OpMsg, Size: uint64(n)}
+		if tagged {
+			rh.Op, rh.Tag = rxmwire.OpTagged, m.Tag
+		}
 		if hasData {
 			rh.Flags = rxmwire.FlagRemoteCQData
 			rh.Data = m.Data
@@ -212,7 +252,7 @@ func (ep *rdmEP) buildEager(t *rdmTx, m *provider.Msg, n int, tagged, hasData bo
 		h.SetPayload(uint64(rxmwire.HeaderSize + n))
 	}
 	hl := tcpwire.PutHeader(t.hdr[:], &h, false)
-	if !tagged {
+	if !tagged || !ep.dynRbuf {
 		rh.Put(t.hdr[hl:])
 		hl += rxmwire.HeaderSize
 	}
@@ -275,7 +315,7 @@ func (ep *rdmEP) buildRndv(t *rdmTx, m *provider.Msg, n int, tagged, hasData boo
 
 // ctrlFrame queues a control frame: the tcp header h (Size set by the
 // caller), an optional rxm header, and payload slices. ep.mu is held.
-func (c *rdmConn) ctrlFrame(h *tcpwire.Header, rh *rxmwire.Header, payload ...[]byte) {
+func (c *rdmConn) ctrlFrame(h *tcpwire.Header, rh *rxmwire.Header, payload ...[]byte) *rdmTx {
 	t := c.ep.getTx()
 	t.kind, t.conn = txCtrl, c
 	hl := tcpwire.PutHeader(t.hdr[:], h, false)
@@ -289,16 +329,23 @@ func (c *rdmConn) ctrlFrame(h *tcpwire.Header, rh *rxmwire.Header, payload ...[]
 		t.add(p)
 	}
 	c.tx.push(t)
+	return t
 }
 
 // flush writes queued frames until the socket is full. ep.mu is held.
 func (c *rdmConn) flush() {
 	for c.state == connUp && c.tx.len() > 0 {
 		iov := c.tx.iov[:0]
-		// Gather up to 16 frames.
+		// Gather up to 16 frames, up to a fenced operation that must wait
+		// for everything before it.
 		skip := c.tx.head().off
+		c.fenced = false
 		for i := c.tx.head0; i < len(c.tx.q) && len(iov) < 16; i++ {
 			t := c.tx.q[i]
+			if t.fence && t.off == 0 && (i > c.tx.head0 || c.busy()) {
+				c.fenced = i == c.tx.head0
+				break
+			}
 			for _, b := range t.vec[:t.nvec] {
 				if skip >= len(b) {
 					skip -= len(b)
@@ -309,6 +356,9 @@ func (c *rdmConn) flush() {
 			}
 		}
 		c.tx.iov = iov[:0]
+		if len(iov) == 0 {
+			return
+		}
 		n, e := c.sock.Writev(iov)
 		clear(iov)
 		if e == provider.EAGAIN || e == provider.EINTR {
@@ -325,7 +375,7 @@ func (c *rdmConn) flush() {
 			n -= adv
 			if t.off == t.total {
 				c.tx.pop()
-				c.ep.written(t)
+				c.ep.written(c, t)
 				if t.kind == txCtrl {
 					c.ep.putTx(t)
 				}
@@ -337,11 +387,20 @@ func (c *rdmConn) flush() {
 	}
 }
 
-// written handles a frame that is on the wire.
-func (ep *rdmEP) written(t *rdmTx) {
+// written handles a frame that is on the wire: a read request's response
+// is now the next one expected (responses come in request order); an
+// operation that waits for the peer's ACK joins the ACK queue; an eager
+// message is complete.
+func (ep *rdmEP) written(c *rdmConn, t *rdmTx) {
 	t.sent = true
-	switch t.kind {
-	case txEager:
+	if t.rd != nil {
+		c.rx.reads = append(c.rx.reads, t.rd)
+		t.rd = nil
+	}
+	switch {
+	case t.ack:
+		c.acks = append(c.acks, t)
+	case t.kind == txEager:
 		ep.finishTx(t, 0, true)
 	}
 }
@@ -364,9 +423,10 @@ func (ep *rdmEP) finishTx(t *rdmTx, err provider.Errno, report bool) {
 	defer ep.putTx(t)
 	// Counters before the CQ: whoever read the completion sees the
 	// counter include it.
+	cn := ep.cntrs[t.cntr]
 	if err == 0 {
-		if ep.txCntr != nil {
-			ep.txCntr.Inc()
+		if cn != nil {
+			cn.Inc()
 		}
 		switch {
 		case t.comp && res != nil:
@@ -384,8 +444,8 @@ func (ep *rdmEP) finishTx(t *rdmTx, err provider.Errno, report bool) {
 		}
 		return
 	}
-	if ep.txCntr != nil {
-		ep.txCntr.IncErr()
+	if cn != nil {
+		cn.IncErr()
 	}
 	ee := provider.CQErrEntry{OpContext: t.ctx, Flags: t.flags, Err: err, ProvErrno: int(err), Src: provider.AddrNotAvail}
 	if res != nil {

@@ -451,14 +451,7 @@ func (ep *endpoint) finishPayload() {
 			ep.res.SRX.FreeEntry(e)
 		}
 	case rkWrite:
-		if mr := ep.res.MR; mr != nil {
-			for i := 0; i < h.NumRMA(); i++ {
-				mr.Event(h.RMA[i].Key, provider.FlagRemoteWrite)
-			}
-		}
-		if c := ep.res.Cntrs[provider.CntrRemoteWrite]; c != nil {
-			c.Inc()
-		}
+		rmaServed(ep.res.MR, ep.res.Cntrs[provider.CntrRemoteWrite], h, provider.FlagRemoteWrite)
 		const fl = provider.FlagRMA | provider.FlagRemoteWrite | provider.FlagRemoteCQData
 		switch {
 		case r.cqRes:
@@ -481,23 +474,9 @@ func (ep *endpoint) finishPayload() {
 // domain's registrations into r.tgtArr.
 func (ep *endpoint) rmaRegions(access provider.Flags) bool {
 	r := &ep.rx
-	h := &r.h
-	mr := ep.res.MR
-	for i := 0; i < h.NumRMA(); i++ {
-		var err error = provider.EACCES
-		var s []byte
-		if mr != nil {
-			s, err = mr.Access(h.RMA[i].Key, h.RMA[i].Addr, h.RMA[i].Len, access)
-		}
-		if err == nil && uint64(len(s)) != h.RMA[i].Len {
-			err = provider.EINVAL
-		}
-		if err != nil {
-			r.tgtArr = [tcpwire.MaxRMAIOV][]byte{}
-			ep.protoFail(provider.ErrnoOf(err), provider.FlagRMA|access)
-			return false
-		}
-		r.tgtArr[i] = s
+	if e := rmaResolve(ep.res.MR, &r.h, access, r.tgtArr[:]); e != 0 {
+		ep.protoFail(e, provider.FlagRMA|access)
+		return false
 	}
 	return true
 }
@@ -505,16 +484,7 @@ func (ep *endpoint) rmaRegions(access provider.Flags) bool {
 func (ep *endpoint) rxWrite() {
 	r := &ep.rx
 	h := &r.h
-	var sum uint64
-	for i := 0; i < h.NumRMA(); i++ {
-		l := h.RMA[i].Len
-		if sum+l < sum {
-			ep.protoFail(provider.EIO, provider.FlagRMA|provider.FlagRemoteWrite)
-			return
-		}
-		sum += l
-	}
-	if sum != r.plen {
+	if !rmaWriteLen(h, r.plen) {
 		ep.protoFail(provider.EIO, provider.FlagRMA|provider.FlagRemoteWrite)
 		return
 	}
@@ -566,14 +536,7 @@ func (ep *endpoint) queueRsp() {
 	op.h.SetPayload(uint64(n))
 	op.encode(ep.swap)
 	t.pushRsp(op)
-	if mr := ep.res.MR; mr != nil {
-		for i := 0; i < r.rdN; i++ {
-			mr.Event(r.h.RMA[i].Key, provider.FlagRemoteRead)
-		}
-	}
-	if c := ep.res.Cntrs[provider.CntrRemoteRead]; c != nil {
-		c.Inc()
-	}
+	rmaServed(ep.res.MR, ep.res.Cntrs[provider.CntrRemoteRead], &r.h, provider.FlagRemoteRead)
 	r.reset()
 	r.st = rxHdr
 }

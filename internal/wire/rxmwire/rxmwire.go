@@ -74,6 +74,11 @@ const (
 	TypeCredit       = 6
 	TypeRndvWrData   = 7
 	TypeRndvWrDone   = 8
+	// TypeGoRMAError is not rxm's: between two peers of this
+	// implementation (GoMarker), it answers a refused RMA write (op.op 4,
+	// in place of the ACK) or read (op.op 2, in place of the response),
+	// with the libfabric error number in op.data.
+	TypeGoRMAError = 0x47
 )
 
 // Operations (op.op).
@@ -112,10 +117,17 @@ func ConnIndex(id uint64) uint32 { return uint32(id) }
 // ConnPID returns the pid of a connection id.
 func ConnPID(id uint64) uint32 { return uint32(id >> 32) }
 
+// GoMarker is the padding byte by which two peers of this implementation
+// recognise each other in connect and accept data (rxm zeroes, and never
+// reads, that padding): between them, a refused RMA access is reported
+// with a TypeGoRMAError packet instead of dropping the connection.
+const GoMarker = 'G'
+
 // Connect is the connection data of a connect request.
 type Connect struct {
 	Port       uint16 // the sender's listening port
 	FlowCtrl   uint8
+	Pad        uint8 // padding: GoMarker from a peer of this implementation
 	EagerLimit uint32
 	RxSize     uint32
 	ConnID     uint64 // client_conn_id
@@ -131,6 +143,7 @@ func AppendConnect(dst []byte, c *Connect) []byte {
 	b[3] = OpVersionCM
 	binary.LittleEndian.PutUint16(b[4:], c.Port)
 	b[6] = c.FlowCtrl
+	b[7] = c.Pad
 	binary.LittleEndian.PutUint32(b[8:], c.EagerLimit)
 	binary.LittleEndian.PutUint32(b[12:], c.RxSize)
 	binary.LittleEndian.PutUint64(b[16:], c.ConnID)
@@ -150,7 +163,7 @@ func ParseConnect(b []byte) (Connect, error) {
 	if b[1] != EndianLittle {
 		return Connect{}, ErrEndian
 	}
-	c := Connect{Port: binary.LittleEndian.Uint16(b[4:]), FlowCtrl: b[6],
+	c := Connect{Port: binary.LittleEndian.Uint16(b[4:]), FlowCtrl: b[6], Pad: b[7],
 		EagerLimit: binary.LittleEndian.Uint32(b[8:]), RxSize: binary.LittleEndian.Uint32(b[12:]),
 		ConnID: binary.LittleEndian.Uint64(b[16:])}
 	if c.EagerLimit != EagerLimit {
@@ -164,6 +177,7 @@ type Accept struct {
 	ConnID   uint64 // server_conn_id
 	RxSize   uint32
 	FlowCtrl uint8
+	Pad      uint8 // first padding byte: GoMarker from a peer of this implementation
 }
 
 // AppendAccept appends the 16-byte encoding of a.
@@ -172,6 +186,7 @@ func AppendAccept(dst []byte, a *Accept) []byte {
 	binary.LittleEndian.PutUint64(b[0:], a.ConnID)
 	binary.LittleEndian.PutUint32(b[8:], a.RxSize)
 	b[12] = a.FlowCtrl
+	b[13] = a.Pad
 	return append(dst, b[:]...)
 }
 
@@ -180,7 +195,8 @@ func ParseAccept(b []byte) (Accept, error) {
 	if len(b) < AcceptSize {
 		return Accept{}, ErrShort
 	}
-	return Accept{ConnID: binary.LittleEndian.Uint64(b), RxSize: binary.LittleEndian.Uint32(b[8:]), FlowCtrl: b[12]}, nil
+	return Accept{ConnID: binary.LittleEndian.Uint64(b), RxSize: binary.LittleEndian.Uint32(b[8:]), FlowCtrl: b[12],
+		Pad: b[13]}, nil
 }
 
 // AppendReject appends the 2-byte reject data with reason.
@@ -242,7 +258,7 @@ func (h *Header) Parse(b []byte) error {
 	if len(b) < HeaderSize {
 		return ErrShort
 	}
-	if b[1] > TypeRndvWrDone {
+	if b[1] > TypeRndvWrDone && b[1] != TypeGoRMAError {
 		return ErrType
 	}
 	*h = Header{
