@@ -22,8 +22,8 @@ func mustNew(t testing.TB, cfg Config) *Cntr {
 }
 
 func TestConfig(t *testing.T) {
-	if _, err := New(Config{WaitObj: provider.WaitSet}); err != provider.ENOSYS {
-		t.Fatalf("wait set: %v", err)
+	if _, err := New(Config{WaitObj: provider.WaitPollFD}); err != provider.ENOSYS {
+		t.Fatalf("FI_WAIT_POLLFD: %v", err)
 	}
 	if _, err := New(Config{WaitObj: 77}); err != provider.EINVAL {
 		t.Fatalf("bad wait obj: %v", err)

@@ -35,7 +35,7 @@ func TestConfigCheck(t *testing.T) {
 		{Config{Size: MaxSize + 1}, provider.EINVAL},
 		{Config{Format: 5}, provider.EINVAL},
 		{Config{Format: -1}, provider.EINVAL},
-		{Config{WaitObj: provider.WaitSet}, provider.ENOSYS},
+		{Config{WaitObj: provider.WaitPollFD}, provider.ENOSYS},
 		{Config{WaitObj: 99}, provider.EINVAL},
 		{Config{WaitCond: 2}, provider.EINVAL},
 		{Config{WaitCond: provider.CQCondThreshold, WaitObj: provider.WaitUnspec}, nil},
