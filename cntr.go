@@ -26,7 +26,8 @@ type CntrAttr struct {
 	// for explicitly, makes a counter that is only read (Wait gives
 	// ErrNoSys). WaitSet makes the counter a member of the wait set
 	// WaitSet: each change of the counter wakes one Wait of the set.
-	// WaitPollFD gives ErrNoSys.
+	// WaitPollFD provides a list of
+	// descriptors (WaitPollFD).
 	WaitObj WaitObj
 	// WaitSet is the wait set (of the domain's fabric) a counter opened
 	// with WaitObj WaitSet joins; nil for other wait objects (ErrInval).
@@ -284,3 +285,17 @@ func (c *Cntr) owner() peer.CntrOwner {
 
 // domain returns the domain the counter was opened on.
 func (c *Cntr) domain() *Domain { return c.dom }
+
+// WaitPollFD, for a counter opened with WaitObj WaitPollFD,
+// returns its wait object (fi_control FI_GETWAIT, struct fi_wait_pollfd):
+// the descriptors to poll(2) for reading, which hold the object's signal
+// and the descriptors of the bound endpoints, and the change index, which
+// grows whenever that list changes (poll the new list then). Call TryWait
+// before blocking. Errors (wrapped): ErrNoData for WaitNone, ErrNoSys for
+// the other wait objects, ErrClosed.
+func (c *Cntr) WaitPollFD() (fds []PollFD, changeIndex uint64, err error) {
+	if c == nil {
+		return nil, 0, ErrInval
+	}
+	return c.pollFDs()
+}

@@ -39,7 +39,8 @@ type CQAttr struct {
 	// polled (SRead and Signal give ErrNoSys); it costs nothing less on
 	// the read path. WaitSet makes the CQ a member of the wait set
 	// WaitSet (which wakes when the CQ has completions; SRead works too).
-	// WaitPollFD gives ErrNoSys.
+	// WaitPollFD provides a list of
+	// descriptors (WaitPollFD).
 	WaitObj WaitObj
 	// WaitSet is the wait set (Fabric.OpenWait, of the domain's fabric)
 	// that a CQ opened with WaitObj WaitSet joins; it must be nil for the
@@ -371,3 +372,17 @@ func (c *CQ) owner() peer.CQOwner {
 
 // domain returns the domain the CQ was opened on.
 func (c *CQ) domain() *Domain { return c.dom }
+
+// WaitPollFD, for a CQ opened with WaitObj WaitPollFD,
+// returns its wait object (fi_control FI_GETWAIT, struct fi_wait_pollfd):
+// the descriptors to poll(2) for reading, which hold the object's signal
+// and the descriptors of the bound endpoints, and the change index, which
+// grows whenever that list changes (poll the new list then). Call TryWait
+// before blocking. Errors (wrapped): ErrNoData for WaitNone, ErrNoSys for
+// the other wait objects, ErrClosed.
+func (c *CQ) WaitPollFD() (fds []PollFD, changeIndex uint64, err error) {
+	if c == nil {
+		return nil, 0, ErrInval
+	}
+	return c.pollFDs()
+}

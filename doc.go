@@ -223,6 +223,7 @@
 //	fi_cq_sread / sreadfrom     CQ.SRead / SReadFrom (SReadContext / SReadFromContext)
 //	fi_cq_signal / fi_cq_strerror         CQ.Signal / CQ.StrError
 //	fi_control(FI_GETWAIT) / fi_trywait   CQ.WaitFD / CQ.TryWait (also Cntr, EQ)
+//	FI_GETWAIT of FI_WAIT_POLLFD  CQ.WaitPollFD (also Cntr, EQ): []PollFD + change index
 //	fi_wait_open / fi_wait      Fabric.OpenWait / Wait.Wait (WaitContext); members: CQAttr,
 //	                            CntrAttr, EQAttr WaitObj WaitSet + WaitSet; Wait.WaitFD, TryWait
 //	fi_poll_open / add / del / fi_poll   Domain.OpenPoll / Poll.Add / Del / Poll
@@ -245,7 +246,7 @@
 // collective calls (fi_join, fi_join_collective, fi_mc_addr, fi_barrier,
 // fi_broadcast, fi_allreduce, fi_allgather, fi_alltoall, fi_gather,
 // fi_scatter, fi_reduce, fi_reduce_scatter, fi_query_collective);
-// FI_WAIT_POLLFD (answers ErrNoSys); triggered operations
+// triggered operations
 // (fi_trigger); fi_endpoint2; fi_mr_refresh, fi_mr_raw_attr,
 // fi_mr_map_raw and fi_mr_unmap_key; fi_open_ops, fi_set_ops, fi_open,
 // fi_get_val and fi_set_val; fi_nic. The provider-side calls of

@@ -25,7 +25,8 @@ type EQAttr struct {
 	// polls). WaitFD also provides a descriptor (WaitFD). WaitNone, asked
 	// for explicitly, makes an EQ that is only polled (SRead gives
 	// ErrNoSys). WaitSet makes the EQ a member of the wait set WaitSet
-	// (which wakes when events are queued). WaitPollFD gives ErrNoSys.
+	// (which wakes when events are queued). WaitPollFD provides a list of
+	// descriptors (WaitPollFD).
 	WaitObj WaitObj
 	// WaitSet is the wait set (of the same fabric) an EQ opened with
 	// WaitObj WaitSet joins; nil for other wait objects (ErrInval).
@@ -227,3 +228,17 @@ func (e *EQ) writer() provider.EQWriter { return e.q }
 
 // fabric returns the fabric the EQ was opened on.
 func (e *EQ) fabric() *Fabric { return e.fab }
+
+// WaitPollFD, for an EQ opened with WaitObj WaitPollFD,
+// returns its wait object (fi_control FI_GETWAIT, struct fi_wait_pollfd):
+// the descriptors to poll(2) for reading, which hold the object's signal
+// and the descriptors of the bound endpoints, and the change index, which
+// grows whenever that list changes (poll the new list then). Call TryWait
+// before blocking. Errors (wrapped): ErrNoData for WaitNone, ErrNoSys for
+// the other wait objects, ErrClosed.
+func (e *EQ) WaitPollFD() (fds []PollFD, changeIndex uint64, err error) {
+	if e == nil {
+		return nil, 0, ErrInval
+	}
+	return e.pollFDs()
+}

@@ -164,7 +164,8 @@ type AVType = provider.AVType
 //   - WaitMutexCond: as WaitUnspec. WaitYield: blocking reads poll,
 //     yielding the processor.
 //   - WaitSet: the object joins a wait set (the WaitSet attribute, see
-//     Wait); WaitPollFD: not implemented (ErrNoSys at open).
+//     Wait); WaitPollFD: blocking reads work, and WaitPollFD returns
+//     the descriptors to poll.
 //
 // Unlike libfabric's numbering (FI_WAIT_NONE is 0 there), the zero value
 // is WaitUnspec; String prints libfabric's names ("FI_WAIT_UNSPEC").
@@ -379,7 +380,7 @@ const (
 	WaitFD        = provider.WaitFD        // FI_WAIT_FD: a file descriptor for poll/epoll (WaitFD, TryWait)
 	WaitMutexCond = provider.WaitMutexCond // FI_WAIT_MUTEX_COND: as WaitUnspec
 	WaitYield     = provider.WaitYield     // FI_WAIT_YIELD: blocking reads poll, yielding the processor
-	WaitPollFD    = provider.WaitPollFD    // FI_WAIT_POLLFD: a set of descriptors (not offered: ErrNoSys)
+	WaitPollFD    = provider.WaitPollFD    // FI_WAIT_POLLFD: a set of descriptors (WaitPollFD, TryWait)
 
 	CQFormatUnspec  = provider.CQFormatUnspec  // FI_CQ_FORMAT_UNSPEC: CQFormatContext
 	CQFormatContext = provider.CQFormatContext // FI_CQ_FORMAT_CONTEXT: CQEntry.OpContext only

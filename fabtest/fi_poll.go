@@ -22,6 +22,7 @@ var pollCases = []testCase{
 	{"fi_poll/wait_64_cqs_one_with_work", pollWait64CQs},
 	{"fi_poll/poll_reports_members_with_work", pollPollReportsMembers},
 	{"fi_poll/poll_add_del_close_errors", pollAddDelCloseErrors},
+	{"fi_poll/pollfd_getwait_signals_completion", pollPollFDGetwait},
 }
 
 func pollWaitOpenAttrErrors(t *testing.T, tg Target) {
@@ -411,4 +412,90 @@ func pollAddDelCloseErrors(t *testing.T, tg Target) {
 	_, err = ps.Poll(make([]fabric.Pollable, 1))
 	isErr(t, "poll after close", err, fabric.ErrClosed)
 	isErr(t, "add after close", ps.Add(a.rxcq, 0), fabric.ErrClosed)
+}
+
+// anyReadable reports whether one of fds is readable now.
+func anyReadable(t testing.TB, fds []fabric.PollFD) bool {
+	t.Helper()
+	for _, f := range fds {
+		if f.Events != 1 {
+			t.Fatalf("pollfd %+v: events are not POLLIN", f)
+		}
+		r, ok := fdReadable(f.FD)
+		if !ok {
+			t.Fatalf("pollfd %d cannot be polled", f.FD)
+		}
+		if r {
+			return true
+		}
+	}
+	return false
+}
+
+func pollPollFDGetwait(t *testing.T, tg Target) {
+	a, b, ab, _ := tg.pair(t, envOpts{wait: fabric.WaitPollFD})
+	fds, change, err := b.rxcq.WaitPollFD()
+	if err != nil || len(fds) == 0 {
+		t.Fatalf("FI_GETWAIT of an FI_WAIT_POLLFD CQ: %v, %v", fds, err)
+	}
+	if _, err := b.rxcq.WaitFD(); !errors.Is(err, fabric.ErrNoSys) {
+		t.Fatalf("WaitFD of an FI_WAIT_POLLFD CQ: %v, want ErrNoSys", err)
+	}
+	if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.rxcq.TryWait(); err != nil {
+		t.Fatalf("fi_trywait on an empty CQ: %v", err)
+	}
+	// The CQ's own signal (the first descriptor) is clear.
+	if r, ok := fdReadable(fds[0].FD); !ok || r {
+		t.Fatalf("signal descriptor readable=%v ok=%v before anything arrived", r, ok)
+	}
+	retry(t, "send", func() error { return a.ep.Send([]byte("pf"), nil, ab, nil) }, a.txcq)
+	deadline := time.Now().Add(scaled(5 * time.Second))
+	for !anyReadable(t, fds) {
+		if time.Now().After(deadline) {
+			t.Fatal("no pollfd became readable for an arriving message")
+		}
+		a.txcq.Read(nil)
+		time.Sleep(100 * time.Microsecond)
+	}
+	got, ee := waitCQ(t, b.rxcq, a.txcq)
+	if ee != nil || got.Len != 2 {
+		t.Fatalf("completion %+v %+v", got, ee)
+	}
+	if _, c2, err := b.rxcq.WaitPollFD(); err != nil || c2 < change {
+		t.Fatalf("change index %d -> %d, %v", change, c2, err)
+	}
+	// Counters and EQs offer it too; WaitNone has no wait object.
+	c, err := b.dom.OpenCntr(&fabric.CntrAttr{WaitObj: fabric.WaitPollFD})
+	skipIfNotSupported(t, "fi_cntr_open", err)
+	t.Cleanup(func() { closeOK(t, "cntr", c.Close()) })
+	cfds, _, err := c.WaitPollFD()
+	if err != nil || len(cfds) != 1 || anyReadable(t, cfds) {
+		t.Fatalf("counter pollfds %v, %v", cfds, err)
+	}
+	c.Add(1)
+	if !anyReadable(t, cfds) {
+		t.Fatal("counter pollfd not readable after a change")
+	}
+	eq, err := b.fab.OpenEQ(&fabric.EQAttr{WaitObj: fabric.WaitPollFD})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeOK(t, "eq", eq.Close()) })
+	if fds, _, err := eq.WaitPollFD(); err != nil || len(fds) != 1 {
+		t.Fatalf("EQ pollfds %v, %v", fds, err)
+	}
+	n, err := b.dom.OpenCQ(&fabric.CQAttr{WaitObj: fabric.WaitNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeOK(t, "cq", n.Close()) })
+	if _, _, err := n.WaitPollFD(); !errors.Is(err, fabric.ErrNoData) {
+		t.Fatalf("FI_GETWAIT of an FI_WAIT_NONE CQ: %v, want ErrNoData", err)
+	}
+	if _, _, err := a.rxcq.WaitPollFD(); err != nil {
+		t.Fatal(err)
+	}
 }

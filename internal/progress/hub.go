@@ -24,16 +24,13 @@ type Hub struct {
 }
 
 // CheckWaitObj validates a wait object kind: NONE, UNSPEC, FD, MUTEX_COND,
-// YIELD and SET (the object then joins a WaitSet with JoinSet) are
-// supported; FI_WAIT_POLLFD gives ENOSYS (not implemented); anything else
-// EINVAL.
+// YIELD, SET (the object then joins a WaitSet with JoinSet) and POLLFD
+// (PollFDs) are supported; anything else EINVAL.
 func CheckWaitObj(w provider.WaitObj) error {
 	switch w {
 	case provider.WaitNone, provider.WaitUnspec, provider.WaitFD, provider.WaitMutexCond, provider.WaitYield,
-		provider.WaitSet:
+		provider.WaitSet, provider.WaitPollFD:
 		return nil
-	case provider.WaitPollFD:
-		return provider.ENOSYS
 	}
 	return provider.EINVAL
 }
@@ -45,7 +42,7 @@ func (h *Hub) Init(w provider.WaitObj) error {
 		return err
 	}
 	h.wait = w
-	if w == provider.WaitFD {
+	if w == provider.WaitFD || w == provider.WaitPollFD {
 		fd, err := NewFDWait()
 		if err != nil {
 			return err
@@ -145,7 +142,7 @@ func (h *Hub) WaitFD() (int, error) {
 		return -1, provider.EBADF
 	case h.wait == provider.WaitNone:
 		return -1, provider.ENODATA
-	case h.fd == nil:
+	case h.fd == nil, h.wait == provider.WaitPollFD:
 		return -1, provider.ENOSYS
 	}
 	fd := h.fd.FD()
@@ -153,6 +150,22 @@ func (h *Hub) WaitFD() (int, error) {
 		return -1, provider.EBADF
 	}
 	return fd, nil
+}
+
+// PollFDs is fi_control(FI_GETWAIT) of an FI_WAIT_POLLFD object: it
+// appends the descriptors to poll for reading to dst (see FDWait.PollFDs)
+// and returns the change index. ENODATA for FI_WAIT_NONE, ENOSYS for the
+// other wait objects, EBADF once closed.
+func (h *Hub) PollFDs(dst []int) ([]int, uint64, error) {
+	switch {
+	case h.notifier.Closed():
+		return dst, 0, provider.EBADF
+	case h.wait == provider.WaitNone:
+		return dst, 0, provider.ENODATA
+	case h.wait != provider.WaitPollFD:
+		return dst, 0, provider.ENOSYS
+	}
+	return h.fd.PollFDs(dst)
 }
 
 // TryWait prepares for waiting on the wait object (fi_trywait): it resets
