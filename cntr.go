@@ -24,8 +24,15 @@ type CntrAttr struct {
 	// value), lets Wait block; so do WaitMutexCond and WaitYield (which
 	// polls). WaitFD also provides a descriptor (WaitFD). WaitNone, asked
 	// for explicitly, makes a counter that is only read (Wait gives
-	// ErrNoSys). WaitSet and WaitPollFD give ErrNoSys.
+	// ErrNoSys). WaitSet makes the counter a member of the wait set
+	// WaitSet: each change of the counter wakes one Wait of the set.
+	// WaitPollFD provides a list of
+	// descriptors (WaitPollFD).
 	WaitObj WaitObj
+	// WaitSet is the wait set (of the domain's fabric) a counter opened
+	// with WaitObj WaitSet joins; nil for other wait objects (ErrInval).
+	// Default nil.
+	WaitSet *Wait
 	// Flags: 0 (the default), or FlagPeer to import an owner's counter
 	// (see Peer). Other bits are reserved and give ErrInval.
 	Flags Flags
@@ -74,6 +81,9 @@ func (d *Domain) OpenCntr(attr *CntrAttr) (*Cntr, error) {
 	if a.Events != CntrEventsComp {
 		return nil, opErr("fi_cntr_open", prov, ErrNoSys)
 	}
+	if err := waitSetCheck(d.fabric, a.WaitObj, a.WaitSet); err != nil || (a.WaitSet != nil && a.Peer != nil) {
+		return nil, opErr("fi_cntr_open", prov, ErrInval)
+	}
 	cfg, err := cntr.Config{WaitObj: a.WaitObj}.Check()
 	if err != nil {
 		return nil, opErr("fi_cntr_open", prov, err)
@@ -89,6 +99,11 @@ func (d *Domain) OpenCntr(attr *CntrAttr) (*Cntr, error) {
 	}
 	k, err := cntr.New(cfg)
 	if err != nil {
+		d.lc.release()
+		return nil, opErr("fi_cntr_open", prov, err)
+	}
+	if err := c.join(a.WaitSet, k, nil); err != nil {
+		k.Close()
 		d.lc.release()
 		return nil, opErr("fi_cntr_open", prov, err)
 	}
@@ -270,3 +285,17 @@ func (c *Cntr) owner() peer.CntrOwner {
 
 // domain returns the domain the counter was opened on.
 func (c *Cntr) domain() *Domain { return c.dom }
+
+// WaitPollFD, for a counter opened with WaitObj WaitPollFD,
+// returns its wait object (fi_control FI_GETWAIT, struct fi_wait_pollfd):
+// the descriptors to poll(2) for reading, which hold the object's signal
+// and the descriptors of the bound endpoints, and the change index, which
+// grows whenever that list changes (poll the new list then). Call TryWait
+// before blocking. Errors (wrapped): ErrNoData for WaitNone, ErrNoSys for
+// the other wait objects, ErrClosed.
+func (c *Cntr) WaitPollFD() (fds []PollFD, changeIndex uint64, err error) {
+	if c == nil {
+		return nil, 0, ErrInval
+	}
+	return c.pollFDs()
+}

@@ -29,7 +29,7 @@ func TestCntrOpenAttr(t *testing.T) {
 		want error
 	}{
 		{CntrAttr{Events: 1}, ErrNoSys},
-		{CntrAttr{WaitObj: WaitSet}, ErrNoSys},
+		{CntrAttr{WaitObj: WaitSet}, ErrInval},
 		{CntrAttr{WaitObj: 31}, ErrInval},
 		{CntrAttr{Flags: FlagSend}, ErrInval},
 		{CntrAttr{Flags: FlagPeer}, ErrInval},

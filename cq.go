@@ -37,8 +37,16 @@ type CQAttr struct {
 	// polls). WaitFD also provides a descriptor (WaitFD) usable with
 	// poll/epoll. WaitNone, asked for explicitly, makes a CQ that is only
 	// polled (SRead and Signal give ErrNoSys); it costs nothing less on
-	// the read path. WaitSet and WaitPollFD give ErrNoSys.
+	// the read path. WaitSet makes the CQ a member of the wait set
+	// WaitSet (which wakes when the CQ has completions; SRead works too).
+	// WaitPollFD provides a list of
+	// descriptors (WaitPollFD).
 	WaitObj WaitObj
+	// WaitSet is the wait set (Fabric.OpenWait, of the domain's fabric)
+	// that a CQ opened with WaitObj WaitSet joins; it must be nil for the
+	// other wait objects (ErrInval). The set cannot be closed while the CQ
+	// is open. Default nil.
+	WaitSet *Wait
 	// SignalingVector is the interrupt affinity hint (with FlagAffinity);
 	// ignored.
 	SignalingVector int
@@ -93,6 +101,9 @@ func (d *Domain) OpenCQ(attr *CQAttr) (*CQ, error) {
 	if a.Flags&^cqAttrFlags != 0 || (a.Flags&FlagPeer != 0) != (a.Peer != nil) || a.Size > cq.MaxSize {
 		return nil, opErr("fi_cq_open", prov, ErrInval)
 	}
+	if err := waitSetCheck(d.fabric, a.WaitObj, a.WaitSet); err != nil || (a.WaitSet != nil && a.Peer != nil) {
+		return nil, opErr("fi_cq_open", prov, ErrInval)
+	}
 	cfg, err := cq.Config{
 		Size:          int(a.Size),
 		Format:        a.Format,
@@ -117,6 +128,11 @@ func (d *Domain) OpenCQ(attr *CQAttr) (*CQ, error) {
 	}
 	q, err := cq.New(cfg)
 	if err != nil {
+		d.lc.release()
+		return nil, opErr("fi_cq_open", prov, err)
+	}
+	if err := c.join(a.WaitSet, q, func() bool { return q.Len() > 0 }); err != nil {
+		q.Close()
 		d.lc.release()
 		return nil, opErr("fi_cq_open", prov, err)
 	}
@@ -285,7 +301,8 @@ func (c *CQ) sread(op string, entries []CQEntry, src []Addr, threshold int, dead
 }
 
 // Signal wakes the goroutines blocked in SRead/SReadContext (fi_cq_signal);
-// they return ErrAgain. A signal with nobody blocked is remembered and
+// they return ErrAgain. For a member of a wait set it also ends one Wait
+// of the set. A signal with nobody blocked is remembered and
 // consumed by the next blocking read. For a CQ that cannot block (WaitNone,
 // FI_PEER import) it returns an *OpError{Op: "fi_cq_signal"} matching
 // ErrNoSys ("only available if the CQ was configured with a wait object").
@@ -296,7 +313,11 @@ func (c *CQ) Signal() error {
 	if c.q == nil {
 		return blockErr("fi_cq_signal", c.prov, c.noQueue())
 	}
-	return blockErr("fi_cq_signal", c.prov, c.q.Signal())
+	if err := c.q.Signal(); err != nil {
+		return blockErr("fi_cq_signal", c.prov, err)
+	}
+	c.q.SignalSet()
+	return nil
 }
 
 // StrError converts a provider error number and error data of an error
@@ -351,3 +372,17 @@ func (c *CQ) owner() peer.CQOwner {
 
 // domain returns the domain the CQ was opened on.
 func (c *CQ) domain() *Domain { return c.dom }
+
+// WaitPollFD, for a CQ opened with WaitObj WaitPollFD,
+// returns its wait object (fi_control FI_GETWAIT, struct fi_wait_pollfd):
+// the descriptors to poll(2) for reading, which hold the object's signal
+// and the descriptors of the bound endpoints, and the change index, which
+// grows whenever that list changes (poll the new list then). Call TryWait
+// before blocking. Errors (wrapped): ErrNoData for WaitNone, ErrNoSys for
+// the other wait objects, ErrClosed.
+func (c *CQ) WaitPollFD() (fds []PollFD, changeIndex uint64, err error) {
+	if c == nil {
+		return nil, 0, ErrInval
+	}
+	return c.pollFDs()
+}

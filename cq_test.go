@@ -36,7 +36,7 @@ func TestCQOpenAttr(t *testing.T) {
 	}{
 		{CQAttr{Format: 99}, ErrInval},
 		{CQAttr{WaitObj: 99}, ErrInval},
-		{CQAttr{WaitObj: WaitSet}, ErrNoSys},
+		{CQAttr{WaitObj: WaitSet}, ErrInval}, // no WaitSet attribute
 		{CQAttr{WaitCond: 7, WaitObj: WaitUnspec}, ErrInval},
 		{CQAttr{Flags: FlagSend}, ErrInval},
 		{CQAttr{Size: 1 << 40}, ErrInval},

@@ -119,17 +119,31 @@
 // as *os.File does: methods with an error result return ErrInval, the
 // others zero values (AddrNotAvail for addresses). Nothing panics.
 //
-// Timeouts. Blocking calls (CQ.SRead, CQ.SReadFrom, EQ.SRead, Cntr.Wait)
+// Timeouts. Blocking calls (CQ.SRead, CQ.SReadFrom, EQ.SRead, Cntr.Wait,
+// Wait.Wait)
 // take a time.Duration: negative waits forever (C's -1), 0 checks once
 // without waiting, otherwise it bounds the wait. On timeout they return
 // what the C call returns: ErrAgain (fi_cq_sread, fi_eq_sread) or
-// ErrTimedOut (fi_cntr_wait).
+// ErrTimedOut (fi_cntr_wait, fi_wait).
+//
+// Wait and poll sets. A Wait (fi_wait_open) belongs to a fabric; CQs,
+// counters and EQs of that fabric join it at open (WaitObj WaitSet and the
+// WaitSet attribute; a set of another fabric is ErrInval) and hold it open
+// (Close answers ErrBusy). A write to a member marks it ready, so Wait
+// looks only at marked members: a 64-CQ set costs a waiter what a one-CQ
+// set does (BenchmarkWaitSet). A CQ or EQ is work while it holds entries;
+// a counter's change and fi_cq_signal are work once. Wait drives the
+// members' progress as SRead does, with the same rule: our goroutines
+// call a provider's Progress only inside an application's call. A Poll
+// (fi_poll_open) belongs to a domain and reports its members (*CQ, *Cntr:
+// the sealed Pollable) that have work, in place of fi_poll's contexts,
+// which Go objects do not carry; members cannot close until Del.
 //
 // Context forms. Each blocking call has a form bounded by a
 // context.Context instead, named as Go names them (net.Dialer.DialContext,
 // sql.DB.QueryContext): the same name plus Context, ctx first, the same
 // arguments without the timeout: CQ.SReadContext, CQ.SReadFromContext,
-// EQ.SReadContext, Cntr.WaitContext. When the context ends first, the
+// EQ.SReadContext, Cntr.WaitContext, Wait.WaitContext. When the context ends first, the
 // error is a *WaitError with two identities under errors.Is: the C call's
 // error (ErrAgain, ErrTimedOut; ErrCanceled for a cancelled context) and
 // ctx.Err(). No data-path call takes a context.
@@ -209,6 +223,11 @@
 //	fi_cq_sread / sreadfrom     CQ.SRead / SReadFrom (SReadContext / SReadFromContext)
 //	fi_cq_signal / fi_cq_strerror         CQ.Signal / CQ.StrError
 //	fi_control(FI_GETWAIT) / fi_trywait   CQ.WaitFD / CQ.TryWait (also Cntr, EQ)
+//	FI_GETWAIT of FI_WAIT_POLLFD  CQ.WaitPollFD (also Cntr, EQ): []PollFD + change index
+//	fi_wait_open / fi_wait      Fabric.OpenWait / Wait.Wait (WaitContext); members: CQAttr,
+//	                            CntrAttr, EQAttr WaitObj WaitSet + WaitSet; Wait.WaitFD, TryWait
+//	fi_poll_open / add / del / fi_poll   Domain.OpenPoll / Poll.Add / Del / Poll
+//	fi_trywait (fabric, fids)   Fabric.TryWait(objs ...TryWaiter)
 //	fi_cntr_read / readerr / add / set / adderr / seterr / wait
 //	                            Cntr.Read / ReadErr / Add / Set / AddErr / SetErr / Wait (WaitContext)
 //	fi_eq_read / readerr / sread / write / strerror
@@ -227,8 +246,7 @@
 // collective calls (fi_join, fi_join_collective, fi_mc_addr, fi_barrier,
 // fi_broadcast, fi_allreduce, fi_allgather, fi_alltoall, fi_gather,
 // fi_scatter, fi_reduce, fi_reduce_scatter, fi_query_collective);
-// fi_poll_open, fi_poll, fi_poll_add, fi_poll_del and fi_wait_open
-// (WaitSet and WaitPollFD answer ErrNoSys); triggered operations
+// triggered operations
 // (fi_trigger); fi_endpoint2; fi_mr_refresh, fi_mr_raw_attr,
 // fi_mr_map_raw and fi_mr_unmap_key; fi_open_ops, fi_set_ops, fi_open,
 // fi_get_val and fi_set_val; fi_nic. The provider-side calls of

@@ -24,8 +24,14 @@ type EQAttr struct {
 	// value), lets SRead block; so do WaitMutexCond and WaitYield (which
 	// polls). WaitFD also provides a descriptor (WaitFD). WaitNone, asked
 	// for explicitly, makes an EQ that is only polled (SRead gives
-	// ErrNoSys). WaitSet and WaitPollFD give ErrNoSys.
+	// ErrNoSys). WaitSet makes the EQ a member of the wait set WaitSet
+	// (which wakes when events are queued). WaitPollFD provides a list of
+	// descriptors (WaitPollFD).
 	WaitObj WaitObj
+	// WaitSet is the wait set (of the same fabric) an EQ opened with
+	// WaitObj WaitSet joins; nil for other wait objects (ErrInval).
+	// Default nil.
+	WaitSet *Wait
 	// SignalingVector is the interrupt affinity hint; ignored.
 	SignalingVector int
 }
@@ -61,6 +67,9 @@ func (f *Fabric) OpenEQ(attr *EQAttr) (*EQ, error) {
 	if a.Flags&^eqAttrFlags != 0 || a.Size > eq.MaxSize {
 		return nil, opErr("fi_eq_open", prov, ErrInval)
 	}
+	if err := waitSetCheck(f, a.WaitObj, a.WaitSet); err != nil {
+		return nil, opErr("fi_eq_open", prov, err)
+	}
 	cfg, err := eq.Config{Size: int(a.Size), WaitObj: a.WaitObj, AppWrite: a.Flags&FlagWrite != 0,
 		LegacyErrData: cqLegacyErrData(f)}.Check()
 	if err != nil {
@@ -76,6 +85,11 @@ func (f *Fabric) OpenEQ(attr *EQAttr) (*EQ, error) {
 		return nil, opErr("fi_eq_open", prov, err)
 	}
 	e := &EQ{fab: f, attr: a, q: q}
+	if err := e.join(a.WaitSet, q, func() bool { return q.Len() > 0 }); err != nil {
+		q.Close()
+		f.lc.release()
+		return nil, opErr("fi_eq_open", prov, err)
+	}
 	e.init(&f.lc, prov, q)
 	return e, nil
 }
@@ -214,3 +228,17 @@ func (e *EQ) writer() provider.EQWriter { return e.q }
 
 // fabric returns the fabric the EQ was opened on.
 func (e *EQ) fabric() *Fabric { return e.fab }
+
+// WaitPollFD, for an EQ opened with WaitObj WaitPollFD,
+// returns its wait object (fi_control FI_GETWAIT, struct fi_wait_pollfd):
+// the descriptors to poll(2) for reading, which hold the object's signal
+// and the descriptors of the bound endpoints, and the change index, which
+// grows whenever that list changes (poll the new list then). Call TryWait
+// before blocking. Errors (wrapped): ErrNoData for WaitNone, ErrNoSys for
+// the other wait objects, ErrClosed.
+func (e *EQ) WaitPollFD() (fds []PollFD, changeIndex uint64, err error) {
+	if e == nil {
+		return nil, 0, ErrInval
+	}
+	return e.pollFDs()
+}

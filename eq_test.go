@@ -33,7 +33,7 @@ func TestEQOpenAttr(t *testing.T) {
 		want error
 	}{
 		{EQAttr{Flags: FlagSend}, ErrInval},
-		{EQAttr{WaitObj: WaitSet}, ErrNoSys},
+		{EQAttr{WaitObj: WaitSet}, ErrInval},
 		{EQAttr{WaitObj: 12}, ErrInval},
 		{EQAttr{Size: 1 << 40}, ErrInval},
 	} {

@@ -163,7 +163,9 @@ type AVType = provider.AVType
 //     poll/epoll (call TryWait before sleeping on it).
 //   - WaitMutexCond: as WaitUnspec. WaitYield: blocking reads poll,
 //     yielding the processor.
-//   - WaitSet, WaitPollFD: not implemented (ErrNoSys at open).
+//   - WaitSet: the object joins a wait set (the WaitSet attribute, see
+//     Wait); WaitPollFD: blocking reads work, and WaitPollFD returns
+//     the descriptors to poll.
 //
 // Unlike libfabric's numbering (FI_WAIT_NONE is 0 there), the zero value
 // is WaitUnspec; String prints libfabric's names ("FI_WAIT_UNSPEC").
@@ -374,11 +376,11 @@ const (
 
 	WaitNone      = provider.WaitNone      // FI_WAIT_NONE: no wait object; blocking reads return ErrNoSys
 	WaitUnspec    = provider.WaitUnspec    // FI_WAIT_UNSPEC: the default wait object; blocking reads work (the zero value)
-	WaitSet       = provider.WaitSet       // FI_WAIT_SET: a shared wait set (not offered: ErrNoSys)
+	WaitSet       = provider.WaitSet       // FI_WAIT_SET: a shared wait set (the WaitSet attribute, see Wait)
 	WaitFD        = provider.WaitFD        // FI_WAIT_FD: a file descriptor for poll/epoll (WaitFD, TryWait)
 	WaitMutexCond = provider.WaitMutexCond // FI_WAIT_MUTEX_COND: as WaitUnspec
 	WaitYield     = provider.WaitYield     // FI_WAIT_YIELD: blocking reads poll, yielding the processor
-	WaitPollFD    = provider.WaitPollFD    // FI_WAIT_POLLFD: a set of descriptors (not offered: ErrNoSys)
+	WaitPollFD    = provider.WaitPollFD    // FI_WAIT_POLLFD: a set of descriptors (WaitPollFD, TryWait)
 
 	CQFormatUnspec  = provider.CQFormatUnspec  // FI_CQ_FORMAT_UNSPEC: CQFormatContext
 	CQFormatContext = provider.CQFormatContext // FI_CQ_FORMAT_CONTEXT: CQEntry.OpContext only

@@ -15,6 +15,7 @@ type waitQueue interface {
 	AddSource(provider.Progresser) error
 	RemoveSource(provider.Progresser)
 	WaitFD() (int, error)
+	PollFDs(dst []int) ([]int, uint64, error)
 	TryWait() error
 	Close() error
 }
@@ -31,6 +32,7 @@ type waitable struct {
 	prov   string       // provider name, for *OpError
 	wq     waitQueue    // nil for an FI_PEER import
 	pset   progress.Set // progress sources of an FI_PEER import
+	wset   *Wait        // the wait set of an FI_WAIT_SET object, released by close
 }
 
 // init sets the parent and provider name; q is nil for an FI_PEER import.
@@ -70,6 +72,35 @@ func (w *waitable) waitFD() (int, error) {
 	return fd, nil
 }
 
+// PollFD is one descriptor of an FI_WAIT_POLLFD wait object (an entry of
+// struct fi_wait_pollfd, as struct pollfd): FD, and Events, the poll(2)
+// events to wait for (always POLLIN, 0x1: the descriptor becomes readable
+// when the object may have work).
+type PollFD struct {
+	FD     int
+	Events int16
+}
+
+// pollIn is poll(2)'s POLLIN.
+const pollIn = 0x1
+
+// pollFDs is fi_control(FI_GETWAIT) of an FI_WAIT_POLLFD object, with the
+// error wrapped in *OpError.
+func (w *waitable) pollFDs() ([]PollFD, uint64, error) {
+	if w.wq == nil {
+		return nil, 0, opErr("fi_control", w.prov, w.noQueue())
+	}
+	fds, change, err := w.wq.PollFDs(nil)
+	if err != nil {
+		return nil, 0, opErr("fi_control", w.prov, closedErr(err))
+	}
+	out := make([]PollFD, len(fds))
+	for i, fd := range fds {
+		out[i] = PollFD{FD: fd, Events: pollIn}
+	}
+	return out, change, nil
+}
+
 // tryWait is fi_trywait (bare errors, as on the data path).
 func (w *waitable) tryWait() error {
 	if w.wq == nil {
@@ -88,6 +119,9 @@ func (w *waitable) close() error {
 	var err error
 	if w.wq != nil {
 		err = w.wq.Close()
+	}
+	if w.wset != nil {
+		w.wset.lc.release()
 	}
 	w.parent.release()
 	return opErr("fi_close", w.prov, err)

@@ -139,8 +139,12 @@ func waitFromC(wo C.enum_fi_wait_obj, set *C.struct_fid_wait) (fabric.WaitObj, *
 			return 0, nil, -C.FI_EINVAL
 		}
 		return provider.WaitFD, w, 0
-	case C.FI_WAIT_FD, C.FI_WAIT_MUTEX_COND, C.FI_WAIT_YIELD, C.FI_WAIT_POLLFD:
+	case C.FI_WAIT_FD, C.FI_WAIT_MUTEX_COND, C.FI_WAIT_YIELD:
 		return fabric.WaitObj(wo), nil, 0 // same numbers (consts.go)
+	case C.FI_WAIT_POLLFD:
+		// The Go objects offer it (WaitPollFD), but FI_GETWAIT does not
+		// yet fill a struct fi_wait_pollfd here: refuse it at open.
+		return 0, nil, -C.FI_ENOSYS
 	}
 	return 0, nil, -C.FI_EINVAL
 }

@@ -102,6 +102,7 @@ type env struct {
 	rxcq *fabric.CQ
 	ep   *fabric.Endpoint
 	addr []byte
+	ws   *fabric.Wait // envOpts.waitSet: the wait set of txcq and rxcq
 }
 
 type envOpts struct {
@@ -113,6 +114,7 @@ type envOpts struct {
 	noEnable  bool
 	modify    func(*fabric.Info)
 	wait      fabric.WaitObj
+	waitSet   bool         // open txcq and rxcq as members of a wait set (env.ws)
 	connReq   *fabric.Info // MSG: open the endpoint from this FI_CONNREQ info
 	deferConn bool         // MSG: leave the endpoint for Connect to enable
 	// bind, if set, is called with the env once its endpoint is bound to
@@ -141,8 +143,15 @@ func (tg Target) open(t testing.TB, o envOpts) *env {
 	if format == 0 {
 		format = fabric.CQFormatTagged
 	}
-	e.txcq = e.openCQ(&fabric.CQAttr{Format: format, Size: o.cqSize, WaitObj: o.wait})
-	e.rxcq = e.openCQ(&fabric.CQAttr{Format: format, Size: o.cqSize, WaitObj: o.wait})
+	if o.waitSet {
+		if e.ws, err = e.fab.OpenWait(nil); err != nil {
+			t.Fatalf("OpenWait: %v", err)
+		}
+		t.Cleanup(func() { closeOK(t, "wait set", e.ws.Close()) })
+		o.wait = fabric.WaitSet
+	}
+	e.txcq = e.openCQ(&fabric.CQAttr{Format: format, Size: o.cqSize, WaitObj: o.wait, WaitSet: e.ws})
+	e.rxcq = e.openCQ(&fabric.CQAttr{Format: format, Size: o.cqSize, WaitObj: o.wait, WaitSet: e.ws})
 	if info.EPAttr.Type != fabric.EPMsg {
 		if e.av, err = e.dom.OpenAV(&fabric.AVAttr{Type: info.DomainAttr.AVType}); err != nil {
 			t.Fatalf("OpenAV: %v", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 var processCases = []testCase{
 	{"process/msg_pingpong_with_separate_process", processMsgPingpongWithSeparateProcess},
 	{"process/pingpong_with_separate_process", processPingpongWithSeparateProcess},
+	{"process/wait_set_pingpong_with_separate_process", processWaitSetPingpong},
 }
 
 func processMsgPingpongWithSeparateProcess(t *testing.T, tg Target) {
@@ -48,9 +50,52 @@ func processMsgPingpongWithSeparateProcess(t *testing.T, tg Target) {
 	wait()
 }
 
-func processPingpongWithSeparateProcess(t *testing.T, tg Target) {
+func processPingpongWithSeparateProcess(t *testing.T, tg Target) { pingpongProcess(t, tg, false) }
+
+// processWaitSetPingpong is the pingpong with both CQs in a wait set
+// (fi_poll(3)): every arrival from the other process is waited for with
+// fi_wait on the set.
+func processWaitSetPingpong(t *testing.T, tg Target) { pingpongProcess(t, tg, true) }
+
+// waitSetRecv waits on e's wait set until e.rxcq holds a completion and
+// returns it, draining e.txcq meanwhile; it fails after the bound.
+func waitSetRecv(t testing.TB, e *env) (fabric.CQEntry, *fabric.CQErrEntry) {
+	t.Helper()
+	deadline := time.Now().Add(scaled(10 * time.Second))
+	ent := make([]fabric.CQEntry, 1)
+	for time.Now().Before(deadline) {
+		err := e.ws.Wait(scaled(time.Second))
+		if err != nil && !errors.Is(err, fabric.ErrTimedOut) {
+			t.Fatalf("fi_wait: %v", err)
+		}
+		for {
+			if _, err := e.txcq.Read(ent); err != nil {
+				break
+			}
+		}
+		n, err := e.rxcq.Read(ent)
+		if n == 1 {
+			return ent[0], nil
+		}
+		if errors.Is(err, fabric.ErrAvail) {
+			var ee fabric.CQErrEntry
+			e.rxcq.ReadErr(&ee)
+			return fabric.CQEntry{}, &ee
+		}
+	}
+	t.Fatal("fi_wait: no receive completion within the bound")
+	return fabric.CQEntry{}, nil
+}
+
+func pingpongProcess(t *testing.T, tg Target, waitSet bool) {
 	connectionless(t, tg)
-	e := tg.open(t, envOpts{})
+	e := tg.open(t, envOpts{waitSet: waitSet})
+	recv := func() (fabric.CQEntry, *fabric.CQErrEntry) {
+		if waitSet {
+			return waitSetRecv(t, e)
+		}
+		return waitCQ(t, e.rxcq, e.txcq)
+	}
 	buf := make([]byte, 2048)
 	if err := e.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
 		t.Fatal(err)
@@ -84,7 +129,7 @@ func processPingpongWithSeparateProcess(t *testing.T, tg Target) {
 			t.Errorf("peer process did not exit\n%s", out.String())
 		}
 	}()
-	got, ee := waitCQ(t, e.rxcq)
+	got, ee := recv()
 	if ee != nil {
 		t.Fatalf("name message: %+v", ee)
 	}
@@ -95,8 +140,10 @@ func processPingpongWithSeparateProcess(t *testing.T, tg Target) {
 		}
 		msg := pattern(make([]byte, 1+i*17), i)
 		retry(t, "send", func() error { return e.ep.Send(msg, nil, dst, nil) }, e.txcq)
-		waitCQ(t, e.txcq)
-		got, ee := waitCQ(t, e.rxcq, e.txcq)
+		if !waitSet {
+			waitCQ(t, e.txcq)
+		}
+		got, ee := recv()
 		if ee != nil || !bytes.Equal(buf[:got.Len], msg) {
 			t.Fatalf("echo %d: %+v %+v", i, got, ee)
 		}

@@ -28,6 +28,7 @@ var cases = slices.Concat(
 	atomicCases,   // fi_atomic.go
 	cmCases,       // fi_cm.go
 	peerCases,     // fi_peer.go
+	pollCases,     // fi_poll.go: wait sets, poll sets
 	processCases,  // process.go: behaviours across processes
 )
 

@@ -22,8 +22,12 @@ func mustNew(t testing.TB, cfg Config) *Cntr {
 }
 
 func TestConfig(t *testing.T) {
-	if _, err := New(Config{WaitObj: provider.WaitSet}); err != provider.ENOSYS {
-		t.Fatalf("wait set: %v", err)
+	for _, w := range []provider.WaitObj{provider.WaitPollFD, provider.WaitSet} {
+		c, err := New(Config{WaitObj: w})
+		if err != nil {
+			t.Fatalf("%v: %v", w, err)
+		}
+		c.Close()
 	}
 	if _, err := New(Config{WaitObj: 77}); err != provider.EINVAL {
 		t.Fatalf("bad wait obj: %v", err)

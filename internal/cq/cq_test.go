@@ -35,7 +35,8 @@ func TestConfigCheck(t *testing.T) {
 		{Config{Size: MaxSize + 1}, provider.EINVAL},
 		{Config{Format: 5}, provider.EINVAL},
 		{Config{Format: -1}, provider.EINVAL},
-		{Config{WaitObj: provider.WaitSet}, provider.ENOSYS},
+		{Config{WaitObj: provider.WaitPollFD}, nil},
+		{Config{WaitObj: provider.WaitSet}, nil}, // joins a set with JoinSet
 		{Config{WaitObj: 99}, provider.EINVAL},
 		{Config{WaitCond: 2}, provider.EINVAL},
 		{Config{WaitCond: provider.CQCondThreshold, WaitObj: provider.WaitUnspec}, nil},

@@ -29,7 +29,8 @@ func TestConfig(t *testing.T) {
 		{Config{Size: 1}, nil},
 		{Config{Size: 65536, WaitObj: provider.WaitFD}, nil},
 		{Config{Size: -1}, provider.EINVAL},
-		{Config{WaitObj: provider.WaitSet}, provider.ENOSYS},
+		{Config{WaitObj: provider.WaitPollFD}, nil},
+		{Config{WaitObj: provider.WaitSet}, nil}, // joins a set with JoinSet
 		{Config{WaitObj: 50}, provider.EINVAL},
 	} {
 		q, err := New(tc.cfg)

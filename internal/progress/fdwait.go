@@ -25,6 +25,7 @@ type FDWait struct {
 	evfd   int
 	closed bool
 	fds    map[int]int                   // source descriptor -> references
+	change uint64                        // bumped when fds gains or loses a descriptor
 	srcs   map[provider.Progresser]srcFD // descriptor recorded at AddSource
 }
 
@@ -110,6 +111,7 @@ func (w *FDWait) addFDLocked(fd int) error {
 		w.fds = make(map[int]int)
 	}
 	w.fds[fd] = 1
+	w.change++
 	return nil
 }
 
@@ -130,11 +132,29 @@ func (w *FDWait) removeFDLocked(fd int) {
 		return
 	}
 	delete(w.fds, fd)
+	w.change++
 	if !w.closed {
 		// The source may have closed its descriptor already (the kernel
 		// then dropped it from the set); that error is expected.
 		sys.EpollDel(w.epfd, fd)
 	}
+}
+
+// PollFDs appends to dst the descriptors an FI_WAIT_POLLFD user polls for
+// reading: the eventfd first, then the sources' descriptors; and returns
+// the change index, which grows whenever the set of descriptors changes.
+// EBADF once closed.
+func (w *FDWait) PollFDs(dst []int) ([]int, uint64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return dst, 0, provider.EBADF
+	}
+	dst = append(dst, w.evfd)
+	for fd := range w.fds {
+		dst = append(dst, fd)
+	}
+	return dst, w.change, nil
 }
 
 // Close closes the descriptors. It is idempotent.

@@ -19,17 +19,18 @@ type Hub struct {
 	// fd is the FI_WAIT_FD wait object, nil for other wait objects.
 	fd   *FDWait
 	wait provider.WaitObj
+	// member links an FI_WAIT_SET object to its wait set (JoinSet).
+	member *member
 }
 
-// CheckWaitObj validates a wait object kind: NONE, UNSPEC, FD, MUTEX_COND
-// and YIELD are supported; FI_WAIT_SET and FI_WAIT_POLLFD give ENOSYS (not
-// implemented); anything else EINVAL.
+// CheckWaitObj validates a wait object kind: NONE, UNSPEC, FD, MUTEX_COND,
+// YIELD, SET (the object then joins a WaitSet with JoinSet) and POLLFD
+// (PollFDs) are supported; anything else EINVAL.
 func CheckWaitObj(w provider.WaitObj) error {
 	switch w {
-	case provider.WaitNone, provider.WaitUnspec, provider.WaitFD, provider.WaitMutexCond, provider.WaitYield:
+	case provider.WaitNone, provider.WaitUnspec, provider.WaitFD, provider.WaitMutexCond, provider.WaitYield,
+		provider.WaitSet, provider.WaitPollFD:
 		return nil
-	case provider.WaitSet, provider.WaitPollFD:
-		return provider.ENOSYS
 	}
 	return provider.EINVAL
 }
@@ -41,7 +42,7 @@ func (h *Hub) Init(w provider.WaitObj) error {
 		return err
 	}
 	h.wait = w
-	if w == provider.WaitFD {
+	if w == provider.WaitFD || w == provider.WaitPollFD {
 		fd, err := NewFDWait()
 		if err != nil {
 			return err
@@ -83,6 +84,15 @@ func (h *Hub) AddSource(p provider.Progresser) error {
 			return err
 		}
 	}
+	if h.member != nil {
+		if err := h.member.ws.addSource(p); err != nil {
+			if h.fd != nil {
+				h.fd.RemoveSource(p)
+			}
+			h.set.Remove(p)
+			return err
+		}
+	}
 	return nil
 }
 
@@ -94,6 +104,9 @@ func (h *Hub) RemoveSource(p provider.Progresser) {
 	if h.fd != nil {
 		h.fd.RemoveSource(p)
 	}
+	if h.member != nil && h.set.Contains(p) {
+		h.member.ws.removeSource(p)
+	}
 	h.set.Remove(p)
 }
 
@@ -104,6 +117,9 @@ func (h *Hub) Wake() {
 	h.notifier.Notify()
 	if h.fd != nil {
 		h.fd.Signal()
+	}
+	if h.member != nil {
+		h.member.signal()
 	}
 }
 
@@ -126,7 +142,7 @@ func (h *Hub) WaitFD() (int, error) {
 		return -1, provider.EBADF
 	case h.wait == provider.WaitNone:
 		return -1, provider.ENODATA
-	case h.fd == nil:
+	case h.fd == nil, h.wait == provider.WaitPollFD:
 		return -1, provider.ENOSYS
 	}
 	fd := h.fd.FD()
@@ -134,6 +150,22 @@ func (h *Hub) WaitFD() (int, error) {
 		return -1, provider.EBADF
 	}
 	return fd, nil
+}
+
+// PollFDs is fi_control(FI_GETWAIT) of an FI_WAIT_POLLFD object: it
+// appends the descriptors to poll for reading to dst (see FDWait.PollFDs)
+// and returns the change index. ENODATA for FI_WAIT_NONE, ENOSYS for the
+// other wait objects, EBADF once closed.
+func (h *Hub) PollFDs(dst []int) ([]int, uint64, error) {
+	switch {
+	case h.notifier.Closed():
+		return dst, 0, provider.EBADF
+	case h.wait == provider.WaitNone:
+		return dst, 0, provider.ENODATA
+	case h.wait != provider.WaitPollFD:
+		return dst, 0, provider.ENOSYS
+	}
+	return h.fd.PollFDs(dst)
 }
 
 // TryWait prepares for waiting on the wait object (fi_trywait): it resets
@@ -157,6 +189,7 @@ func (h *Hub) TryWait() error {
 // Close wakes and fails blocked readers and closes the descriptors.
 func (h *Hub) Close() error {
 	h.notifier.Close()
+	h.leaveSet()
 	if h.fd != nil {
 		return h.fd.Close()
 	}

@@ -467,8 +467,8 @@ func TestHubWaitObjects(t *testing.T) {
 		{provider.WaitMutexCond, nil, provider.ENOSYS, nil, ErrTimeout},
 		{provider.WaitYield, nil, provider.ENOSYS, nil, ErrTimeout},
 		{provider.WaitFD, nil, nil, nil, ErrTimeout},
-		{provider.WaitSet, provider.ENOSYS, nil, nil, nil},
-		{provider.WaitPollFD, provider.ENOSYS, nil, nil, nil},
+		{provider.WaitSet, nil, provider.ENOSYS, nil, ErrTimeout},    // joins a set with JoinSet; blocks on its own too
+		{provider.WaitPollFD, nil, provider.ENOSYS, nil, ErrTimeout}, // PollFDs, not WaitFD
 		{provider.WaitObj(42), provider.EINVAL, nil, nil, nil},
 	} {
 		var h Hub
