@@ -172,7 +172,7 @@
 //	fi_av_open                  Domain.OpenAV
 //	fi_mr_reg / regv / regattr  Domain.RegMR / RegMRv / RegMRAttr
 //	fi_endpoint                 Domain.OpenEndpoint
-//	fi_endpoint2                Domain.OpenEndpoint2 (flags: none defined, ErrInval)
+//	fi_endpoint2                Domain.OpenEndpoint2 (FI_PEER_TRANSFER: ErrNoSys)
 //	fi_scalable_ep              Domain.OpenScalableEndpoint
 //	fi_stx_context              Domain.OpenSTX
 //	fi_srx_context              Domain.OpenSRX

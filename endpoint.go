@@ -102,17 +102,22 @@ func (d *Domain) OpenEndpoint(info *Info) (*Endpoint, error) {
 }
 
 // OpenEndpoint2 opens an active endpoint with flags (fi_endpoint2). With
-// flags 0 it is OpenEndpoint. fi_endpoint(3) gives fi_endpoint2 flags for
-// the peer transfer feature of fi_peer(3) only, and libfabric 1.17 defines
-// none for endpoints (peer receive queues are imported with OpenSRX and a
-// PeerSRX); as fi_peer(3) asks of providers that do not support a peer
-// flag, any other flags return ErrInval, and nothing is opened.
+// flags 0 it is OpenEndpoint. The one flag fi_endpoint2 defines is
+// FlagPeerTransfer (fi_peer(3) "FI_PEER_TRANSFER"): an owner provider sets
+// up a peer transfer context with a provider whose Info.Mode asks for
+// ModePeerTransfer. No provider of this module asks for it or imports
+// transfers, so FlagPeerTransfer returns ErrNoSys, as fi_endpoint2 does
+// in C for a provider without the call; any other flag returns
+// ErrBadFlags. Nothing is opened in either case.
 func (d *Domain) OpenEndpoint2(info *Info, flags Flags) (*Endpoint, error) {
 	if d == nil {
 		return nil, ErrInval
 	}
-	if flags != 0 {
-		return nil, opErr("fi_endpoint2", d.prov.Name(), ErrInval)
+	switch {
+	case flags&^FlagPeerTransfer != 0:
+		return nil, opErr("fi_endpoint2", d.prov.Name(), ErrBadFlags)
+	case flags != 0:
+		return nil, opErr("fi_endpoint2", d.prov.Name(), ErrNoSys)
 	}
 	return d.OpenEndpoint(info)
 }

@@ -742,11 +742,19 @@ func epEndpoint2Flags(t *testing.T, tg Target) {
 		t.Fatalf("fi_endpoint2 with flags 0: %v", err)
 	}
 	closeOK(t, "endpoint2", ep.Close())
-	for _, f := range []fabric.Flags{fabric.FlagPeer, fabric.FlagTransmit, 1 << 62} {
-		ep, err := e.dom.OpenEndpoint2(e.info, f)
-		isErr(t, fmt.Sprintf("fi_endpoint2 flags %#x", uint64(f)), err, fabric.ErrInval)
+	for _, c := range []struct {
+		f    fabric.Flags
+		want error
+	}{
+		{fabric.FlagPeerTransfer, fabric.ErrNoSys}, // no provider imports peer transfers
+		{fabric.FlagPeer, fabric.ErrBadFlags},
+		{fabric.FlagTransmit, fabric.ErrBadFlags},
+		{fabric.FlagPeerTransfer | 1<<62, fabric.ErrBadFlags},
+	} {
+		ep, err := e.dom.OpenEndpoint2(e.info, c.f)
+		isErr(t, fmt.Sprintf("fi_endpoint2 flags %#x", uint64(c.f)), err, c.want)
 		if ep != nil {
-			t.Fatalf("fi_endpoint2 flags %#x returned an endpoint with its error", uint64(f))
+			t.Fatalf("fi_endpoint2 flags %#x returned an endpoint with its error", uint64(c.f))
 		}
 	}
 	_, err = e.dom.OpenEndpoint2(nil, 0)
