@@ -15,7 +15,9 @@
 # (usec/xfer as printed: half a round trip), with MB/sec = size / usec
 # (fi_pingpong's convention: both directions, decimal MB). The table shows
 # the medians over the repetitions and the Go/C ratios: < 1 means Go is
-# faster for usec/xfer, > 1 means Go is faster for MB/sec. The same figures
+# faster for usec/xfer, > 1 means Go is faster for MB/sec; then, with both
+# tcp/msg and tcp/rdm measured, the rdm/msg ratio of each side per size
+# (the cost of the RDM layer; CONFIGS="tcp/msg tcp/rdm" for just those). The same figures
 # are drawn (bench/plot, a module of its own so that the library keeps its
 # single dependency) into $OUT/compare.svg and $OUT/compare.png: latency and
 # bandwidth against size, C and Go side by side, one row per configuration.
@@ -24,7 +26,7 @@
 #   REPS=3            repetitions of every point
 #   ITERS=10000       iterations N for sizes <= 4 KiB (64 KiB: N/5, 1 MiB: N/50;
 #                     at least 10); the correction run uses N/5
-#   CONFIGS="udp/dgram tcp/msg shm/rdm"   configurations to try (see configs below);
+#   CONFIGS="udp/dgram tcp/msg tcp/rdm shm/rdm"   configurations to try (see configs below);
 #                     one that the Go library does not implement yet is skipped
 #   SIZES="1 64 1024 4096 65536 1048576"   capped by each provider's limit
 #   OUT=dir           logs and raw.tsv (default /tmp/compare-<date>)
@@ -32,6 +34,11 @@
 #   GO_PINGPONG=path  our tool (default: built from ./cmd/fi_pingpong)
 #   PORT_BASE=n       first control port (default: random in 20000-29999)
 #   SETTLE=0.3        seconds between the server listening and the client start
+#   RT=0              1: both tools of every pair run under SCHED_FIFO (chrt -f 10;
+#                     root), so that other processes' load on a shared machine does
+#                     not enter the figures (two busy-polling processes own the
+#                     two cores of this machine while a pair runs; the kernel's
+#                     RT throttling leaves others 5%). Quote which mode you used.
 #   PLOT=1            draw the plot (0: do not; the go command fetches
 #                     gonum.org/v1/plot the first time)
 #   PLOT_OUT="$OUT/compare.svg $OUT/compare.png"   plot files (.svg, .png, .pdf)
@@ -41,7 +48,7 @@ ROOT=$(cd "$BENCH_DIR/.." && pwd)
 
 REPS=${REPS:-3}
 ITERS=${ITERS:-10000}
-CONFIGS=${CONFIGS:-"udp/dgram tcp/msg shm/rdm"}
+CONFIGS=${CONFIGS:-"udp/dgram tcp/msg tcp/rdm shm/rdm"}
 SIZES=${SIZES:-"1 64 1024 4096 65536 1048576"}
 OUT=${OUT:-/tmp/compare-$(date +%Y%m%d-%H%M%S)}
 SETTLE=${SETTLE:-0.3}
@@ -78,6 +85,11 @@ if [ -z "$GO_PP" ]; then
 fi
 
 BASE_ENV=(FI_UDP_IFACE=lo FI_TCP_IFACE=lo FI_SOCKETS_IFACE=lo)
+RUN_PREFIX=()
+if [ "${RT:-0}" = 1 ]; then
+	RUN_PREFIX=(chrt -f 10)
+	"${RUN_PREFIX[@]}" true || { echo "compare.sh: RT=1 needs chrt -f (root)" >&2; exit 1; }
+fi
 
 # is_listening, next_port, stop_pid, run_one: one fi_pingpong pair.
 # shellcheck source=bench/pingpong_lib.sh
@@ -137,7 +149,7 @@ echo "# compare: $(date -Is) host=$(hostname) cpus=$(nproc) reps=$REPS iters=$IT
 C_VER=$(dpkg-query -W -f='${Version}' libfabric-bin 2>/dev/null || echo '?')
 GO_VER=$(go version 2>/dev/null | awk '{print $3}')
 echo "# C: $C_PP ($C_VER)  Go: $GO_PP ($GO_VER)"
-echo "# loadavg: $(cat /proc/loadavg)"
+echo "# loadavg: $(cat /proc/loadavg)  RT=${RT:-0}"
 
 declare -a RUN_CFGS=()
 for cfg in $CONFIGS; do

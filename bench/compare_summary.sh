@@ -7,7 +7,10 @@
 #
 # Columns: usec/xfer and MB/sec medians (C, Go), Go/C ratios (usec: < 1 is
 # Go faster; MB/s: > 1 is Go faster), repetitions, and the median of the
-# uncorrected usec/xfer fi_pingpong printed (raw).
+# uncorrected usec/xfer fi_pingpong printed (raw). Then, for a provider
+# measured as both X/msg and X/rdm (tcp), the rdm/msg ratios of the usec
+# medians per size, ours and C's: what the RDM layer costs over the
+# connection-oriented one.
 set -u
 [ $# -ge 1 ] || { echo "usage: $0 raw.tsv..." >&2; exit 2; }
 awk -F'\t' '
@@ -52,5 +55,28 @@ END {
 		reps = cnt[c] < cnt[g] ? cnt[c] : cnt[g]
 		printf "%-10s %8s | %10s %10s %7.2f | %10s %10s %7.2f | %4d | %9s %9s\n",
 			p[1], human(p[2]), fmt(cu), fmt(gu), gu / cu, fmt(cm), fmt(gm), (cm > 0 ? gm / cm : 0), reps, fmt(cr), fmt(gr)
+	}
+	# The cost of the RDM layer over the MSG layer of one provider: for
+	# every provider with both X/msg and X/rdm rows, the ratio of the
+	# usec medians per size, ours and C'"'"'s (< 1.1 is the goal for ours).
+	hdr = 0
+	for (k = 1; k <= norder; k++) {
+		split(order[k], p, SUBSEP)
+		if (p[1] !~ /\/rdm$/) continue
+		m = p[1]; sub(/\/rdm$/, "/msg", m)
+		gr = "Go" SUBSEP p[1] SUBSEP p[2]; gm = "Go" SUBSEP m SUBSEP p[2]
+		cr = "C" SUBSEP p[1] SUBSEP p[2]; cm = "C" SUBSEP m SUBSEP p[2]
+		if (!(gr in cnt) || !(gm in cnt)) continue
+		if (!hdr) {
+			printf "\n%-10s %8s | %10s %10s %7s | %10s %10s %7s\n", "rdm/msg", "size", "Go msg", "Go rdm", "Go r/m", "C msg", "C rdm", "C r/m"
+			hdr = 1
+		}
+		gu = median(gr, "u"); gmu = median(gm, "u")
+		if ((cr in cnt) && (cm in cnt)) {
+			cu = median(cr, "u"); cmu = median(cm, "u")
+			printf "%-10s %8s | %10s %10s %7.2f | %10s %10s %7.2f\n", p[1], human(p[2]), fmt(gmu), fmt(gu), gu / gmu, fmt(cmu), fmt(cu), cu / cmu
+		} else {
+			printf "%-10s %8s | %10s %10s %7.2f | %10s %10s %7s\n", p[1], human(p[2]), fmt(gmu), fmt(gu), gu / gmu, "-", "-", "-"
+		}
 	}
 }' "$@"

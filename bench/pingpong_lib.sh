@@ -2,7 +2,8 @@
 # Shared by bench/compare.sh and bench/cabi.sh (sourced, not run): one
 # fi_pingpong pair on loopback. The caller sets PORT (the last port used),
 # BASE_ENV (an array of NAME=value for both processes) and SETTLE (seconds
-# between the server listening and the client start).
+# between the server listening and the client start); RUN_PREFIX (an array,
+# optional) goes before both commands, e.g. (chrt -f 10).
 
 # is_listening PORT: something listens on TCP PORT (from /proc, so that we
 # do not consume the server's only accept by probing it).
@@ -41,7 +42,7 @@ run_one() {
 	local bin=$1 prov=$2 ep=$3 envs=$4 size=$5 n=$6 log=$7 tmo spid i rc
 	next_port
 	tmo=$((30 + n / 100))
-	local -a e=(env "${BASE_ENV[@]}" $envs)
+	local -a e=("${RUN_PREFIX[@]}" env "${BASE_ENV[@]}" $envs)
 	local -a args=(-p "$prov" -e "$ep" -S "$size" -I "$n")
 	timeout -k 2 "$tmo" "${e[@]}" "$bin" "${args[@]}" -B "$PORT" </dev/null >"$log.server" 2>&1 &
 	spid=$!

@@ -19,6 +19,8 @@
 #   - runs `runfabtests.sh -vv -T 20 -t SET -s 127.0.0.1 -c 127.0.0.1 -p BIN
 #     PROV` for every C provider X of PAIRS (default "tcp udp shm") and for our
 #     goX (FI_PROVIDER_PATH=the plugin), with FI_TCP_IFACE=lo FI_UDP_IFACE=lo;
+#     gotcp also with FI_PROVIDER=^ofi_rxm, so that its RDM tests run our
+#     tcp RDM rather than C's ofi_rxm over our tcp msg endpoints (go_env);
 #   - prints per set and pair: test | C result | Go result | note, totals
 #     (pass/notrun/fail) and times, and the gate's verdict.
 #
@@ -278,11 +280,26 @@ isolated() {
 		exit $rc' isolated "$@"
 }
 
+# go_env PROV: the extra environment (one VAR=value, or nothing) of one of
+# our providers. gotcp offers FI_EP_RDM natively, and so does the C
+# library's ofi_rxm layered over gotcp's FI_EP_MSG endpoints: fi_getinfo
+# lists "gotcp;ofi_rxm" (C's rxm) before "gotcp" (ours), and fabtests take
+# the first entry, so without FI_PROVIDER=^ofi_rxm the RDM tests would test
+# C's rxm over our msg endpoints instead of our RDM endpoints.
+go_env() {
+	case $1 in
+	gotcp) echo "FI_PROVIDER=^ofi_rxm" ;;
+	*) ;;
+	esac
+}
+
 # run_suite SET PROV GO(0/1): runs runfabtests.sh; leaves
 # $OUT/SET-PROV.{log,res,time,shm}.
 run_suite() {
-	local set=$1 prov=$2 go=$3 base=$OUT/$1-$2 t0 rc=0 env=(FI_TCP_IFACE=lo FI_UDP_IFACE=lo)
+	local set=$1 prov=$2 go=$3 base=$OUT/$1-$2 t0 rc=0 env=(FI_TCP_IFACE=lo FI_UDP_IFACE=lo) extra
 	[ "$go" = 1 ] && env+=(FI_PROVIDER_PATH="$PLUGIN")
+	extra=$(go_env "$prov")
+	[ -z "$extra" ] || env+=("$extra")
 	mkdir -p "$base.d" # runfabtests.sh makes its temporary files in the current directory
 	echo "fabtests.sh: runfabtests.sh -t $set $prov ..."
 	t0=$(now)
@@ -364,7 +381,8 @@ write_record() {
 # FI_TCP_NODELAY=1: the C tcp provider of 1.17 leaves Nagle on by default.
 bench_list() {
 	case $1 in
-	tcp) printf '%s\n' "fi_msg_pingpong" "fi_msg_bw" "fi_rma_bw -e msg -o write" "fi_rma_bw -e msg -o read" ;;
+	tcp) printf '%s\n' "fi_msg_pingpong" "fi_msg_bw" "fi_rma_bw -e msg -o write" "fi_rma_bw -e msg -o read" \
+		"fi_rdm_pingpong" "fi_rdm_tagged_bw" ;;
 	udp) printf '%s\n' "fi_dgram_pingpong" ;;
 	shm) printf '%s\n' "fi_rdm_pingpong" "fi_rdm_tagged_bw" "fi_rma_bw -e rdm -o write" "fi_rma_bw -e rdm -o read" ;;
 	*) ;;
@@ -374,7 +392,9 @@ bench_list() {
 # bench_one PROV GO CMDLINE LOG: server and client on loopback, isolated;
 # the client's output in LOG, the server's in LOG.server.
 bench_one() {
-	local prov=$1 go=$2 cmd=$3 log=$4 env=(FI_TCP_IFACE=lo FI_UDP_IFACE=lo FI_TCP_NODELAY=1) RUN_TIMEOUT=120
+	local prov=$1 go=$2 cmd=$3 log=$4 env=(FI_TCP_IFACE=lo FI_UDP_IFACE=lo FI_TCP_NODELAY=1) RUN_TIMEOUT=120 extra
+	extra=$(go_env "$prov")
+	[ -z "$extra" ] || env+=("$extra")
 	[ "$go" = 1 ] && env+=(FI_PROVIDER_PATH="$PLUGIN")
 	# shellcheck disable=SC2016,SC2086,SC2094 # expanded by the inner shell; cmd split on purpose; the server writes $log.server
 	isolated "${env[@]}" bash -c '

@@ -29,13 +29,27 @@ var interopCases = []struct {
 	sizes    []string // -S values
 	iters    int
 	mode     string // -m value ("" = the default, msg)
+	v6       bool   // -6, the server at ::1 (IPv6 loopback)
 }{
-	{"udp", "dgram", []string{"1", "64", "1024", "1472", "all"}, 100, ""},
-	{"tcp", "msg", []string{"1", "64", "1024", "65536", "1048576", "all"}, 20, ""},
+	{"udp", "dgram", []string{"1", "64", "1024", "1472", "all"}, 100, "", false},
+	{"tcp", "msg", []string{"1", "64", "1024", "65536", "1048576", "all"}, 20, "", false},
 	// tcp RDM speaks tcp;ofi_rxm's wire: eager up to 16 KiB, rendezvous
 	// read above.
-	{"tcp", "rdm", []string{"1", "64", "16384", "16385", "65536", "1048576", "all"}, 10, "msg"},
-	{"tcp", "rdm", []string{"1", "64", "16384", "16385", "65536", "all"}, 10, "tagged"},
+	{"tcp", "rdm", []string{"1", "64", "16384", "16385", "65536", "1048576", "all"}, 10, "msg", false},
+	{"tcp", "rdm", []string{"1", "64", "16384", "16385", "65536", "all"}, 10, "tagged", false},
+	// IPv6 loopback, as far as the C tool of 1.17 goes: -6 puts its
+	// control connection on ::1 (without -6 it asks getaddrinfo for IPv4
+	// only: "getaddrinfo : Address family for hostname not supported").
+	// Its data endpoint always comes from the first fi_info entry, which
+	// is 127.0.0.1 for tcp;ofi_rxm, -6 or not (ss shows the rxm connection
+	// on 127.0.0.1 while the control one is on [::1]); in a network
+	// namespace whose lo has only ::1 it still binds 127.0.0.1 and fails:
+	// "fi_endpoint(): util/pingpong.c:1470, ret=-99 (Cannot assign
+	// requested address)". Ours mirrors that choice, so these cases run
+	// IPv6 control and IPv4 data; our RDM data over ::1 is
+	// prov/tcp's TestRDMIPv6.
+	{"tcp", "rdm", []string{"all"}, 10, "msg", true},
+	{"tcp", "rdm", []string{"all"}, 10, "tagged", true},
 }
 
 // cPingpong returns the path of the C tool, skipping or failing when it
@@ -213,6 +227,9 @@ func TestInteropC(t *testing.T) {
 				if ic.mode != "" {
 					name += "_" + ic.mode
 				}
+				if ic.v6 {
+					name += "_ipv6"
+				}
 				t.Run(fmt.Sprintf("%s/S=%s/%s", name, size, roles), func(t *testing.T) {
 					ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 					defer cancel()
@@ -221,8 +238,12 @@ func TestInteropC(t *testing.T) {
 					if ic.mode != "" {
 						args = append(args, "-m", ic.mode)
 					}
+					host := "127.0.0.1"
+					if ic.v6 {
+						args, host = append(args, "-6"), "::1"
+					}
 					srvArgs := append(append([]string{}, args...), "-B", strconv.Itoa(port))
-					cliArgs := append(append([]string{}, args...), "-P", strconv.Itoa(port), "127.0.0.1")
+					cliArgs := append(append([]string{}, args...), "-P", strconv.Itoa(port), host)
 					var server, client *exec.Cmd
 					if goServer {
 						server = ourCommand(ctx, append(srvArgs, "--timeout", "20")...)

@@ -404,7 +404,7 @@ func (ep *endpoint) progressCM() {
 			switch typ {
 			case tcpwire.CMConnResp:
 				ep.swap = probe != 1
-				ep.connected(data)
+				ep.connected(data, false)
 			case tcpwire.CMReject:
 				ep.connectFailed(provider.ECONNREFUSED, data)
 			default:
@@ -418,8 +418,9 @@ func (ep *endpoint) progressCM() {
 }
 
 // connected makes the endpoint usable and reports FI_CONNECTED with the
-// peer's connection data. ep.mu is held.
-func (ep *endpoint) connected(data []byte) {
+// peer's connection data (unless reported, as Accept does before its
+// response goes out). ep.mu is held.
+func (ep *endpoint) connected(data []byte, reported bool) {
 	if ep.nodelay {
 		_ = sys.TCPSetNoDelay(ep.conn, true)
 	}
@@ -428,7 +429,7 @@ func (ep *endpoint) connected(data []byte) {
 	}
 	ep.setState(epConnected)
 	logCM(provider.LevelInfo, "connected", ep.peer)
-	if ep.res.EQ != nil {
+	if ep.res.EQ != nil && !reported {
 		_ = ep.res.EQ.Write(&provider.EQEntry{Event: provider.EventConnected, FID: ep, CMData: data})
 	}
 	if !ep.auto {
@@ -485,6 +486,14 @@ func (ep *endpoint) Accept(data []byte) error {
 	if err != nil {
 		return provider.EINVAL
 	}
+	// FI_CONNECTED goes on the EQ before the response goes on the wire:
+	// once the peer has the response it may connect again at once (as
+	// fabtests' fi_multi_ep does, one endpoint after another), and that
+	// FI_CONNREQ must not come before this FI_CONNECTED on a shared EQ.
+	// Should the write fail, FI_SHUTDOWN follows.
+	if ep.res.EQ != nil {
+		_ = ep.res.EQ.Write(&provider.EQEntry{Event: provider.EventConnected, FID: ep})
+	}
 	// A fresh connection always takes a CM message at once; wait briefly
 	// in the poller should it not.
 	deadline := time.Now().Add(5 * time.Second)
@@ -495,19 +504,30 @@ func (ep *endpoint) Accept(data []byte) error {
 			b = b[n:]
 		case provider.EAGAIN, provider.EINTR:
 			if err := ep.conn.WaitWritable(deadline); err != nil {
+				ep.acceptFailed(provider.ETIMEDOUT)
 				return provider.ETIMEDOUT
 			}
 		default:
-			logCM(provider.LevelWarn, "accept failed", ep.peer, errAttr(e))
-			ep.downErr = e
-			ep.setState(epDown)
+			ep.acceptFailed(e)
 			return e.AsError()
 		}
 	}
 	logCM(provider.LevelInfo, "accepted", ep.peer)
 	ep.req = nil
-	ep.connected(nil)
+	ep.connected(nil, true)
 	return nil
+}
+
+// acceptFailed ends an endpoint whose connect response could not be
+// written after FI_CONNECTED was reported: FI_SHUTDOWN follows it. ep.mu
+// is held.
+func (ep *endpoint) acceptFailed(e provider.Errno) {
+	logCM(provider.LevelWarn, "accept failed", ep.peer, errAttr(e))
+	ep.downErr = e
+	ep.setState(epDown)
+	if ep.res.EQ != nil {
+		_ = ep.res.EQ.Write(&provider.EQEntry{Event: provider.EventShutdown, FID: ep})
+	}
 }
 
 // Shutdown ends the connection (fi_shutdown): the peer sees end of stream

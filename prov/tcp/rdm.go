@@ -88,13 +88,16 @@ type rdmEP struct {
 	dynRbuf  bool
 	sarLimit int
 	queued   int // operations queued or in flight (tx_attr.size bound)
-	txFree   []*rdmTx
+	// acceptTick counts data progress calls: every 256th accepts too.
+	acceptTick uint8
+	txFree     []*rdmTx
 
 	smu      sync.Mutex
 	starts   []*provider.RxEntry // unexpected rendezvous requests matched since the last progress
 	discards []*rdmUnexp         // unexpected rendezvous requests discarded since the last progress
 
 	kickFD  int // eventfd: wakes the progress goroutines and WaitReady
+	lazyFD  int // timerfd: wakes the control goroutine for lazy frames (manual progress)
 	epfd    int // epoll set of the listener, kickFD and every socket (WaitFD)
 	closeCh chan struct{}
 	wg      sync.WaitGroup
@@ -120,7 +123,7 @@ func newRDM(info *provider.Info) (*rdmEP, error) {
 	}
 	ep := &rdmEP{caps: info.Caps, fmt: info.AddrFormat, nodelay: envBool(envNoDelay, true),
 		pid: uint32(os.Getpid()), peers: map[string]*rdmConn{}, rndv: map[uint64]*rdmTx{}, amo: map[uint64]*rdmTx{},
-		closeCh: make(chan struct{}), txSize: RDMQueueSize, kickFD: -1, epfd: -1}
+		closeCh: make(chan struct{}), txSize: RDMQueueSize, kickFD: -1, lazyFD: -1, epfd: -1}
 	if ep.caps == 0 {
 		ep.caps = rdmInfoCaps
 	}
@@ -176,6 +179,11 @@ func (ep *rdmEP) openWait() error {
 		return err
 	}
 	ep.kickFD = fd
+	if !ep.auto {
+		if ep.lazyFD, err = sys.TimerFDOpen(); err != nil {
+			return err
+		}
+	}
 	if ep.epfd, err = sys.EpollCreate(); err != nil {
 		return err
 	}
@@ -193,6 +201,10 @@ func (ep *rdmEP) closeWait() {
 	if ep.kickFD >= 0 {
 		_ = sys.EventFDClose(ep.kickFD)
 		ep.kickFD = -1
+	}
+	if ep.lazyFD >= 0 {
+		_ = sys.TimerFDClose(ep.lazyFD)
+		ep.lazyFD = -1
 	}
 }
 
@@ -302,6 +314,9 @@ func (ep *rdmEP) pollLoop(progress func(), set func([]sys.PollFD) []sys.PollFD) 
 		ep.mu.Unlock()
 		_, _ = sys.Poll(fds, 50)
 		_ = sys.EventFDDrain(ep.kickFD)
+		if ep.lazyFD >= 0 {
+			_ = sys.TimerFDDrain(ep.lazyFD)
+		}
 	}
 }
 
@@ -312,6 +327,10 @@ func (ep *rdmEP) progressCtrl() {
 	for _, c := range ep.conns {
 		if c != nil && (c.state != connUp || len(c.out) > 0) {
 			c.progress()
+		} else if c != nil && c.tx.lazy > 0 {
+			// Read-done messages left for the application's next call
+			// (the lazy timer woke us: it made none).
+			c.flush()
 		}
 	}
 	for _, o := range ep.orphans {
@@ -321,10 +340,27 @@ func (ep *rdmEP) progressCtrl() {
 	ep.orphans = ep.orphans[:0]
 }
 
-// ctrlPollSet is pollSet for control progress: the listener, the kick
-// descriptor, accepted sockets and connections being set up. ep.mu is held.
+// armLazy starts the timer after which the control goroutine writes the
+// frames left for the next write (rdmTxQueue.lazy) should the application
+// make no call meanwhile. ep.mu is held.
+func (ep *rdmEP) armLazy() {
+	if ep.lazyFD >= 0 {
+		_ = sys.TimerFDArm(ep.lazyFD, rdmLazyDelay)
+	}
+}
+
+// rdmLazyDelay bounds how long a read-done may wait for the receiver's next
+// call under manual progress.
+const rdmLazyDelay = time.Millisecond
+
+// ctrlPollSet is pollSet for control progress: the listener, the kick and
+// lazy-timer descriptors, accepted sockets and connections being set up.
+// ep.mu is held.
 func (ep *rdmEP) ctrlPollSet(fds []sys.PollFD) []sys.PollFD {
 	fds = append(fds, sys.PollFD{FD: ep.lis.FD()}, sys.PollFD{FD: ep.kickFD})
+	if ep.lazyFD >= 0 {
+		fds = append(fds, sys.PollFD{FD: ep.lazyFD})
+	}
 	for _, in := range ep.incoming {
 		fds = append(fds, sys.PollFD{FD: in.sock.FD(), Write: len(in.out) > 0})
 	}
@@ -415,10 +451,15 @@ func (ep *rdmEP) Progress() {
 }
 
 func (ep *rdmEP) progressLocked() {
-	if ep.auto {
+	ep.acceptTick++
+	if ep.auto || ep.acceptTick == 0 || len(ep.incoming) > 0 {
 		// Without the auto-progress goroutine, the control goroutine
 		// accepts connections: the data path saves the accept(2) that
-		// would find nothing on almost every call.
+		// would find nothing on almost every call. It still accepts
+		// every 256th call, and reads the connect requests of accepted
+		// sockets, so that a peer is served even when the control
+		// goroutine cannot run (the application's threads busy-polling
+		// under SCHED_FIFO starve it: the connect timed out).
 		ep.acceptAll()
 		ep.progressIncoming()
 	}

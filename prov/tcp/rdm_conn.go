@@ -193,7 +193,7 @@ func (c *rdmConn) progress() {
 	if c.state == connUp {
 		c.progressRx()
 	}
-	if c.state == connUp {
+	if c.state == connUp && c.tx.len() > c.tx.lazy {
 		c.flush()
 	}
 }

@@ -34,6 +34,11 @@ const (
 	rdmTxExtra = provider.CapAtomic | provider.CapFence
 	rdmRxExtra = provider.CapSource | provider.CapSourceErr | provider.CapDirectedRecv |
 		provider.CapAtomic | provider.CapRMAEvent
+	// rdmTxOpFlags are the default transmit flags (tx_attr.op_flags) a
+	// hint may ask for; they are echoed back (fabtests' fi_msg_inject asks
+	// for FI_INJECT or FI_INJECT_COMPLETE, -U for FI_DELIVERY_COMPLETE).
+	rdmTxOpFlags = provider.FlagInject | provider.FlagInjectComplete | provider.FlagTransmitComplete |
+		provider.FlagDeliveryComplete | provider.FlagCompletion
 )
 
 // rdmBaseInfo is the provider's FI_EP_RDM fi_info before addressing.
@@ -46,6 +51,9 @@ func rdmBaseInfo(hints *provider.Info) *provider.Info {
 			want |= hints.RxAttr.Caps
 		}
 		info.Caps |= want & rdmExtraCaps
+		if hints.TxAttr != nil {
+			info.TxAttr.OpFlags = hints.TxAttr.OpFlags & rdmTxOpFlags
+		}
 		if d := hints.DomainAttr; d != nil {
 			if p := d.ControlProgress; p == provider.ProgressAuto || p == provider.ProgressManual {
 				info.DomainAttr.ControlProgress = p

@@ -30,6 +30,7 @@ type rdmRx struct {
 	buf        []byte
 	start, end int
 	reads      []*rdmRead // reads we issued, oldest first (responses come in order)
+	spare      *rdmRead   // a finished read, reused by the next startRead
 	direct     *rdmRead   // the read whose response payload is being read
 	left       uint64
 	scratch    []byte
@@ -83,9 +84,12 @@ func (r *rdmRx) resetFrame() {
 // resetStream prepares for a new socket.
 func (r *rdmRx) resetStream() { r.resetFrame() }
 
-// fill reads more bytes into the buffer; false when there are none now or
-// the connection ended.
-func (c *rdmConn) fill() bool {
+// fill reads more bytes into the buffer, need of them to complete what is
+// being parsed; false when there are none now or the connection ended.
+// While rendezvous reads are outstanding it reads no more than need, so
+// that a read response's payload is not read into the buffer (and copied
+// out of it) but straight into its receive (readDirect).
+func (c *rdmConn) fill(need int) bool {
 	r := &c.rx
 	if r.start == r.end {
 		r.start, r.end = 0, 0
@@ -100,7 +104,11 @@ func (c *rdmConn) fill() bool {
 	if r.idle && !sys.TCPReadable(c.sock) {
 		return false
 	}
-	n, e := c.sock.Read(r.buf[r.end:])
+	dst := r.buf[r.end:]
+	if len(r.reads) > 0 && need < len(dst) {
+		dst = dst[:need]
+	}
+	n, e := c.sock.Read(dst)
 	if !c.readOK(n, e) {
 		return false
 	}
@@ -153,7 +161,7 @@ func (c *rdmConn) progressRx() {
 			return
 		}
 		if avail < tcpwire.BaseHeaderSize {
-			if !c.fill() {
+			if !c.fill(tcpwire.BaseHeaderSize - avail) {
 				return
 			}
 			continue
@@ -164,7 +172,7 @@ func (c *rdmConn) progressRx() {
 			return
 		}
 		if avail < hs {
-			if !c.fill() {
+			if !c.fill(hs - avail) {
 				return
 			}
 			continue
@@ -180,7 +188,9 @@ func (c *rdmConn) progressRx() {
 				return
 			}
 			rd := r.reads[0]
-			r.reads = r.reads[1:]
+			k := copy(r.reads, r.reads[1:]) // keeps the capacity
+			r.reads[k] = nil
+			r.reads = r.reads[:k]
 			if c.beginDirect(rd, hs, plen) {
 				frames++
 			}
@@ -209,7 +219,7 @@ func (c *rdmConn) progressRx() {
 			return
 		}
 		if uint64(avail) < h.Size {
-			if !c.fill() {
+			if !c.fill(int(h.Size) - avail) {
 				return
 			}
 			continue
@@ -325,6 +335,12 @@ func (c *rdmConn) finishRead(rd *rdmRead) {
 	h := tcpwire.Header{Op: tcpwire.OpMsg}
 	h.SetPayload(rxmwire.HeaderSize)
 	c.ctrlFrame(&h, &rxmwire.Header{Type: rxmwire.TypeRndvReadDone, MsgID: rd.msgID})
+	c.tx.lazy++
+	if c.tx.lazy == 1 && !ep.auto {
+		ep.armLazy()
+	}
+	*rd = rdmRead{}
+	c.rx.spare = rd
 }
 
 // frame handles one whole frame (header h, payload p); false when it must
@@ -505,7 +521,12 @@ func (c *rdmConn) startRead(e *provider.RxEntry, rv *rxmwire.Rndv, msgID uint64,
 		total += v.Len
 	}
 	h.SetPayload(0)
-	rd := &rdmRead{e: e, total: total, msgID: msgID, from: from, discard: e == nil}
+	rd := c.rx.spare
+	if rd == nil {
+		rd = new(rdmRead)
+	}
+	c.rx.spare = nil
+	*rd = rdmRead{e: e, total: total, msgID: msgID, from: from, discard: e == nil}
 	if e != nil {
 		rd.iov = e.IOV
 	}

@@ -19,7 +19,7 @@ import (
 
 // rdmEnv is one RDM endpoint on loopback with its CQs and AV.
 type rdmEnv struct {
-	t    *testing.T
+	t    testing.TB
 	ep   *fabric.Endpoint
 	av   *fabric.AV
 	tx   *fabric.CQ
@@ -27,14 +27,17 @@ type rdmEnv struct {
 	name []byte
 }
 
-func openRDM(t *testing.T) *rdmEnv {
+func openRDM(t testing.TB) *rdmEnv { t.Helper(); return openRDMAt(t, "127.0.0.1") }
+
+// openRDMAt is openRDM with the endpoint on node (an IP of lo).
+func openRDMAt(t testing.TB, node string) *rdmEnv {
 	t.Helper()
 	t.Setenv("FI_TCP_IFACE", "lo")
 	h := fabric.AllocInfo()
 	h.Caps = fabric.CapMsg | fabric.CapTagged
 	h.EPAttr.Type = fabric.EPRDM
 	h.FabricAttr.ProvName = "tcp"
-	infos, err := fabric.GetInfo(fabric.APIVersion, "127.0.0.1", "", fabric.FlagSource, h)
+	infos, err := fabric.GetInfo(fabric.APIVersion, node, "", fabric.FlagSource, h)
 	if err != nil {
 		t.Fatalf("GetInfo: %v", err)
 	}

@@ -1,6 +1,7 @@
 package tcp
 
 import (
+	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/internal/wire/rxmwire"
 	"github.com/gofabric/fabric/internal/wire/tcpwire"
 	"github.com/gofabric/fabric/provider"
@@ -97,6 +98,13 @@ type rdmTxQueue struct {
 	q     []*rdmTx
 	iov   [][]byte
 	head0 int
+	// lazy counts the frames at the tail that may wait for the next
+	// write instead of one of their own: read-done messages, which go out
+	// with the next frame (in a ping-pong, the reply's rendezvous request)
+	// or at the start of the next progress call; under manual progress,
+	// the control goroutine writes them within a millisecond if the
+	// application makes no call (the sender's send completes on them).
+	lazy int
 }
 
 func (q *rdmTxQueue) len() int { return len(q.q) - q.head0 }
@@ -334,13 +342,17 @@ func (c *rdmConn) ctrlFrame(h *tcpwire.Header, rh *rxmwire.Header, payload ...[]
 
 // flush writes queued frames until the socket is full. ep.mu is held.
 func (c *rdmConn) flush() {
+	c.tx.lazy = 0
 	for c.state == connUp && c.tx.len() > 0 {
 		iov := c.tx.iov[:0]
-		// Gather up to 16 frames, up to a fenced operation that must wait
-		// for everything before it.
-		skip := c.tx.head().off
+		// Gather as many slices as one sendmsg takes (sys.MaxIOV; more is
+		// EINVAL), possibly ending inside a frame (what is written is
+		// accounted in bytes), up to a fenced operation that must wait for
+		// everything before it.
+		skip, want := c.tx.head().off, 0
 		c.fenced = false
-		for i := c.tx.head0; i < len(c.tx.q) && len(iov) < 16; i++ {
+	gather:
+		for i := c.tx.head0; i < len(c.tx.q); i++ {
 			t := c.tx.q[i]
 			if t.fence && t.off == 0 && (i > c.tx.head0 || c.busy()) {
 				c.fenced = i == c.tx.head0
@@ -351,7 +363,11 @@ func (c *rdmConn) flush() {
 					skip -= len(b)
 					continue
 				}
+				if len(iov) == sys.MaxIOV {
+					break gather
+				}
 				iov = append(iov, b[skip:])
+				want += len(b) - skip
 				skip = 0
 			}
 		}
@@ -368,6 +384,7 @@ func (c *rdmConn) flush() {
 			c.fail(e, true)
 			return
 		}
+		full := n < want
 		for n > 0 {
 			t := c.tx.head()
 			adv := min(n, t.total-t.off)
@@ -381,7 +398,7 @@ func (c *rdmConn) flush() {
 				}
 			}
 		}
-		if n == 0 && c.tx.len() > 0 && c.tx.head().off > 0 {
+		if full {
 			return // partial write: the socket is full
 		}
 	}
