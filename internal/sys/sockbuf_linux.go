@@ -40,3 +40,18 @@ func SockBuf(c *Conn, send bool) (int, error) {
 	}
 	return v, nil
 }
+
+// ListenBacklog returns the backlog the kernel holds for the listening
+// socket c (TCP_INFO reports sk_max_ack_backlog in tcpi_sacked for a
+// socket in the LISTEN state).
+func ListenBacklog(c *Conn) (int, error) {
+	if !c.acquire() {
+		return 0, ErrClosed
+	}
+	defer c.release()
+	ti, err := unix.GetsockoptTCPInfo(c.fd, unix.IPPROTO_TCP, unix.TCP_INFO)
+	if err != nil {
+		return 0, errnoOf(err)
+	}
+	return int(ti.Sacked), nil
+}

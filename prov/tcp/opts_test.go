@@ -4,21 +4,19 @@ import (
 	"testing"
 
 	"github.com/gofabric/fabric/internal/eq"
+	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/provider"
-
-	"golang.org/x/sys/unix"
 )
 
-// listenBacklogOf reads the backlog the kernel holds for a listening
-// socket: TCP_INFO reports sk_max_ack_backlog in tcpi_sacked for sockets
-// in the LISTEN state.
+// listenBacklogOf reads the backlog the kernel holds for p's listening
+// socket.
 func listenBacklogOf(t *testing.T, p *pep) uint32 {
 	t.Helper()
-	ti, err := unix.GetsockoptTCPInfo(p.conn.FD(), unix.IPPROTO_TCP, unix.TCP_INFO)
+	n, err := sys.ListenBacklog(p.conn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ti.Sacked
+	return uint32(n)
 }
 
 // TestBacklogReachesListen checks that FI_BACKLOG is what listen(2) gets,
