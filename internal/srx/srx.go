@@ -65,6 +65,11 @@ type entry struct {
 	st   state
 	tag  bool // tagged list
 
+	// posted tagged receives: the tag index (tagIndex)
+	seq          uint64
+	bkt          *bucket // nil: in the index's wild list
+	bprev, bnext *entry
+
 	// unexpected messages
 	claimed  bool
 	claimCtx any
@@ -106,6 +111,7 @@ func setDesc(u *entry, d []provider.MRDesc) {
 type list struct {
 	head, tail *entry
 	n          int
+	idx        *tagIndex // posted tagged receives only
 }
 
 func (l *list) push(e *entry) {
@@ -117,6 +123,9 @@ func (l *list) push(e *entry) {
 	}
 	l.tail = e
 	l.n++
+	if l.idx != nil {
+		l.idx.add(e)
+	}
 }
 
 func (l *list) remove(e *entry) {
@@ -132,6 +141,108 @@ func (l *list) remove(e *entry) {
 	}
 	e.prev, e.next = nil, nil
 	l.n--
+	if l.idx != nil {
+		l.idx.del(e)
+	}
+}
+
+// tagIndex finds the first posted tagged receive matching a message
+// without walking the receives that cannot match: receives that take one
+// tag from any source (ignore 0, no directed source) are kept by tag, in
+// posting order; the others (wildcards) in one list in posting order. The
+// match is the earlier of the first receive of the message's tag and the
+// first matching wildcard, so that matching cost does not grow with the
+// number of receives posted for other tags.
+type tagIndex struct {
+	seq     uint64
+	buckets map[uint64]*bucket
+	wild    bucket
+	free    []*bucket
+}
+
+// bucket is a list of posted receives linked by bprev/bnext.
+type bucket struct {
+	head, tail *entry
+	tag        uint64
+}
+
+func (b *bucket) push(e *entry) {
+	e.bprev, e.bnext = b.tail, nil
+	if b.tail != nil {
+		b.tail.bnext = e
+	} else {
+		b.head = e
+	}
+	b.tail = e
+}
+
+func (b *bucket) remove(e *entry) {
+	if e.bprev != nil {
+		e.bprev.bnext = e.bnext
+	} else {
+		b.head = e.bnext
+	}
+	if e.bnext != nil {
+		e.bnext.bprev = e.bprev
+	} else {
+		b.tail = e.bprev
+	}
+	e.bprev, e.bnext = nil, nil
+}
+
+func (x *tagIndex) add(e *entry) {
+	x.seq++
+	e.seq = x.seq
+	if e.rx.Ignore != 0 || e.rx.Addr != provider.AddrUnspec {
+		e.bkt = nil
+		x.wild.push(e)
+		return
+	}
+	b := x.buckets[e.rx.Tag]
+	if b == nil {
+		if n := len(x.free); n > 0 {
+			b = x.free[n-1]
+			x.free = x.free[:n-1]
+		} else {
+			b = &bucket{}
+		}
+		b.tag = e.rx.Tag
+		x.buckets[b.tag] = b
+	}
+	e.bkt = b
+	b.push(e)
+}
+
+func (x *tagIndex) del(e *entry) {
+	b := e.bkt
+	if b == nil {
+		x.wild.remove(e)
+		return
+	}
+	b.remove(e)
+	e.bkt = nil
+	if b.head == nil {
+		delete(x.buckets, b.tag)
+		x.free = append(x.free, b)
+	}
+}
+
+// find returns the first posted receive (in posting order) matching a
+// message from addr with tag.
+func (x *tagIndex) find(addr provider.Addr, tag uint64) *entry {
+	var best *entry
+	if b := x.buckets[tag]; b != nil {
+		best = b.head
+	}
+	for w := x.wild.head; w != nil; w = w.bnext {
+		if best != nil && w.seq > best.seq {
+			break
+		}
+		if addrMatch(w.rx.Addr, addr) && tagMatch(w.rx.Tag, w.rx.Ignore, tag) {
+			return w
+		}
+	}
+	return best
 }
 
 // Queue is a receive queue: the owner side of a shared receive context. It
@@ -174,6 +285,7 @@ func New(cfg Config) *Queue {
 	}
 	q := &Queue{size: size, directed: cfg.Directed, tagged: cfg.Tagged, maxUnexp: cfg.MaxUnexpected,
 		rm: cfg.ResourceMgmt}
+	q.postedTag.idx = &tagIndex{buckets: map[uint64]*bucket{}}
 	if cfg.MinMultiRecv == 0 {
 		q.minMulti.Store(DefaultMinMultiRecv)
 	} else {
@@ -360,6 +472,9 @@ func (q *Queue) unexp(tagged bool) *list {
 
 // findPosted returns the first posted receive matching a message.
 func (q *Queue) findPosted(tagged bool, addr provider.Addr, tag uint64) *entry {
+	if tagged {
+		return q.postedTag.idx.find(addr, tag)
+	}
 	for p := q.posted(tagged).head; p != nil; p = p.next {
 		if addrMatch(p.rx.Addr, addr) && (!tagged || tagMatch(p.rx.Tag, p.rx.Ignore, tag)) {
 			return p

@@ -7,7 +7,10 @@ import "golang.org/x/sys/unix"
 type PollFD struct {
 	FD    int
 	Write bool
-	Ready bool
+	// NoRead leaves readability out (a socket whose reader waits for
+	// room elsewhere): only writability, errors and hang-ups wake.
+	NoRead bool
+	Ready  bool
 }
 
 // Poll waits up to timeoutMs milliseconds (-1: no limit) until one of fds
@@ -23,6 +26,9 @@ func Poll(fds []PollFD, timeoutMs int) (bool, error) {
 	}
 	for _, f := range fds {
 		ev := int16(unix.POLLIN)
+		if f.NoRead {
+			ev = 0
+		}
 		if f.Write {
 			ev |= unix.POLLOUT
 		}

@@ -8,7 +8,10 @@ import "github.com/gofabric/fabric/provider"
 type PollFD struct {
 	FD    int
 	Write bool
-	Ready bool
+	// NoRead leaves readability out (a socket whose reader waits for
+	// room elsewhere): only writability, errors and hang-ups wake.
+	NoRead bool
+	Ready  bool
 }
 
 // Poll is not supported on this platform.

@@ -232,6 +232,18 @@ func TCPReadable(c *Conn) bool {
 	return r
 }
 
+// TCPPeerShutWrite reports, without blocking or reading, whether the peer
+// of c has shut down its writing side (its FIN arrived, perhaps behind
+// data not read yet) or the connection failed.
+func TCPPeerShutWrite(c *Conn) bool {
+	if !c.acquire() {
+		return true
+	}
+	r := pollNow(c.fd, unix.POLLRDHUP)
+	c.release()
+	return r
+}
+
 // TCPSetNoDelay sets TCP_NODELAY on c.
 func TCPSetNoDelay(c *Conn, on bool) error {
 	if !c.acquire() {
@@ -243,6 +255,19 @@ func TCPSetNoDelay(c *Conn, on bool) error {
 		v = 1
 	}
 	if err := unix.SetsockoptInt(c.fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, v); err != nil {
+		return errnoOf(err)
+	}
+	return nil
+}
+
+// TCPShutdownWrite shuts c down for writing (shutdown(SHUT_WR)): the peer
+// reads end of stream once it has read what was written; c can still read.
+func TCPShutdownWrite(c *Conn) error {
+	if !c.acquire() {
+		return ErrClosed
+	}
+	defer c.release()
+	if err := unix.Shutdown(c.fd, unix.SHUT_WR); err != nil && err != unix.ENOTCONN {
 		return errnoOf(err)
 	}
 	return nil

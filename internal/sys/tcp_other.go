@@ -34,8 +34,14 @@ func TCPPeerName(c *Conn) ([]byte, error) { return nil, provider.ENOSYS }
 // TCPReadable reports true (the read then reports ENOSYS).
 func TCPReadable(c *Conn) bool { return true }
 
+// TCPPeerShutWrite is not implemented on this platform.
+func TCPPeerShutWrite(c *Conn) bool { return false }
+
 // TCPSetNoDelay is not implemented on this platform.
 func TCPSetNoDelay(c *Conn, on bool) error { return provider.ENOSYS }
+
+// TCPShutdownWrite is not implemented on this platform.
+func TCPShutdownWrite(c *Conn) error { return provider.ENOSYS }
 
 // TCPShutdown is not implemented on this platform.
 func TCPShutdown(c *Conn) error { return provider.ENOSYS }

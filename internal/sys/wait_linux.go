@@ -106,6 +106,29 @@ func EpollWait(epfd int, timeoutMs int) (int, error) {
 	}
 }
 
+// EpollReady stores in fds the descriptors of the set that are ready now
+// (it does not wait) and returns how many, at most len(fds) and 64.
+func EpollReady(epfd int, fds []int32) (int, error) {
+	var evs [64]unix.EpollEvent
+	m := min(len(fds), len(evs))
+	if m == 0 {
+		return 0, nil
+	}
+	for {
+		n, err := unix.EpollWait(epfd, evs[:m], 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, waitErrno(err)
+		}
+		for i := 0; i < n; i++ {
+			fds[i] = evs[i].Fd
+		}
+		return n, nil
+	}
+}
+
 // EpollClose closes an epoll descriptor.
 func EpollClose(epfd int) error { return waitErrno(unix.Close(epfd)) }
 

@@ -28,6 +28,9 @@ func EpollDel(epfd, fd int) error { return provider.ENOSYS }
 // EpollWait is not supported on this platform.
 func EpollWait(epfd int, timeoutMs int) (int, error) { return 0, provider.ENOSYS }
 
+// EpollReady is not supported on this platform.
+func EpollReady(epfd int, fds []int32) (int, error) { return 0, provider.ENOSYS }
+
 // EpollClose is not supported on this platform.
 func EpollClose(epfd int) error { return provider.ENOSYS }
 

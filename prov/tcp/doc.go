@@ -136,12 +136,20 @@
 // does; between two of our endpoints the refusal is reported (an extension
 // the two recognise in the connection data) and the connection stays. A
 // malformed frame from a peer ends that peer's connection only; its
-// operations complete in error.
+// operations complete in error. Unexpected messages are held up to
+// RDMMaxUnexpected messages and RDMMaxUnexpectedBytes (SAR ones by their
+// whole length); beyond (and, with FI_RM_ENABLED, while the receive CQ has
+// no room) the endpoint stops reading the connection that brought the next
+// message, so that its sender backs up: nothing is dropped. Idle
+// connections beyond RDMMaxConns per endpoint (FI_TCP_RDM_MAX_CONNS, 0 for
+// no bound) are closed gracefully, least recently used first, and reopened
+// by whichever side sends next (see rdm_conn.go; a C peer sees a peer
+// closing its connection and reconnects on its next send).
 //
 // Environment: FI_TCP_IFACE, FI_TCP_PORT_LOW_RANGE, FI_TCP_PORT_HIGH_RANGE,
 // FI_TCP_TX_SIZE, FI_TCP_RX_SIZE (default 256), FI_TCP_NODELAY,
-// FI_OFI_RXM_ENABLE_DYN_RBUF, FI_OFI_RXM_SAR_LIMIT (RDM). As in
-// libfabric, these are the sizes fi_getinfo reports when the hints name
-// none; hints may ask for up to 1024 (tx) and 65536 (rx), and an endpoint
+// FI_OFI_RXM_ENABLE_DYN_RBUF, FI_OFI_RXM_SAR_LIMIT, FI_TCP_RDM_MAX_CONNS
+// (RDM). As in libfabric, these are the sizes fi_getinfo reports when the
+// hints name none; hints may ask for up to 1024 (tx) and 65536 (rx), and an endpoint
 // on a shared receive context gets an rx size of 65536 by default.
 package tcp

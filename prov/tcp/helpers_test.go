@@ -17,13 +17,21 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv("TCP_TEST_HELPER") != "" {
+	if h := os.Getenv("TCP_TEST_HELPER"); h != "" {
+		if f := testHelpers[h]; f != nil {
+			os.Exit(f())
+		}
 		os.Exit(helperMain())
 	}
 	testutil.Main(m)
 }
 
 const waitLimit = 5 * time.Second
+
+// testHelpers are the roles a re-executed test binary can play, by the
+// value of TCP_TEST_HELPER (registered by init functions of test files);
+// any other value runs helperMain.
+var testHelpers = map[string]func() int{}
 
 type opts struct {
 	auto     bool // data progress auto

@@ -3,6 +3,7 @@ package tcp
 import (
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofabric/fabric/internal/sys"
@@ -73,9 +74,20 @@ type rdmEP struct {
 	needSrc  bool // sources are looked up (FI_SOURCE or directed receive)
 	srcErr   bool // FI_SOURCE_ERR
 	peers    map[string]*rdmConn
-	conns    []*rdmConn   // by our peer index; nil slots are free
-	incoming []*rdmIncome // accepted sockets whose connect request is being read
-	orphans  []*sys.Conn  // losing sides of simultaneous connects, closed at progress
+	conns    []*rdmConn       // by our peer index; nil slots are free
+	nconns   int              // connections in conns
+	maxConns int              // idle connection bound (RDMMaxConns)
+	clock    uint64           // use clock of the connections (LRU order)
+	draining []*rdmConn       // connections closed for idleness, read until the peer closes
+	simul    int              // simultaneous connects resolved, late requests included (a statistic)
+	drained  int              // connections closed for idleness (a statistic)
+	nextTrim time.Time        // when control progress next looks for idle connections (trimIdle)
+	byFD     map[int]*rdmConn // connections by socket descriptor
+	work     []*rdmConn       // connections with work of their own (noteWork)
+	spare    []*rdmConn       // the other buffer of work (progressConns)
+	pass     uint64           // progress passes (progressConns)
+	incoming []*rdmIncome     // accepted sockets whose connect request is being read
+	orphans  []*sys.Conn      // losing sides of simultaneous connects, closed at progress
 	rndv     map[uint64]*rdmTx
 	amo      map[uint64]*rdmTx // atomics waiting for their response, by msg_id
 	nextKey  uint64
@@ -95,6 +107,16 @@ type rdmEP struct {
 	smu      sync.Mutex
 	starts   []*provider.RxEntry // unexpected rendezvous requests matched since the last progress
 	discards []*rdmUnexp         // unexpected rendezvous requests discarded since the last progress
+
+	// Unexpected messages held (rdmUnexpCost each), bounded by maxUnexp
+	// messages and maxUnexpBytes; beyond, connections stop reading
+	// (backpressure) until receives take some. held counts the connections
+	// waiting for room.
+	unexpN        atomic.Int64
+	unexpBytes    atomic.Int64
+	held          atomic.Int32
+	maxUnexp      int64
+	maxUnexpBytes int64
 
 	kickFD  int // eventfd: wakes the progress goroutines and WaitReady
 	lazyFD  int // timerfd: wakes the control goroutine for lazy frames (manual progress)
@@ -123,7 +145,8 @@ func newRDM(info *provider.Info) (*rdmEP, error) {
 	}
 	ep := &rdmEP{caps: info.Caps, fmt: info.AddrFormat, nodelay: envBool(envNoDelay, true),
 		pid: uint32(os.Getpid()), peers: map[string]*rdmConn{}, rndv: map[uint64]*rdmTx{}, amo: map[uint64]*rdmTx{},
-		closeCh: make(chan struct{}), txSize: RDMQueueSize, kickFD: -1, lazyFD: -1, epfd: -1}
+		closeCh: make(chan struct{}), txSize: RDMQueueSize, kickFD: -1, lazyFD: -1, epfd: -1,
+		maxUnexp: RDMMaxUnexpected, maxUnexpBytes: RDMMaxUnexpectedBytes, maxConns: envMaxConnsValue()}
 	if ep.caps == 0 {
 		ep.caps = rdmInfoCaps
 	}
@@ -213,6 +236,13 @@ func (ep *rdmEP) closeWait() {
 func (ep *rdmEP) watch(fd int) {
 	if ep.epfd >= 0 {
 		_ = sys.EpollAdd(ep.epfd, fd)
+	}
+}
+
+// unwatch removes a socket from the WaitFD set. ep.mu is held.
+func (ep *rdmEP) unwatch(fd int) {
+	if ep.epfd >= 0 {
+		_ = sys.EpollDel(ep.epfd, fd)
 	}
 }
 
@@ -369,6 +399,16 @@ func (ep *rdmEP) ctrlPollSet(fds []sys.PollFD) []sys.PollFD {
 			fds = append(fds, sys.PollFD{FD: c.sock.FD(), Write: c.wantWrite()})
 		}
 	}
+	return ep.drainSet(fds)
+}
+
+// drainSet appends the connections being drained. ep.mu is held.
+func (ep *rdmEP) drainSet(fds []sys.PollFD) []sys.PollFD {
+	for _, c := range ep.draining {
+		if c.sock != nil {
+			fds = append(fds, sys.PollFD{FD: c.sock.FD(), NoRead: c.rx.held})
+		}
+	}
 	return fds
 }
 
@@ -387,10 +427,20 @@ func (ep *rdmEP) pollSet(fds []sys.PollFD) []sys.PollFD {
 	for _, in := range ep.incoming {
 		fds = append(fds, sys.PollFD{FD: in.sock.FD(), Write: len(in.out) > 0})
 	}
+	if ep.nconns > rdmScanMax && ep.epfd >= 0 {
+		return ep.pollSetLarge(fds)
+	}
 	for _, c := range ep.conns {
 		if c != nil && c.sock != nil {
-			fds = append(fds, sys.PollFD{FD: c.sock.FD(), Write: c.wantWrite()})
+			// A held connection, one at end of stream or one whose
+			// predecessor is still drained is not read: waiting for its
+			// readability would spin.
+			noRead := c.rx.held || c.eof || (len(ep.draining) > 0 && c.state == connUp && ep.drainingFor(c.key))
+			fds = append(fds, sys.PollFD{FD: c.sock.FD(), Write: c.wantWrite(), NoRead: noRead})
 		}
+	}
+	if ep.auto {
+		fds = ep.drainSet(fds)
 	}
 	return fds
 }
@@ -464,11 +514,7 @@ func (ep *rdmEP) progressLocked() {
 		ep.progressIncoming()
 	}
 	ep.takeStarts()
-	for _, c := range ep.conns {
-		if c != nil {
-			c.progress()
-		}
-	}
+	ep.progressConns()
 	ep.takeStarts()
 	for _, o := range ep.orphans {
 		o.Close()
@@ -519,6 +565,10 @@ func (ep *rdmEP) Close() error {
 			c.fail(provider.ECANCELED, enabled)
 		}
 	}
+	for _, c := range ep.draining {
+		c.fail(provider.ECANCELED, enabled)
+	}
+	ep.draining = nil
 	for _, in := range ep.incoming {
 		in.sock.Close()
 	}
@@ -547,6 +597,9 @@ func (ep *rdmEP) takeStarts() {
 			ep.sarDiscard(u)
 			continue
 		}
+		if u.conn.gen == u.gen {
+			u.conn.unexpRndv--
+		}
 		if u.conn.state == connUp && u.conn.gen == u.gen {
 			u.conn.startRead(nil, &u.rndv, u.msgID, u.from)
 		}
@@ -558,6 +611,9 @@ func (ep *rdmEP) takeStarts() {
 			continue
 		}
 		e.PeerContext = nil
+		if u.conn.gen == u.gen {
+			u.conn.unexpRndv--
+		}
 		if u.conn.state != connUp || u.conn.gen != u.gen {
 			ep.completeRxErr(e, provider.ECONNABORTED)
 			continue
@@ -575,17 +631,20 @@ func (ep *rdmEP) addConn(c *rdmConn) {
 		if x == nil {
 			c.index = uint32(i)
 			ep.conns[i] = c
+			ep.nconns++
 			return
 		}
 	}
 	c.index = uint32(len(ep.conns))
 	ep.conns = append(ep.conns, c)
+	ep.nconns++
 }
 
 // removeConn forgets c. ep.mu is held.
 func (ep *rdmEP) removeConn(c *rdmConn) {
 	if int(c.index) < len(ep.conns) && ep.conns[c.index] == c {
 		ep.conns[c.index] = nil
+		ep.nconns--
 	}
 	if c.key != "" && ep.peers[c.key] == c {
 		delete(ep.peers, c.key)

@@ -15,6 +15,15 @@ const (
 	RDMQueueSize = 2048
 	// RDMMemTagFormat is ep_attr.mem_tag_format of RDM endpoints.
 	RDMMemTagFormat = 0xaaaaaaaaaaaaaaaa
+	// RDMMaxUnexpected and RDMMaxUnexpectedBytes bound the unexpected
+	// messages an RDM endpoint holds (eager payloads plus a fixed cost
+	// per message, rendezvous requests included). Beyond them the
+	// endpoint stops reading from the connection that brought the next
+	// one, so its sender backs up (TCP flow control), until receives
+	// take queued messages: nothing is dropped, with or without
+	// FI_RM_ENABLED.
+	RDMMaxUnexpected      = 16384
+	RDMMaxUnexpectedBytes = 64 << 20
 )
 
 // RDM capabilities: messages and tagged messages (eager, SAR and

@@ -40,6 +40,10 @@ type rdmRx struct {
 	// before reading again (a poll does not take the socket lock, which a
 	// read finding nothing does, contending with incoming segments).
 	idle bool
+	// held: the frame at the head of the buffer waits for room (in the
+	// receive CQ or the unexpected-message bound); the socket is not
+	// watched for reading meanwhile (backpressure).
+	held bool
 }
 
 // rdmRead is a payload read straight into its destination: the data of a
@@ -72,6 +76,66 @@ type rdmUnexp struct {
 	gen    uint32
 	from   []byte
 	sar    *rdmSAR // a SAR message (rdm_sar.go)
+	cost   int64   // counted in ep.unexpBytes
+}
+
+// rdmUnexpCost is what an unexpected message costs beyond its payload.
+const rdmUnexpCost = 256
+
+// takeUnexp counts an unexpected message of cost bytes in, or reports
+// false when the bound is reached (one message is always let in, so that
+// a bound below a message's size cannot stall the endpoint).
+func (ep *rdmEP) takeUnexp(cost int64) bool {
+	n, b := ep.unexpN.Load(), ep.unexpBytes.Load()
+	if n > 0 && (n >= ep.maxUnexp || b+cost > ep.maxUnexpBytes) {
+		return false
+	}
+	ep.unexpN.Add(1)
+	ep.unexpBytes.Add(cost)
+	return true
+}
+
+// releaseUnexp counts an unexpected message out and wakes progress when a
+// connection waits for room.
+func (ep *rdmEP) releaseUnexp(u *rdmUnexp) {
+	if u.cost == 0 {
+		return
+	}
+	ep.unexpN.Add(-1)
+	ep.unexpBytes.Add(-u.cost)
+	u.cost = 0
+	if ep.held.Load() > 0 {
+		ep.kick()
+	}
+}
+
+// hold marks the connection as waiting for room for its next frame.
+func (c *rdmConn) hold() {
+	if !c.rx.held {
+		c.rx.held = true
+		c.ep.held.Add(1)
+		c.ep.unwatch(c.sock.FD())
+	}
+}
+
+// dropHold forgets a wait for room when the stream ends (the socket is
+// closed or replaced).
+func (c *rdmConn) dropHold() {
+	if c.rx.held {
+		c.rx.held = false
+		c.ep.held.Add(-1)
+	}
+}
+
+// unhold ends a wait for room.
+func (c *rdmConn) unhold() {
+	if c.rx.held {
+		c.rx.held = false
+		c.ep.held.Add(-1)
+		if c.sock != nil {
+			c.ep.watch(c.sock.FD())
+		}
+	}
 }
 
 func (r *rdmRx) init() { r.buf = make([]byte, rdmRbufSize) }
@@ -127,7 +191,7 @@ func (c *rdmConn) readOK(n int, e provider.Errno) bool {
 		c.fail(e, true)
 		return false
 	case n == 0:
-		c.fail(provider.ECONNRESET, true)
+		c.peerClosed()
 		return false
 	}
 	c.rx.idle = false
@@ -145,7 +209,7 @@ func (c *rdmConn) protoFail(what string) {
 func (c *rdmConn) progressRx() {
 	r := &c.rx
 	var h tcpwire.Header
-	for frames := 0; frames < rdmRxBudget && c.state == connUp; {
+	for frames := 0; frames < rdmRxBudget && (c.state == connUp || c.state == connDraining); {
 		if r.direct != nil {
 			if !c.readDirect() {
 				return
@@ -225,8 +289,10 @@ func (c *rdmConn) progressRx() {
 			continue
 		}
 		if !c.frame(&h, r.buf[r.start+hs:r.start+int(h.Size)]) {
-			return // the receive queue has no room: retry later
+			c.hold() // the receive queue has no room: retry later
+			return
 		}
+		c.unhold()
 		r.start += int(h.Size)
 		if r.start == r.end {
 			r.start, r.end = 0, 0
@@ -347,6 +413,7 @@ func (c *rdmConn) finishRead(rd *rdmRead) {
 // be retried later (the receive queue has no room).
 func (c *rdmConn) frame(h *tcpwire.Header, p []byte) bool {
 	ep := c.ep
+	c.used()
 	switch {
 	case h.IsACK():
 		c.ackReceived()
@@ -458,15 +525,22 @@ func (ep *rdmEP) deliver(c *rdmConn, tagged bool, tag uint64, p []byte, data uin
 		ep.completeRx(e, n, olen, c.addr)
 		ep.rq.FreeEntry(e)
 	case err == provider.ENOENT && e != nil:
+		cost := int64(len(p) + rdmUnexpCost)
+		if !ep.takeUnexp(cost) {
+			ep.rq.FreeEntry(e)
+			return false
+		}
 		setRxData(e, data, hasData)
 		e.Peer = ep
-		e.PeerContext = &rdmUnexp{data: append([]byte(nil), p...), from: c.addr}
+		u := &rdmUnexp{data: append([]byte(nil), p...), from: c.addr, cost: cost}
+		e.PeerContext = u
 		if tagged {
 			err = ep.rq.QueueTag(e)
 		} else {
 			err = ep.rq.QueueMsg(e)
 		}
 		if err != nil {
+			ep.releaseUnexp(u)
 			ep.rq.FreeEntry(e)
 		}
 	case err == provider.EAGAIN:
@@ -494,15 +568,24 @@ func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv) bo
 		setRxData(e, rh.Data, hasData)
 		c.startRead(e, rv, rh.MsgID, c.addr)
 	case err == provider.ENOENT && e != nil:
+		if !ep.takeUnexp(rdmUnexpCost) {
+			ep.rq.FreeEntry(e)
+			return false
+		}
 		setRxData(e, rh.Data, hasData)
 		e.Peer = ep
-		e.PeerContext = &rdmUnexp{isRndv: true, rndv: *rv, msgID: rh.MsgID, conn: c, gen: c.gen, from: c.addr}
+		u := &rdmUnexp{isRndv: true, rndv: *rv, msgID: rh.MsgID, conn: c, gen: c.gen, from: c.addr,
+			cost: rdmUnexpCost}
+		e.PeerContext = u
+		c.unexpRndv++ // before QueueTag, which may start it at once
 		if tagged {
 			err = ep.rq.QueueTag(e)
 		} else {
 			err = ep.rq.QueueMsg(e)
 		}
 		if err != nil {
+			c.unexpRndv--
+			ep.releaseUnexp(u)
 			ep.rq.FreeEntry(e)
 		}
 	case err == provider.EAGAIN:
@@ -562,6 +645,7 @@ func (ep *rdmEP) StartMsg(e *provider.RxEntry) error {
 	if !ok || u == nil {
 		return provider.EINVAL
 	}
+	ep.releaseUnexp(u)
 	if u.isRndv || u.sar != nil {
 		ep.smu.Lock()
 		ep.starts = append(ep.starts, e)
@@ -587,6 +671,7 @@ func (ep *rdmEP) DiscardMsg(e *provider.RxEntry) error {
 	if !ok || u == nil {
 		return provider.EINVAL
 	}
+	ep.releaseUnexp(u)
 	e.PeerContext = nil
 	ep.rq.FreeEntry(e)
 	if u.isRndv || u.sar != nil {

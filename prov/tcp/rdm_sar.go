@@ -224,8 +224,15 @@ func (c *rdmConn) sarFirst(rh *rxmwire.Header, body []byte) bool {
 		c.protoFail("unexpected SAR message too large to buffer")
 		return true
 	case err == provider.ENOENT && e != nil:
+		// Counted whole against the unexpected-message bound (its
+		// segments are buffered as they come).
+		cost := int64(rh.Size) + rdmUnexpCost
+		if !ep.takeUnexp(cost) {
+			ep.rq.FreeEntry(e)
+			return false
+		}
 		setRxData(e, rh.Data, hasData)
-		u := &rdmUnexp{conn: c, gen: c.gen, from: c.addr, sar: s}
+		u := &rdmUnexp{conn: c, gen: c.gen, from: c.addr, sar: s, cost: cost}
 		s.u = u
 		e.Peer = ep
 		e.PeerContext = u
@@ -235,6 +242,7 @@ func (c *rdmConn) sarFirst(rh *rxmwire.Header, body []byte) bool {
 			err = ep.rq.QueueMsg(e)
 		}
 		if err != nil {
+			ep.releaseUnexp(u)
 			ep.rq.FreeEntry(e)
 			s.discard = true
 			s.u = nil

@@ -222,6 +222,7 @@ func (ep *rdmEP) enqueue(c *rdmConn, t *rdmTx) {
 	if c.state == connUp && len(c.out) == 0 {
 		c.flush()
 	}
+	ep.noteWork(c)
 }
 
 // buildEager encodes an eager message with a copy of its payload: a tagged
@@ -337,6 +338,7 @@ func (c *rdmConn) ctrlFrame(h *tcpwire.Header, rh *rxmwire.Header, payload ...[]
 		t.add(p)
 	}
 	c.tx.push(t)
+	c.ep.noteWork(c)
 	return t
 }
 
@@ -344,6 +346,9 @@ func (c *rdmConn) ctrlFrame(h *tcpwire.Header, rh *rxmwire.Header, payload ...[]
 func (c *rdmConn) flush() {
 	c.tx.lazy = 0
 	for c.state == connUp && c.tx.len() > 0 {
+		if c.eof && c.tx.head().off == 0 {
+			return // the peer closed: only a half-written frame is finished (eofWrite)
+		}
 		iov := c.tx.iov[:0]
 		// Gather as many slices as one sendmsg takes (sys.MaxIOV; more is
 		// EINVAL), possibly ending inside a frame (what is written is
@@ -352,7 +357,7 @@ func (c *rdmConn) flush() {
 		skip, want := c.tx.head().off, 0
 		c.fenced = false
 	gather:
-		for i := c.tx.head0; i < len(c.tx.q); i++ {
+		for i := c.tx.head0; i < len(c.tx.q) && (!c.eof || i == c.tx.head0); i++ {
 			t := c.tx.q[i]
 			if t.fence && t.off == 0 && (i > c.tx.head0 || c.busy()) {
 				c.fenced = i == c.tx.head0

@@ -1,0 +1,234 @@
+package tcp
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/gofabric/fabric/internal/wire/rxmwire"
+	"github.com/gofabric/fabric/internal/wire/tcpwire"
+)
+
+// Peers killed in the middle of SAR messages (segmentation and
+// reassembly, FI_OFI_RXM_ENABLE_DYN_RBUF=0: messages above the eager limit
+// up to the SAR limit go as runs of segments).
+
+func init() { testHelpers["sar"] = sarHelperMain }
+
+// TestRDMPeerKilledSARSend: SAR messages towards a peer that reads
+// nothing fill the socket and queue up (one of them partly written); the
+// peer is killed: every send completes within 5 s, the unwritten and the
+// partly written ones in error.
+func TestRDMPeerKilledSARSend(t *testing.T) {
+	leakCheck(t)
+	t.Setenv(envRxmDynRbuf, "0")
+	a, other := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
+	if a.ep.dynRbuf || a.ep.sarLimit < 100<<10 {
+		t.Fatalf("SAR not in use: dynRbuf %v, SAR limit %d", a.ep.dynRbuf, a.ep.sarLimit)
+	}
+	p := startPeer(t, "stall")
+	dest := a.mustInsert(t, p.name)
+	buf := make([]byte, 100<<10) // 7 segments
+	const n = 300                // 30 MiB
+	for i := 0; i < n; i++ {
+		if err := a.send(dest, buf, false, 0, i); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	var comps []fltComp
+	deadline := time.Now().Add(waitLimit)
+	partial := false
+	for q := a.queuedOn(); ; q = a.queuedOn() {
+		comps = poll(a.tx, comps)
+		time.Sleep(20 * time.Millisecond)
+		if q > 0 && q == a.queuedOn() {
+			a.ep.mu.Lock()
+			for _, c := range a.ep.conns {
+				if c != nil && c.tx.head() != nil && c.tx.head().off > 0 {
+					partial = true
+				}
+			}
+			a.ep.mu.Unlock()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sends never backed up (%d queued)", q)
+		}
+	}
+	t.Logf("%d of %d sends done before the kill, a message partly written: %v", len(comps), n, partial)
+	p.kill()
+	start := time.Now()
+	comps = append(comps, waitComps(t, a.tx, n-len(comps), waitLimit)...)
+	t.Logf("all sends done %v after the kill", time.Since(start))
+	failed, seen := 0, map[any]bool{}
+	for _, c := range comps {
+		if seen[c.ctx] {
+			t.Fatalf("send %v completed twice", c.ctx)
+		}
+		seen[c.ctx] = true
+		if c.err != 0 {
+			failed++
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no send failed although messages were queued when the peer died")
+	}
+	fltCheckServes(t, a, other)
+}
+
+// TestRDMPeerKilledSARRecv: the peer is killed after the first segment of
+// a SAR message that matched our receive: the receive completes in error
+// within 5 s (the peer is a raw rxm peer that stops after that segment).
+func TestRDMPeerKilledSARRecv(t *testing.T) {
+	leakCheck(t)
+	a, other := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
+	rb := make([]byte, 100<<10)
+	if err := a.recv(rb, false, 0, 0, "sar"); err != nil {
+		t.Fatal(err)
+	}
+	p := startPeer(t, "rawsarsend", "TCP_TEST_HELPER=sar", "TCP_TEST_RDM_PEER="+hex.EncodeToString(a.name))
+	a.mustInsert(t, p.name)
+	p.expect("MIDWAY", waitLimit, a)
+	deadline := time.Now().Add(waitLimit)
+	for {
+		a.ep.Progress()
+		a.ep.mu.Lock()
+		matched := false
+		for _, c := range a.ep.conns {
+			if c != nil {
+				for _, s := range c.sar {
+					matched = matched || (s.rd.e != nil && s.got > 0)
+				}
+			}
+		}
+		a.ep.mu.Unlock()
+		if matched {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first segment did not match the receive within 5 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if c := poll(a.rx, nil); len(c) > 0 {
+		t.Fatalf("receive completed before the peer died: %+v", c)
+	}
+	p.kill()
+	start := time.Now()
+	c := waitComps(t, a.rx, 1, waitLimit)
+	t.Logf("receive done %v after the kill: %v", time.Since(start), c[0].err)
+	if c[0].ctx != "sar" || c[0].err == 0 {
+		t.Fatalf("receive completion %+v, want an error", c[0])
+	}
+	fltCheckServes(t, a, other)
+}
+
+// sarHelperMain is the rawsarsend peer: it connects to TCP_TEST_RDM_PEER,
+// sends the first segment of a 100 KiB SAR message, says MIDWAY and
+// stalls until killed.
+func sarHelperMain() int {
+	err := func() error {
+		peer, err := hex.DecodeString(os.Getenv("TCP_TEST_RDM_PEER"))
+		if err != nil {
+			return err
+		}
+		a, _, ok := decodeSockaddr(peer)
+		if !ok {
+			return fmt.Errorf("peer %x", peer)
+		}
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		port := uint16(ln.Addr().(*net.TCPAddr).Port)
+		fmt.Printf("NAME %x\n", loopback(port))
+		c, err := net.Dial("tcp4", a.AP.String())
+		if err != nil {
+			return err
+		}
+		r := rawConn{c}
+		b, _ := tcpwire.AppendCM(nil, tcpwire.CMConnReq, rawConnect(port))
+		if _, err := c.Write(b); err != nil {
+			return err
+		}
+		if typ, _, err := r.cm(); err != nil || typ != tcpwire.CMConnResp {
+			return fmt.Errorf("connect response %d: %v", typ, err)
+		}
+		seg := make([]byte, rxmwire.EagerLimit)
+		f := rxmFrame(rxmwire.Header{Type: rxmwire.TypeSAR, SegSize: uint16(len(seg)), MsgID: 9,
+			CtrlData: rxmwire.SegFirst, Op: rxmwire.OpMsg, Size: 100 << 10}, seg)
+		if _, err := c.Write(f); err != nil {
+			return err
+		}
+		fmt.Println("MIDWAY")
+		select {}
+	}()
+	fmt.Fprintf(os.Stderr, "sar helper: %v\n", err)
+	return 1
+}
+
+// TestRDMUnexpectedSARBounded: unexpected SAR messages count against the
+// unexpected-message bound by their whole length: a flood of them is held
+// back (the sender backs up), and all arrive in order once receives come.
+func TestRDMUnexpectedSARBounded(t *testing.T) {
+	leakCheck(t)
+	t.Setenv(envRxmDynRbuf, "0")
+	a, b := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
+	const size, n, bound = 100 << 10, 300, 1 << 20
+	b.ep.mu.Lock()
+	b.ep.maxUnexpBytes = bound
+	b.ep.mu.Unlock()
+	ab := a.mustInsert(t, b.name)
+	for i := 0; i < n; i++ {
+		msg := make([]byte, size)
+		binary.LittleEndian.PutUint32(msg, uint32(i))
+		if err := a.send(ab, msg, true, uint64(i), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sent []fltComp
+	last, stable := int64(-1), 0
+	deadline := time.Now().Add(10 * time.Second)
+	for stable < 20 {
+		sent = poll(a.tx, sent)
+		b.ep.Progress()
+		time.Sleep(5 * time.Millisecond)
+		if s := b.ep.unexpBytes.Load() + int64(len(sent))<<40; s == last {
+			stable++
+		} else {
+			last, stable = s, 0
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the flood never settled")
+		}
+	}
+	ub := b.ep.unexpBytes.Load()
+	t.Logf("settled: %d sends done, receiver holds %d unexpected bytes (bound %d)", len(sent), ub, bound)
+	if ub > bound {
+		t.Fatalf("%d unexpected bytes held, bound %d", ub, bound)
+	}
+	if len(sent) == n {
+		t.Fatal("every send completed: no backpressure")
+	}
+	rb := make([]byte, size)
+	for i := 0; i < n; i++ {
+		if err := b.recv(rb, true, 0, ^uint64(0), i); err != nil {
+			t.Fatal(err)
+		}
+		c := waitComps(t, b.rx, 1, waitLimit, a)
+		if c[0].err != 0 || c[0].tag != uint64(i) || binary.LittleEndian.Uint32(rb) != uint32(i) {
+			t.Fatalf("receive %d: %+v (message %d)", i, c[0], binary.LittleEndian.Uint32(rb))
+		}
+		sent = poll(a.tx, sent)
+	}
+	sent = append(sent, waitComps(t, a.tx, n-len(sent), waitLimit)...)
+	for _, c := range sent {
+		if c.err != 0 {
+			t.Fatalf("send %+v", c)
+		}
+	}
+}
