@@ -79,7 +79,7 @@
 // *Cntr, *AV, *EQ, *SRX and *STX; BindCQ ... BindSRX are the typed
 // forms), fi_control's commands are methods (FI_GETOPSFLAG/FI_SETOPSFLAG:
 // Endpoint.OpsFlags/SetOpsFlags; FI_ENABLE: Enable; FI_GETWAIT: WaitFD of
-// CQs, counters and EQs; FI_BACKLOG is not offered), AV.EPAddr takes
+// CQs, counters and EQs; FI_BACKLOG: PassiveEndpoint.SetBacklog), AV.EPAddr takes
 // anything with an address (peer.Named, e.g. an *Endpoint). The operation
 // context (ctx, Msg.Context) stays any: it is the application's opaque
 // cookie, returned unchanged in completions, and a pointer stored in an
@@ -186,6 +186,7 @@
 //	fi_av_open                  Domain.OpenAV
 //	fi_mr_reg / regv / regattr  Domain.RegMR / RegMRv / RegMRAttr
 //	fi_endpoint                 Domain.OpenEndpoint
+//	fi_endpoint2                Domain.OpenEndpoint2 (FI_PEER_TRANSFER: ErrNoSys)
 //	fi_scalable_ep              Domain.OpenScalableEndpoint
 //	fi_stx_context              Domain.OpenSTX
 //	fi_srx_context              Domain.OpenSRX
@@ -196,6 +197,7 @@
 //	fi_enable                   Endpoint.Enable
 //	fi_ep_alias (fi_alias)      Endpoint.Alias
 //	fi_control (GETOPSFLAG, SETOPSFLAG, ENABLE)  Endpoint.OpsFlags, SetOpsFlags, Enable
+//	fi_control (FI_BACKLOG)     PassiveEndpoint.SetBacklog / Backlog
 //	fi_getopt / fi_setopt       Endpoint.GetOpt / SetOpt (GetOptBytes / SetOptBytes)
 //	fi_cancel                   Endpoint.Cancel
 //	fi_getname / fi_setname / fi_getpeer  Endpoint.Name (GetName) / SetName / Peer
@@ -247,7 +249,7 @@
 // fi_broadcast, fi_allreduce, fi_allgather, fi_alltoall, fi_gather,
 // fi_scatter, fi_reduce, fi_reduce_scatter, fi_query_collective);
 // triggered operations
-// (fi_trigger); fi_endpoint2; fi_mr_refresh, fi_mr_raw_attr,
+// (fi_trigger); fi_mr_refresh, fi_mr_raw_attr,
 // fi_mr_map_raw and fi_mr_unmap_key; fi_open_ops, fi_set_ops, fi_open,
 // fi_get_val and fi_set_val; fi_nic. The provider-side calls of
 // fi_provider(7) (fi_prov_ini, fi_param_define, fi_param_get_*, fi_log_*,

@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"encoding/binary"
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -102,6 +103,42 @@ func (d *Domain) OpenEndpoint(info *Info) (*Endpoint, error) {
 	return newEndpoint(d, ci, pe), nil
 }
 
+// OpenEndpoint2 opens an active endpoint with flags (fi_endpoint2). With
+// flags 0 it is OpenEndpoint. The one flag fi_endpoint2 defines is
+// FlagPeerTransfer (fi_peer(3) "FI_PEER_TRANSFER"): an owner provider sets
+// up a peer transfer context with a provider whose Info.Mode asks for
+// ModePeerTransfer. No provider of this module asks for it or imports
+// transfers, so FlagPeerTransfer returns ErrNoSys, as fi_endpoint2 does
+// in C for a provider without the call; any other flag returns
+// ErrBadFlags. Nothing is opened in either case.
+func (d *Domain) OpenEndpoint2(info *Info, flags Flags) (*Endpoint, error) {
+	if d == nil {
+		return nil, ErrInval
+	}
+	switch {
+	case flags&^FlagPeerTransfer != 0:
+		return nil, opErr("fi_endpoint2", d.prov.Name(), ErrBadFlags)
+	case flags != 0:
+		return nil, opErr("fi_endpoint2", d.prov.Name(), ErrNoSys)
+	}
+	return d.OpenEndpoint(info)
+}
+
+// maxRxQueue is the largest receive queue an endpoint's own queue holds
+// (rx_attr.size and FI_OPT_RX_SIZE).
+const maxRxQueue = 1 << 20
+
+// newRQ returns the endpoint's own receive queue of the given depth.
+func (e *Endpoint) newRQ(size int) *srx.Queue {
+	return srx.New(srx.Config{
+		Size:     size,
+		Directed: e.caps&CapDirectedRecv != 0,
+		Tagged:   e.caps&CapTagged != 0,
+		// FI_RM_ENABLED: receives reserve room in the receive CQ.
+		ResourceMgmt: e.dom.rmEnabled(),
+	})
+}
+
 // newEndpoint wraps a provider endpoint; the caller holds d.lc for it.
 func newEndpoint(d *Domain, ci *Info, pe provider.Endpoint) *Endpoint {
 	ep := &Endpoint{dom: d, info: ci, p: pe, prov: d.prov.Name(), epType: ci.EPAttr.Type, caps: ci.Caps}
@@ -127,15 +164,9 @@ func newEndpoint(d *Domain, ci *Info, pe provider.Endpoint) *Endpoint {
 	}
 	size := 0
 	if ci.RxAttr != nil {
-		size = int(min(ci.RxAttr.Size, 1<<20))
+		size = int(min(ci.RxAttr.Size, maxRxQueue))
 	}
-	ep.rq = srx.New(srx.Config{
-		Size:     size,
-		Directed: ci.Caps&CapDirectedRecv != 0,
-		Tagged:   ci.Caps&CapTagged != 0,
-		// FI_RM_ENABLED: receives reserve room in the receive CQ.
-		ResourceMgmt: d.rmEnabled(),
-	})
+	ep.rq = ep.newRQ(size)
 	ep.ownRQ = true
 	// Counters bound to the domain's memory regions progress it.
 	d.addEndpointSource(pe)
@@ -756,8 +787,11 @@ func (ep *Endpoint) Cancel(ctx any) error {
 }
 
 // GetOpt returns an endpoint option (fi_getopt) at level OptEndpoint:
-// OptMinMultiRecv, OptCMDataSize, and provider options. Unknown options
-// return ErrNoProtoOpt.
+// OptMinMultiRecv, OptCMDataSize, OptTxSize and OptRxSize (the queue
+// depths in effect), OptSendBufSize and OptRecvBufSize where the provider
+// has sockets (the size the kernel reports), and provider options.
+// Unknown options return ErrNoProtoOpt, and so do OptHMEMP2P and
+// OptXPUTrigger (see OptHMEMP2P).
 func (ep *Endpoint) GetOpt(level, name int) (uint64, error) {
 	if ep == nil {
 		return 0, ErrInval
@@ -777,6 +811,20 @@ func (ep *Endpoint) GetOpt(level, name int) (uint64, error) {
 		}
 		return e.rq.MinMultiRecv(), nil
 	}
+	switch name {
+	case OptHMEMP2P, OptXPUTrigger:
+		return 0, opErr("fi_getopt", e.prov, ErrNoProtoOpt)
+	case OptTxSize, OptRxSize:
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if name == OptTxSize && e.info.TxAttr != nil {
+			return e.info.TxAttr.Size, nil
+		}
+		if name == OptRxSize && e.info.RxAttr != nil {
+			return e.info.RxAttr.Size, nil
+		}
+		return 0, opErr("fi_getopt", e.prov, ErrNoProtoOpt)
+	}
 	if h, ok := e.p.(provider.OptionHandler); ok {
 		v, err := h.GetOpt(name)
 		return v, opErr("fi_getopt", e.prov, err)
@@ -784,7 +832,17 @@ func (ep *Endpoint) GetOpt(level, name int) (uint64, error) {
 	return 0, opErr("fi_getopt", e.prov, ErrNoProtoOpt)
 }
 
-// SetOpt sets an endpoint option (fi_setopt).
+// SetOpt sets an endpoint option (fi_setopt). OptMinMultiRecv applies to
+// receives posted afterwards. OptTxSize and OptRxSize resize the transmit
+// and receive queues before Enable (ErrOpBadState afterwards, ErrInval
+// for 0 or more than the provider's maximum); the receive queue is the
+// endpoint's own, so OptRxSize works on every provider unless a shared
+// receive context is bound (ErrOpBadState: the SRX's depth applies), and
+// OptTxSize where the provider queues transmits (tcp; ErrNoProtoOpt
+// elsewhere). OptSendBufSize and OptRecvBufSize set the socket buffers
+// (SO_SNDBUF / SO_RCVBUF) of the tcp and udp providers, at any time.
+// OptCMDataSize is read-only, and OptHMEMP2P and OptXPUTrigger return
+// ErrNoProtoOpt (see OptHMEMP2P).
 func (ep *Endpoint) SetOpt(level, name int, v uint64) error {
 	if ep == nil {
 		return ErrInval
@@ -805,6 +863,12 @@ func (ep *Endpoint) SetOpt(level, name int, v uint64) error {
 		e.rq.SetMinMultiRecv(v)
 		return nil
 	}
+	switch name {
+	case OptHMEMP2P, OptXPUTrigger:
+		return opErr("fi_setopt", e.prov, ErrNoProtoOpt)
+	case OptTxSize, OptRxSize:
+		return opErr("fi_setopt", e.prov, e.setQueueSize(name, v))
+	}
 	if name == OptCMDataSize {
 		// Read-only where supported.
 		if h, ok := e.p.(provider.OptionHandler); ok {
@@ -817,6 +881,52 @@ func (ep *Endpoint) SetOpt(level, name int, v uint64) error {
 		return opErr("fi_setopt", e.prov, h.SetOpt(name, v))
 	}
 	return opErr("fi_setopt", e.prov, ErrNoProtoOpt)
+}
+
+// setQueueSize is SetOpt(OptTxSize / OptRxSize).
+func (e *Endpoint) setQueueSize(name int, v uint64) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.enabled.Load() {
+		return ErrOpBadState
+	}
+	if v == 0 {
+		return ErrInval
+	}
+	if name == OptRxSize {
+		if e.info.RxAttr == nil {
+			return ErrNoProtoOpt
+		}
+		if !e.ownRQ || e.srxObj != nil || e.info.EPAttr.RxCtxCnt == SharedContext {
+			return ErrOpBadState
+		}
+		if v > maxRxQueue {
+			return ErrInval
+		}
+		if h, ok := e.p.(provider.OptionHandler); ok {
+			// A provider that sizes its own receive side takes the
+			// value too; ENOPROTOOPT means only the queue counts.
+			if err := h.SetOpt(name, v); err != nil && !errors.Is(err, provider.ENOPROTOOPT) {
+				return err
+			}
+		}
+		e.rq.Close()
+		e.rq = e.newRQ(int(v))
+		e.info.RxAttr.Size = v
+		return nil
+	}
+	if e.info.TxAttr == nil {
+		return ErrNoProtoOpt
+	}
+	h, ok := e.p.(provider.OptionHandler)
+	if !ok {
+		return ErrNoProtoOpt
+	}
+	if err := h.SetOpt(name, v); err != nil {
+		return err
+	}
+	e.info.TxAttr.Size = v
+	return nil
 }
 
 // GetOptBytes is fi_getopt with a caller buffer holding a native size_t:

@@ -92,6 +92,51 @@ func (pe *PassiveEndpoint) Listen() error {
 	return opErr(op, pe.prov, pe.p.Listen(fidWriter{w: pe.eq.writer(), prov: pe.p, root: pe}))
 }
 
+// SetBacklog sets the connection request backlog (fi_control with
+// FI_BACKLOG): the number of requests that may wait to be reported before
+// the provider refuses more. It may be called before Listen (Listen uses
+// it) or while listening. n must be positive (ErrInval otherwise);
+// providers whose passive endpoints have no settable backlog answer
+// ErrNoSys. The tcp provider passes n to listen(2), so the kernel caps it
+// at net.core.somaxconn.
+func (pe *PassiveEndpoint) SetBacklog(n int) error {
+	if pe == nil {
+		return ErrInval
+	}
+	const op = "fi_control"
+	pe.mu.Lock()
+	defer pe.mu.Unlock()
+	if pe.lc.isClosed() {
+		return opErr(op, pe.prov, ErrClosed)
+	}
+	if n <= 0 {
+		return opErr(op, pe.prov, ErrInval)
+	}
+	b, ok := pe.p.(provider.Backlogger)
+	if !ok {
+		return opErr(op, pe.prov, ErrNoSys)
+	}
+	return opErr(op, pe.prov, b.SetBacklog(n))
+}
+
+// Backlog returns the connection request backlog in use (FI_BACKLOG), or
+// ErrNoSys where the provider has none to report.
+func (pe *PassiveEndpoint) Backlog() (int, error) {
+	if pe == nil {
+		return 0, ErrInval
+	}
+	pe.mu.Lock()
+	defer pe.mu.Unlock()
+	if pe.lc.isClosed() {
+		return 0, opErr("fi_control", pe.prov, ErrClosed)
+	}
+	b, ok := pe.p.(provider.Backlogger)
+	if !ok {
+		return 0, opErr("fi_control", pe.prov, ErrNoSys)
+	}
+	return b.Backlog(), nil
+}
+
 // Name returns the listening address (fi_getname).
 func (pe *PassiveEndpoint) Name() ([]byte, error) {
 	if pe == nil {

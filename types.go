@@ -472,6 +472,17 @@ const (
 	OptRecvBufSize   = provider.OptRecvBufSize   // FI_OPT_RECV_BUF_SIZE: the socket receive buffer size
 	OptTxSize        = provider.OptTxSize        // FI_OPT_TX_SIZE: the transmit queue size
 	OptRxSize        = provider.OptRxSize        // FI_OPT_RX_SIZE: the receive queue size
+
+	// OptHMEMP2P is FI_OPT_FI_HMEM_P2P, how FI_HMEM transfers use peer to
+	// peer. No provider of this module claims FI_HMEM (device memory is
+	// never registered or transferred), so there is no peer-to-peer mode
+	// to choose and GetOpt and SetOpt answer ErrNoProtoOpt.
+	OptHMEMP2P = provider.OptHMEMP2P
+	// OptXPUTrigger is FI_OPT_XPU_TRIGGER, the variables of triggered
+	// operations started by a device. Triggered operations (fi_trigger)
+	// and FI_HMEM devices are not offered, so GetOpt and SetOpt answer
+	// ErrNoProtoOpt.
+	OptXPUTrigger = provider.OptXPUTrigger
 )
 
 // Version builds an API version number (FI_VERSION).

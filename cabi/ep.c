@@ -683,6 +683,11 @@ static int gofab_pep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	return gofab_go_pep_bind(fid, bfid, flags);
 }
 
+static int gofab_pep_control(struct fid *fid, int command, void *arg)
+{
+	return gofab_go_pep_control(fid, command, U(arg));
+}
+
 static int gofab_pep_listen(struct fid_pep *pep)
 {
 	return gofab_go_pep_listen(pep);
@@ -697,7 +702,7 @@ struct fi_ops gofab_pep_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = gofab_pep_close,
 	.bind = gofab_pep_bind,
-	.control = GOFAB_NOSYS(struct fi_ops, control),
+	.control = gofab_pep_control,
 	.ops_open = GOFAB_NOSYS(struct fi_ops, ops_open),
 	.tostr = GOFAB_NOSYS(struct fi_ops, tostr),
 	.ops_set = GOFAB_NOSYS(struct fi_ops, ops_set),

@@ -88,8 +88,9 @@ func wrapEP(ep *fabric.Endpoint, fclass C.int, ctx C.uintptr_t) (*goEP, *C.struc
 	return g, ce
 }
 
-// gofab_go_domain_endpoint is fi_endpoint and fi_endpoint2 (flags: 0, or
-// FI_PEER_TRANSFER, which is not offered through C).
+// gofab_go_domain_endpoint is fi_endpoint and fi_endpoint2
+// (Domain.OpenEndpoint2: FI_PEER_TRANSFER answers FI_ENOSYS, other flags
+// FI_EBADFLAGS).
 //
 //export gofab_go_domain_endpoint
 func gofab_go_domain_endpoint(cd *C.struct_fid_domain, info *C.struct_fi_info, out **C.struct_fid_ep,
@@ -103,17 +104,11 @@ func gofab_go_domain_endpoint(cd *C.struct_fid_domain, info *C.struct_fi_info, o
 	if !ok {
 		return -C.FI_EINVAL
 	}
-	switch {
-	case flags&^C.FI_PEER_TRANSFER != 0:
-		return -C.FI_EBADFLAGS
-	case flags != 0:
-		return -C.FI_ENOSYS
-	}
 	gi, err := infoFromC(info)
 	if err != nil {
 		return errno(err)
 	}
-	ep, err := d.d.OpenEndpoint(gi)
+	ep, err := d.d.OpenEndpoint2(gi, fabric.Flags(flags))
 	if err != nil {
 		return errno(err)
 	}
@@ -344,6 +339,11 @@ func gofab_go_ep_setopt(fid *C.struct_fid, level, name C.int, optval C.uintptr_t
 	o := optOf(fid)
 	if o == nil || optval < minPointer {
 		return -C.FI_EINVAL
+	}
+	if level == C.FI_OPT_ENDPOINT && (name == C.FI_OPT_FI_HMEM_P2P || name == C.FI_OPT_XPU_TRIGGER) {
+		// An int and a struct, not a size_t: no provider has them, and
+		// the Go call says so (FI_ENOPROTOOPT) whatever the length.
+		return errno(o.SetOpt(int(level), int(name), 0))
 	}
 	if optlen != 8 {
 		if level != C.FI_OPT_ENDPOINT {

@@ -123,6 +123,25 @@ func gofab_go_pep_listen(cp *C.struct_fid_pep) (rc C.int) {
 	return errno(p.pep.Listen())
 }
 
+// gofab_go_pep_control is fi_control on a passive endpoint: FI_BACKLOG
+// (arg: int *) is PassiveEndpoint.SetBacklog; other commands FI_ENOSYS.
+//
+//export gofab_go_pep_control
+func gofab_go_pep_control(fid *C.struct_fid, command C.int, arg C.uintptr_t) (rc C.int) {
+	defer recoverRC("fi_control", &rc)
+	p, _, ok := pepOf(fid)
+	if !ok {
+		return -C.FI_EINVAL
+	}
+	if command != C.FI_BACKLOG {
+		return -C.FI_ENOSYS
+	}
+	if arg < minPointer {
+		return -C.FI_EINVAL
+	}
+	return errno(p.pep.SetBacklog(int(*(*C.int)(cptr(uintptr(arg))))))
+}
+
 //export gofab_go_pep_reject
 func gofab_go_pep_reject(cp *C.struct_fid_pep, handle *C.struct_fid, param C.uintptr_t, paramlen C.size_t) (rc C.int) {
 	defer recoverRC("fi_reject", &rc)

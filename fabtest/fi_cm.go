@@ -15,6 +15,7 @@ var cmCases = []testCase{
 	{"fi_cm/reject_with_data_ECONNREFUSED_then_reconnect", cmRejectWithDataECONNREFUSEDThenReconnect},
 	{"fi_cm/connect_to_closed_listener_ECONNREFUSED", cmConnectToClosedListenerECONNREFUSED},
 	{"fi_cm/cm_data_size_and_oversize_EINVAL", cmCmDataSizeAndOversizeEINVAL},
+	{"fi_cm/backlog_before_and_after_listen", cmBacklogBeforeAndAfterListen},
 	{"fi_cm/shutdown_reported_once_per_side", cmShutdownReportedOncePerSide},
 	{"fi_cm/peer_gone_pending_ops_complete_in_error", cmPeerGonePendingOpsCompleteInError},
 }
@@ -166,4 +167,61 @@ func cmPeerGonePendingOpsCompleteInError(t *testing.T, tg Target) {
 	if ce == nil || ce.OpContext != ctx {
 		t.Fatalf("pending receive after peer loss and close: %+v; want an error completion", ce)
 	}
+}
+
+func cmBacklogBeforeAndAfterListen(t *testing.T, tg Target) {
+	msgOnly(t, tg)
+	info := tg.info(t, 0)
+	fab, err := fabric.Open(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeOK(t, "fabric", fab.Close()) })
+	eq, err := fab.OpenEQ(&fabric.EQAttr{WaitObj: fabric.WaitUnspec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeOK(t, "eq", eq.Close()) })
+	pep, err := fab.OpenPassiveEndpoint(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeOK(t, "pep", pep.Close()) })
+	isErr(t, "FI_BACKLOG 0", pep.SetBacklog(0), fabric.ErrInval)
+	isErr(t, "FI_BACKLOG -1", pep.SetBacklog(-1), fabric.ErrInval)
+	if err := pep.SetBacklog(3); err != nil {
+		t.Fatalf("FI_BACKLOG before listen: %v", err)
+	}
+	if n, err := pep.Backlog(); err != nil || n != 3 {
+		t.Fatalf("backlog = %d, %v; want 3", n, err)
+	}
+	if err := pep.Bind(eq, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := pep.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	if err := pep.SetBacklog(64); err != nil {
+		t.Fatalf("FI_BACKLOG while listening: %v", err)
+	}
+	if n, err := pep.Backlog(); err != nil || n != 64 {
+		t.Fatalf("backlog = %d, %v; want 64", n, err)
+	}
+	name, err := pep.Name()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &listener{info: info, fab: fab, eq: eq, pep: pep, name: name}
+	a := tg.open(t, envOpts{deferConn: true})
+	if err := a.ep.Connect(l.name, nil); err != nil {
+		t.Fatal(err)
+	}
+	b := tg.accept(t, l, envOpts{}, nil)
+	for _, e := range []*env{a, b} {
+		if ev, ee := waitEvent(t, e.eq); ee != nil || ev.Event != fabric.EventConnected {
+			t.Fatalf("FI_CONNECTED = %+v %+v", ev, ee)
+		}
+	}
+	closeOK(t, "pep", pep.Close())
+	isErr(t, "FI_BACKLOG after close", pep.SetBacklog(8), fabric.ErrClosed)
 }

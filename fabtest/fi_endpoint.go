@@ -24,6 +24,11 @@ var endpointCases = []testCase{
 	{"fi_endpoint/control_getopsflag_setopsflag", epControlGetopsflagSetopsflag},
 	{"fi_endpoint/getopt_unknown_ENOPROTOOPT", epGetoptUnknownENOPROTOOPT},
 	{"fi_endpoint/min_multi_recv_getopt_setopt", epMinMultiRecvGetoptSetopt},
+	{"fi_endpoint/endpoint2_flags", epEndpoint2Flags},
+	{"fi_endpoint/hmem_p2p_xpu_trigger_ENOPROTOOPT", epHMEMP2PXPUTriggerENOPROTOOPT},
+	{"fi_endpoint/rx_size_before_enable_bounds_posts", epRxSizeBeforeEnableBoundsPosts},
+	{"fi_endpoint/tx_size_before_enable", epTxSizeBeforeEnable},
+	{"fi_endpoint/send_recv_buf_size", epSendRecvBufSize},
 	{"fi_endpoint/getname_sockaddr_layout", epGetnameSockaddrLayout},
 	{"fi_endpoint/cancel_recv_ECANCELED", epCancelRecvECANCELED},
 	{"fi_endpoint/tx_rx_size_left", epTxRxSizeLeft},
@@ -726,6 +731,161 @@ func srxSharedRxServesEveryBoundEndpoint(t *testing.T, tg Target) {
 		got, ee := waitCQ(t, cqs[i], s.txcq)
 		if ee != nil || got.OpContext != i || string(bufs[i][:got.Len]) != string(msg) {
 			t.Fatalf("endpoint %d: %+v %+v %q", i, got, ee, bufs[i][:got.Len])
+		}
+	}
+}
+
+func epEndpoint2Flags(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{noEnable: true})
+	ep, err := e.dom.OpenEndpoint2(e.info, 0)
+	if err != nil {
+		t.Fatalf("fi_endpoint2 with flags 0: %v", err)
+	}
+	closeOK(t, "endpoint2", ep.Close())
+	for _, c := range []struct {
+		f    fabric.Flags
+		want error
+	}{
+		{fabric.FlagPeerTransfer, fabric.ErrNoSys}, // no provider imports peer transfers
+		{fabric.FlagPeer, fabric.ErrBadFlags},
+		{fabric.FlagTransmit, fabric.ErrBadFlags},
+		{fabric.FlagPeerTransfer | 1<<62, fabric.ErrBadFlags},
+	} {
+		ep, err := e.dom.OpenEndpoint2(e.info, c.f)
+		isErr(t, fmt.Sprintf("fi_endpoint2 flags %#x", uint64(c.f)), err, c.want)
+		if ep != nil {
+			t.Fatalf("fi_endpoint2 flags %#x returned an endpoint with its error", uint64(c.f))
+		}
+	}
+	_, err = e.dom.OpenEndpoint2(nil, 0)
+	isErr(t, "fi_endpoint2 nil info", err, fabric.ErrInval)
+}
+
+func epHMEMP2PXPUTriggerENOPROTOOPT(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{noEnable: true})
+	for _, name := range []int{fabric.OptHMEMP2P, fabric.OptXPUTrigger} {
+		_, err := e.ep.GetOpt(fabric.OptEndpoint, name)
+		isErr(t, fmt.Sprintf("getopt %d", name), err, fabric.ErrNoProtoOpt)
+		isErr(t, fmt.Sprintf("setopt %d", name), e.ep.SetOpt(fabric.OptEndpoint, name, 0), fabric.ErrNoProtoOpt)
+	}
+}
+
+func epRxSizeBeforeEnableBoundsPosts(t *testing.T, tg Target) {
+	const size = 4
+	set := func(e *env) {
+		if v, err := e.ep.GetOpt(fabric.OptEndpoint, fabric.OptRxSize); err != nil || v != e.info.RxAttr.Size {
+			t.Fatalf("FI_OPT_RX_SIZE = %d, %v; want rx_attr.size %d", v, err, e.info.RxAttr.Size)
+		}
+		isErr(t, "FI_OPT_RX_SIZE 0", e.ep.SetOpt(fabric.OptEndpoint, fabric.OptRxSize, 0), fabric.ErrInval)
+		if err := e.ep.SetOpt(fabric.OptEndpoint, fabric.OptRxSize, size); err != nil {
+			t.Fatalf("FI_OPT_RX_SIZE before enable: %v", err)
+		}
+	}
+	a, b, ab, _ := tg.pair(t, envOpts{bind: set})
+	if v, err := b.ep.GetOpt(fabric.OptEndpoint, fabric.OptRxSize); err != nil || v != size {
+		t.Fatalf("FI_OPT_RX_SIZE after set = %d, %v; want %d", v, err, size)
+	}
+	isErr(t, "FI_OPT_RX_SIZE after enable", b.ep.SetOpt(fabric.OptEndpoint, fabric.OptRxSize, 8), fabric.ErrOpBadState)
+	var err error
+	posted := 0
+	for ; posted <= size; posted++ {
+		if err = b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, nil); err != nil {
+			break
+		}
+	}
+	if posted != size || !errors.Is(err, fabric.ErrAgain) {
+		t.Fatalf("posted %d receives (FI_OPT_RX_SIZE %d), then %v; want %d then ErrAgain", posted, size, err, size)
+	}
+	retry(t, "send", func() error { return a.ep.Send([]byte("one"), nil, ab, nil) }, a.txcq)
+	waitCQ(t, b.rxcq, a.txcq)
+	if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, nil); err != nil {
+		t.Fatalf("post after a completion freed a slot: %v", err)
+	}
+}
+
+// txSizeSettable reports whether the provider queues transmits and so
+// takes FI_OPT_TX_SIZE (tcp); udp sends at once and shm's transmit depth
+// is its ring's.
+func txSizeSettable(tg Target) bool { return tg.Provider == "tcp" }
+
+func epTxSizeBeforeEnable(t *testing.T, tg Target) {
+	e := tg.open(t, envOpts{noEnable: true})
+	v, err := e.ep.GetOpt(fabric.OptEndpoint, fabric.OptTxSize)
+	if err != nil || v != e.info.TxAttr.Size {
+		t.Fatalf("FI_OPT_TX_SIZE = %d, %v; want tx_attr.size %d", v, err, e.info.TxAttr.Size)
+	}
+	err = e.ep.SetOpt(fabric.OptEndpoint, fabric.OptTxSize, 8)
+	if !txSizeSettable(tg) {
+		isErr(t, "FI_OPT_TX_SIZE", err, fabric.ErrNoProtoOpt)
+		return
+	}
+	if err != nil {
+		t.Fatalf("FI_OPT_TX_SIZE before enable: %v", err)
+	}
+	if v, err := e.ep.GetOpt(fabric.OptEndpoint, fabric.OptTxSize); err != nil || v != 8 {
+		t.Fatalf("FI_OPT_TX_SIZE after set = %d, %v; want 8", v, err)
+	}
+	isErr(t, "FI_OPT_TX_SIZE 0", e.ep.SetOpt(fabric.OptEndpoint, fabric.OptTxSize, 0), fabric.ErrInval)
+	isErr(t, "FI_OPT_TX_SIZE huge", e.ep.SetOpt(fabric.OptEndpoint, fabric.OptTxSize, 1<<40), fabric.ErrInval)
+	if e.info.EPAttr.Type == fabric.EPMsg {
+		return // enabled by Connect; the pair case below covers enabled endpoints
+	}
+	if err := e.ep.Enable(); err != nil {
+		t.Fatal(err)
+	}
+	isErr(t, "FI_OPT_TX_SIZE after enable", e.ep.SetOpt(fabric.OptEndpoint, fabric.OptTxSize, 16), fabric.ErrOpBadState)
+	if v, err := e.ep.GetOpt(fabric.OptEndpoint, fabric.OptTxSize); err != nil || v != 8 {
+		t.Fatalf("FI_OPT_TX_SIZE after a refused set = %d, %v; want 8", v, err)
+	}
+}
+
+// sockBufs reports whether the provider's endpoints have sockets whose
+// buffers FI_OPT_SEND_BUF_SIZE / RECV_BUF_SIZE set.
+func sockBufs(tg Target) bool { return tg.Provider == "tcp" || tg.Provider == "udp" }
+
+func epSendRecvBufSize(t *testing.T, tg Target) {
+	for _, name := range []int{fabric.OptSendBufSize, fabric.OptRecvBufSize} {
+		e := tg.open(t, envOpts{noEnable: true})
+		_, err := e.ep.GetOpt(fabric.OptEndpoint, name)
+		if !sockBufs(tg) {
+			isErr(t, "getopt socket buffer", err, fabric.ErrNoProtoOpt)
+			isErr(t, "setopt socket buffer", e.ep.SetOpt(fabric.OptEndpoint, name, 1<<16), fabric.ErrNoProtoOpt)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("getopt %d: %v", name, err)
+		}
+		isErr(t, "setopt 0", e.ep.SetOpt(fabric.OptEndpoint, name, 0), fabric.ErrInval)
+		// Linux doubles the request (and caps it at [wr]mem_max, which
+		// is at least 212992 by default): getopt reports what is in effect.
+		for _, want := range []uint64{24 << 10, 48 << 10} {
+			if err := e.ep.SetOpt(fabric.OptEndpoint, name, want); err != nil {
+				t.Fatalf("setopt %d = %d: %v", name, want, err)
+			}
+			v, err := e.ep.GetOpt(fabric.OptEndpoint, name)
+			if err != nil || v < want || v > 2*want {
+				t.Fatalf("getopt %d after setting %d = %d, %v; want %d..%d", name, want, v, err, want, 2*want)
+			}
+		}
+	}
+	// The sizes survive enabling and traffic flows.
+	set := func(e *env) {
+		if sockBufs(tg) {
+			if err := e.ep.SetOpt(fabric.OptEndpoint, fabric.OptRecvBufSize, 64<<10); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	a, b, ab, _ := tg.pair(t, envOpts{bind: set})
+	if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, nil); err != nil {
+		t.Fatal(err)
+	}
+	retry(t, "send", func() error { return a.ep.Send([]byte("buf"), nil, ab, nil) }, a.txcq)
+	waitCQ(t, b.rxcq, a.txcq)
+	if sockBufs(tg) {
+		v, err := b.ep.GetOpt(fabric.OptEndpoint, fabric.OptRecvBufSize)
+		if err != nil || v < 64<<10 {
+			t.Fatalf("FI_OPT_RECV_BUF_SIZE after enable = %d, %v; want >= %d", v, err, 64<<10)
 		}
 	}
 }

@@ -396,6 +396,15 @@ type OptionHandler interface {
 	SetOpt(name int, v uint64) error
 }
 
+// Backlogger is implemented by passive endpoints whose connection request
+// backlog can be set (fi_control FI_BACKLOG). SetBacklog gets n > 0 (the
+// root rejects the rest); it applies before Listen and, where the provider
+// can, while listening. Backlog reports the backlog in use.
+type Backlogger interface {
+	SetBacklog(n int) error
+	Backlog() int
+}
+
 // ScalableDomain is implemented by domains that open scalable endpoints
 // (fi_scalable_ep). Domains without it answer ENOSYS.
 type ScalableDomain interface {

@@ -151,6 +151,24 @@ int main(int argc, char **argv)
 	CHECKRC(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &v, NULL), -FI_EINVAL);
 	CHECKRC(fi_setopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &v, 4), -FI_EINVAL);
 	CHECKRC(fi_setopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, NULL, 8), -FI_EINVAL);
+	{
+		int p2p = FI_HMEM_P2P_DISABLED;
+		len = sizeof(v);
+		CHECKRC(fi_setopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_FI_HMEM_P2P, &p2p, sizeof(p2p)), -FI_ENOPROTOOPT);
+		CHECKRC(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_FI_HMEM_P2P, &v, &len), -FI_ENOPROTOOPT);
+		CHECKRC(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_XPU_TRIGGER, &v, &len), -FI_ENOPROTOOPT);
+		v = 65536;
+		CHECKRC(fi_setopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_SEND_BUF_SIZE, &v, sizeof(v)), 0);
+		v = 0;
+		len = sizeof(v);
+		CHECKRC(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_SEND_BUF_SIZE, &v, &len), 0);
+		CHECK(v >= 65536);
+		v = 0;
+		CHECKRC(fi_setopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_RECV_BUF_SIZE, &v, sizeof(v)), -FI_EINVAL);
+		len = sizeof(v);
+		CHECKRC(fi_getopt(&ep->fid, FI_OPT_ENDPOINT, FI_OPT_RX_SIZE, &v, &len), 0);
+		CHECK(v == info->rx_attr->size);
+	}
 	CHECKRC(fi_getname(&ep->fid, addr, NULL), -FI_EINVAL);
 	CHECKRC(fi_setname(&ep->fid, NULL, 16), -FI_EINVAL);
 	CHECKRC(fi_connect(ep, (void *)8, NULL, 0), -FI_EINVAL);
@@ -190,6 +208,14 @@ int main(int argc, char **argv)
 		len = sizeof(v);
 		CHECKRC(fi_getopt(&pep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &v, &len), 0);
 		CHECKRC(fi_setopt(&pep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &v, 8), -FI_ENOPROTOOPT);
+		{
+			int backlog = 0;
+			CHECKRC(fi_control(&pep->fid, FI_BACKLOG, &backlog), -FI_EINVAL);
+			CHECKRC(fi_control(&pep->fid, FI_BACKLOG, NULL), -FI_EINVAL);
+			backlog = 16;
+			CHECKRC(fi_control(&pep->fid, FI_BACKLOG, &backlog), 0);
+			CHECKRC(fi_control(&pep->fid, FI_GETOPSFLAG, &v), -FI_ENOSYS);
+		}
 
 		/* An endpoint opened from an info whose handle is the pep. */
 		info2 = fi_dupinfo(info);

@@ -25,6 +25,14 @@
 // after a local Shutdown, when the peer shuts down or goes away, or when
 // the connection fails.
 //
+// Options (opts.go): fi_control(FI_BACKLOG) on a passive endpoint is the
+// listen(2) backlog (default 4096, capped by net.core.somaxconn), before or
+// while listening. FI_OPT_SEND_BUF_SIZE / FI_OPT_RECV_BUF_SIZE set
+// SO_SNDBUF / SO_RCVBUF of the MSG endpoint's socket, or of the RDM
+// endpoint's listener and every connection, present and future; getopt
+// reports the kernel's value (twice the request). FI_OPT_TX_SIZE resizes
+// the transmit queue before the endpoint is enabled.
+//
 // # Data transfer and completions
 //
 // Send, sendv, sendmsg, inject, senddata and injectdata, tagged sends (op 1

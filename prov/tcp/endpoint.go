@@ -244,17 +244,6 @@ func (ep *endpoint) Peer() ([]byte, error) {
 	return nil, provider.ENOTCONN
 }
 
-// GetOpt returns FI_OPT_CM_DATA_SIZE (256); other options give ENOPROTOOPT.
-func (ep *endpoint) GetOpt(name int) (uint64, error) {
-	if name == provider.OptCMDataSize {
-		return CMDataSize, nil
-	}
-	return 0, provider.ENOPROTOOPT
-}
-
-// SetOpt: FI_OPT_CM_DATA_SIZE is read-only; nothing else is settable.
-func (ep *endpoint) SetOpt(name int, v uint64) error { return provider.ENOPROTOOPT }
-
 // Enable records the bound resources. The endpoint transfers data once
 // connected (Connect or Accept). The root package calls it once, with an
 // EQ and a receive queue (provider package documentation).

@@ -38,6 +38,7 @@ type pep struct {
 
 	mu      sync.Mutex
 	state   pepState
+	backlog int // FI_BACKLOG; 0 means Backlog
 	conn    *sys.Conn
 	eq      provider.EQWriter
 	pending []*pendingConn
@@ -189,17 +190,6 @@ func (p *pep) handOver() (*sys.Conn, error) {
 	return c, nil
 }
 
-// GetOpt returns FI_OPT_CM_DATA_SIZE (256).
-func (p *pep) GetOpt(name int) (uint64, error) {
-	if name == provider.OptCMDataSize {
-		return CMDataSize, nil
-	}
-	return 0, provider.ENOPROTOOPT
-}
-
-// SetOpt: nothing is settable.
-func (p *pep) SetOpt(name int, v uint64) error { return provider.ENOPROTOOPT }
-
 // Listen starts listening; connection requests are reported on eq (never
 // nil: the root package requires a bound EQ).
 func (p *pep) Listen(eq provider.EQWriter) error {
@@ -211,7 +201,7 @@ func (p *pep) Listen(eq provider.EQWriter) error {
 	case pepListening:
 		return provider.EOPBADSTATE
 	}
-	if err := sys.TCPListen(p.conn, Backlog); err != nil {
+	if err := sys.TCPListen(p.conn, p.listenBacklog()); err != nil {
 		return err
 	}
 	p.eq = eq

@@ -56,6 +56,7 @@ type rdmEP struct {
 	nodelay bool
 	pid     uint32
 	txSize  int
+	sockBuf [2]int // FI_OPT_RECV_BUF_SIZE, FI_OPT_SEND_BUF_SIZE requested (0: the kernel's default); see opts.go
 
 	mu       sync.Mutex
 	state    rdmState

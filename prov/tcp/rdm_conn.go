@@ -440,6 +440,7 @@ func (c *rdmConn) dial() error {
 	if ep.nodelay {
 		_ = sys.TCPSetNoDelay(s, true)
 	}
+	ep.applySockBufs(s)
 	c.setSock(s)
 	ep.watch(s.FD())
 	c.gen++
@@ -710,6 +711,7 @@ func (ep *rdmEP) acceptAll() {
 		if ep.nodelay {
 			_ = sys.TCPSetNoDelay(s, true)
 		}
+		ep.applySockBufs(s)
 		ep.watch(s.FD())
 		ep.incoming = append(ep.incoming, &rdmIncome{sock: s, peer: peer, need: tcpwire.CMHeaderSize,
 			deadline: time.Now().Add(rdmCMTimeout)})

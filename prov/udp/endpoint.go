@@ -32,6 +32,7 @@ type endpoint struct {
 
 	mu       sync.Mutex // control path: SetName, Enable, Close
 	sock     *sys.Conn  // replaced only before Enable (SetName)
+	sockBuf  [2]int     // FI_OPT_RECV_BUF_SIZE, FI_OPT_SEND_BUF_SIZE set (0: default), kept across SetName (opts.go)
 	autoDone chan struct{}
 	closeCh  chan struct{} // closed by Close (auto progress)
 	roomKick chan struct{} // armed with provider.RoomNotifier while the receive CQ is full
@@ -170,6 +171,7 @@ func (ep *endpoint) SetName(addr []byte) error {
 	if err != nil {
 		return err
 	}
+	ep.applySockBufs(sock)
 	old := ep.sock
 	ep.sock = sock
 	old.Close()
