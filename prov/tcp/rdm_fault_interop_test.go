@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,51 @@ import (
 	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/provider"
 )
+
+// startCPeer starts the C program bin with args (FI_TCP_IFACE=lo) and
+// returns its stdin, its stdout lines and its stderr. At the end of the test
+// (before the cleanups registered earlier, such as a leak check) stdin is
+// closed and the program is waited for, killed after 5 s.
+func startCPeer(t *testing.T, bin string, args ...string) (io.WriteCloser, <-chan string, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "FI_TCP_IFACE=lo")
+	errb := new(bytes.Buffer)
+	cmd.Stderr = errb
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	so, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 8)
+	go func() {
+		sc := bufio.NewScanner(so)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	t.Cleanup(func() {
+		in.Close()
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		for range lines {
+		}
+	})
+	return in, lines, errb
+}
 
 // buildCProgram compiles testdata/<name>.c against the system libfabric
 // (skipping, or failing with FABRIC_INTEROP=1, without gcc or the headers).
@@ -86,42 +132,7 @@ func TestRDMSimultaneousConnectC(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			leakCheck(t)
 			t.Setenv(envIface, "lo")
-			cmd := exec.Command(bin, strconv.Itoa(n))
-			cmd.Env = append(os.Environ(), "FI_TCP_IFACE=lo")
-			var errb bytes.Buffer
-			cmd.Stderr = &errb
-			in, err := cmd.StdinPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			so, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			lines := make(chan string, 8)
-			go func() {
-				sc := bufio.NewScanner(so)
-				for sc.Scan() {
-					lines <- sc.Text()
-				}
-				close(lines)
-			}()
-			defer func() {
-				in.Close()
-				done := make(chan struct{})
-				go func() { cmd.Wait(); close(done) }()
-				select {
-				case <-done:
-				case <-time.After(5 * time.Second):
-					cmd.Process.Kill()
-					<-done
-				}
-				for range lines {
-				}
-			}()
+			in, lines, errb := startCPeer(t, bin, strconv.Itoa(n))
 			next := func(d time.Duration, progress *fltNode) string {
 				t.Helper()
 				deadline := time.Now().Add(d)
@@ -257,42 +268,7 @@ func TestRDMIdleCloseC(t *testing.T) {
 	hub := newFlt(t, fltOpts{})
 	t.Setenv(envMaxConns, "")
 	other := newFlt(t, fltOpts{})
-	cmd := exec.Command(bin, "echo")
-	cmd.Env = append(os.Environ(), "FI_TCP_IFACE=lo")
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	so, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 8)
-	go func() {
-		sc := bufio.NewScanner(so)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	defer func() {
-		in.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		for range lines {
-		}
-	}()
+	in, lines, errb := startCPeer(t, bin, "echo")
 	next := func() string {
 		t.Helper()
 		select {
