@@ -4,13 +4,11 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/gofabric/fabric/internal/wire/rxmwire"
-	"github.com/gofabric/fabric/internal/wire/tcpwire"
 )
 
 // Peers killed in the middle of SAR messages (segmentation and
@@ -132,31 +130,9 @@ func TestRDMPeerKilledSARRecv(t *testing.T) {
 // stalls until killed.
 func sarHelperMain() int {
 	err := func() error {
-		peer, err := hex.DecodeString(os.Getenv("TCP_TEST_RDM_PEER"))
+		c, _, err := rawHelperConnect()
 		if err != nil {
 			return err
-		}
-		a, _, ok := decodeSockaddr(peer)
-		if !ok {
-			return fmt.Errorf("peer %x", peer)
-		}
-		ln, err := net.Listen("tcp4", "127.0.0.1:0")
-		if err != nil {
-			return err
-		}
-		port := uint16(ln.Addr().(*net.TCPAddr).Port)
-		fmt.Printf("NAME %x\n", loopback(port))
-		c, err := net.Dial("tcp4", a.AP.String())
-		if err != nil {
-			return err
-		}
-		r := rawConn{c}
-		b, _ := tcpwire.AppendCM(nil, tcpwire.CMConnReq, rawConnect(port))
-		if _, err := c.Write(b); err != nil {
-			return err
-		}
-		if typ, _, err := r.cm(); err != nil || typ != tcpwire.CMConnResp {
-			return fmt.Errorf("connect response %d: %v", typ, err)
 		}
 		seg := make([]byte, rxmwire.EagerLimit)
 		f := rxmFrame(rxmwire.Header{Type: rxmwire.TypeSAR, SegSize: uint16(len(seg)), MsgID: 9,

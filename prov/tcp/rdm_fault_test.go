@@ -948,33 +948,49 @@ func rawRndvRecv() error {
 	return nil
 }
 
-// rawRndvSend is the rawrndvsend helper mode.
-func rawRndvSend() error {
+// rawHelperConnect is the start of the raw helper modes: it prints a NAME
+// line for a listener of its own (never accepted on) and connects to the
+// rxm endpoint named by TCP_TEST_RDM_PEER as an rxm peer with that name.
+func rawHelperConnect() (net.Conn, rawConn, error) {
 	peer, err := hex.DecodeString(os.Getenv("TCP_TEST_RDM_PEER"))
 	if err != nil {
-		return err
+		return nil, rawConn{}, err
 	}
 	a, _, ok := decodeSockaddr(peer)
 	if !ok {
-		return fmt.Errorf("peer %x", peer)
+		return nil, rawConn{}, fmt.Errorf("peer %x", peer)
 	}
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return nil, rawConn{}, err
 	}
+	helperListener = ln
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
 	fmt.Printf("NAME %x\n", loopback(port))
 	c, err := net.Dial("tcp4", a.AP.String())
 	if err != nil {
-		return err
+		return nil, rawConn{}, err
 	}
 	r := rawConn{c}
 	b, _ := tcpwire.AppendCM(nil, tcpwire.CMConnReq, rawConnect(port))
 	if _, err := c.Write(b); err != nil {
-		return err
+		return nil, rawConn{}, err
 	}
 	if typ, _, err := r.cm(); err != nil || typ != tcpwire.CMConnResp {
-		return fmt.Errorf("connect response %d: %v", typ, err)
+		return nil, rawConn{}, fmt.Errorf("connect response %d: %v", typ, err)
+	}
+	return c, r, nil
+}
+
+// helperListener keeps the raw helper's named listener open for the life
+// of the process.
+var helperListener net.Listener
+
+// rawRndvSend is the rawrndvsend helper mode.
+func rawRndvSend() error {
+	c, r, err := rawHelperConnect()
+	if err != nil {
+		return err
 	}
 	const key = rxmwire.KeyBase | 77
 	rv := rxmwire.Rndv{Count: 1}
