@@ -138,19 +138,19 @@ func listening(port int) bool {
 	return false
 }
 
-// waitListening waits until p listens on port; it fails the test if p
-// exits first or ctx ends.
-func waitListening(t *testing.T, ctx context.Context, p *proc, port int) {
-	t.Helper()
+// waitListening waits until p listens on port; an error if p exits first
+// or ctx ends.
+func waitListening(ctx context.Context, p *proc, port int) error {
 	for !listening(port) {
 		select {
 		case <-p.done:
-			t.Fatalf("server exited before listening on %d: %v", port, p)
+			return fmt.Errorf("server exited before listening on %d: %v", port, p)
 		case <-ctx.Done():
-			t.Fatalf("server did not listen on %d within the time limit: %v", port, p)
+			return fmt.Errorf("server did not listen on %d within the time limit: %v", port, p)
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+	return nil
 }
 
 var (

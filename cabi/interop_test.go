@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,7 +44,6 @@ func pairArgs(t *testing.T, server, client side, ep, size string, iters int, ext
 	dir := plugin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	port := freePort(t)
 	args := append([]string{"-e", ep, "-S", size, "-I", strconv.Itoa(iters), "-c"}, extraArgs...)
 	cmd := func(s side, extra ...string) (string, []string) {
 		a := append([]string{"-p", s.prov}, args...)
@@ -52,11 +52,25 @@ func pairArgs(t *testing.T, server, client side, ep, size string, iters int, ext
 		}
 		return cPingpong(t), append(a, extra...)
 	}
-	sbin, sargs := cmd(server, "-B", strconv.Itoa(port))
-	cbin, cargs := cmd(client, "-P", strconv.Itoa(port), "127.0.0.1")
 	envv := env(dir)
-	srv := start(t, ctx, envv, sbin, sargs...)
-	waitListening(t, ctx, srv, port)
+	var srv *proc
+	var port int
+	for attempt := 1; ; attempt++ {
+		port = freePort(t)
+		sbin, sargs := cmd(server, "-B", strconv.Itoa(port))
+		srv = start(t, ctx, envv, sbin, sargs...)
+		err := waitListening(ctx, srv, port)
+		if err == nil {
+			break
+		}
+		// freePort's port is an ephemeral one: another socket of the
+		// machine can take it before the server binds it. Another port.
+		if attempt < 3 && strings.Contains(srv.stderr(), "Address already in use") {
+			continue
+		}
+		t.Fatal(err)
+	}
+	cbin, cargs := cmd(client, "-P", strconv.Itoa(port), "127.0.0.1")
 	cli := start(t, ctx, envv, cbin, cargs...)
 	cerr := cli.wait(ctx)
 	serr := srv.wait(ctx)
