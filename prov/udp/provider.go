@@ -128,6 +128,8 @@ func baseInfoAll(hints *provider.Info) *provider.Info {
 			MaxEPTxCtx:      1,
 			MaxEPRxCtx:      1,
 			CntrCnt:         0,
+			MaxEPStxCtx:     256, // stx.go; one STX may serve every endpoint
+			MaxEPSrxCtx:     256,
 			Caps:            domainCaps,
 		},
 		FabricAttr: &provider.FabricAttr{
