@@ -111,8 +111,8 @@ func udpLong(out string) []string {
 var udpKnownDiffs = map[string]bool{
 	// Shared transmit and receive contexts (prov/udp stx.go, the root's
 	// SRX): libfabric's udp has neither.
-	"fi_domain_attr/max_ep_stx_ctx": true,
-	"fi_domain_attr/max_ep_srx_ctx": true,
+	"fi_domain_attr/max_ep_stx_ctx":  true,
+	"fi_domain_attr/max_ep_srx_ctx":  true,
 	"fi_info/caps":                   true,
 	"fi_tx_attr/caps":                true,
 	"fi_rx_attr/caps":                true,
