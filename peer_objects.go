@@ -204,3 +204,50 @@ func (a *AV) follow(src peer.AVAddrOwner) {
 	})
 	_ = a.a.Mirror(ents) // EBADF after Close: nothing to follow
 }
+
+// Owner returns the EQ's owner operations, through which a peer provider
+// writes events into this EQ (fi_peer(3) "PEER EQ"); pass it as
+// peer.EQContext.EQ when opening the peer's EQ with FlagPeer. Writes
+// through it are not subject to FlagWrite (they are the provider's
+// events, not fi_eq_write). It returns nil for a nil *EQ.
+func (e *EQ) Owner() peer.EQOwner {
+	if e == nil {
+		return nil
+	}
+	return eqOwner{e}
+}
+
+// eqOwner is EQ.Owner's answer: it names the EQ, so that an import holds
+// it open.
+type eqOwner struct{ e *EQ }
+
+func (o eqOwner) Write(ev *EQEntry) error { return o.e.writer().Write(ev) }
+
+func (o eqOwner) WriteErr(ev *EQErrEntry) error { return o.e.writer().WriteErr(ev) }
+
+// openPeerEQ opens an EQ importing a.Peer.EQ (fi_eq_open with FI_PEER and
+// fi_peer_eq_context).
+func (f *Fabric) openPeerEQ(a EQAttr) (*EQ, error) {
+	prov := f.prov.Name()
+	if a.WaitSet != nil {
+		return nil, opErr("fi_eq_open", prov, ErrInval)
+	}
+	e := &EQ{fab: f, attr: a, peer: a.Peer.EQ}
+	if o, ok := a.Peer.EQ.(eqOwner); ok {
+		if o.e == nil || o.e == e {
+			return nil, opErr("fi_eq_open", prov, ErrInval)
+		}
+		if err := o.e.lc.hold(); err != nil {
+			return nil, opErr("fi_eq_open", prov, err)
+		}
+		e.owner = o.e
+	}
+	if err := f.lc.hold(); err != nil {
+		if e.owner != nil {
+			e.owner.lc.release()
+		}
+		return nil, opErr("fi_eq_open", prov, err)
+	}
+	e.init(&f.lc, prov, nil)
+	return e, nil
+}
