@@ -12,20 +12,27 @@ const (
 	// FlagUniverse (FI_UNIVERSE): the set starts with every address of
 	// the AV.
 	FlagUniverse Flags = 1 << 57
-	// FlagBarrierSet ... FlagGatherSet (FI_BARRIER_SET ... FI_GATHER_SET)
-	// restrict the collectives the set supports. This package offers no
-	// collective operation, so asking for one gives ErrOpNotSupp
-	// (fi_av_set(3): "It is an error for a user to request an unsupported
-	// collective").
-	FlagBarrierSet       Flags = 1 << 40
-	FlagBroadcastSet     Flags = 1 << 41
-	FlagAlltoallSet      Flags = 1 << 42
-	FlagAllreduceSet     Flags = 1 << 43
-	FlagAllgatherSet     Flags = 1 << 44
+	// FlagBarrierSet (FI_BARRIER_SET) and the flags below restrict the
+	// collectives a set supports. This package offers no collective
+	// operation, so asking for one gives ErrOpNotSupp (fi_av_set(3): "It
+	// is an error for a user to request an unsupported collective").
+	FlagBarrierSet Flags = 1 << 40
+	// FlagBroadcastSet is FI_BROADCAST_SET (see FlagBarrierSet).
+	FlagBroadcastSet Flags = 1 << 41
+	// FlagAlltoallSet is FI_ALLTOALL_SET (see FlagBarrierSet).
+	FlagAlltoallSet Flags = 1 << 42
+	// FlagAllreduceSet is FI_ALLREDUCE_SET (see FlagBarrierSet).
+	FlagAllreduceSet Flags = 1 << 43
+	// FlagAllgatherSet is FI_ALLGATHER_SET (see FlagBarrierSet).
+	FlagAllgatherSet Flags = 1 << 44
+	// FlagReduceScatterSet is FI_REDUCE_SCATTER_SET (see FlagBarrierSet).
 	FlagReduceScatterSet Flags = 1 << 45
-	FlagReduceSet        Flags = 1 << 46
-	FlagScatterSet       Flags = 1 << 47
-	FlagGatherSet        Flags = 1 << 48
+	// FlagReduceSet is FI_REDUCE_SET (see FlagBarrierSet).
+	FlagReduceSet Flags = 1 << 46
+	// FlagScatterSet is FI_SCATTER_SET (see FlagBarrierSet).
+	FlagScatterSet Flags = 1 << 47
+	// FlagGatherSet is FI_GATHER_SET (see FlagBarrierSet).
+	FlagGatherSet Flags = 1 << 48
 )
 
 const avSetCollFlags = FlagBarrierSet | FlagBroadcastSet | FlagAlltoallSet | FlagAllreduceSet |
