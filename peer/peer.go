@@ -23,6 +23,7 @@
 //	fi_ops_av_set_owner.members                AVSetOwner.Members
 //	struct fi_peer_av_set_context              AVSetContext, fabric.AVSetAttr{Peer: &ctx}
 //	fi_ops_transfer_peer.complete / comperr    TransferPeer.Complete / CompErr
+//	struct fi_peer_transfer_context            TransferContext, fabric.Domain.OpenTransferEndpoint
 //	struct fi_peer_cq_context (FI_PEER)        fabric.CQAttr{Flags: FI_PEER, Peer: owner}
 //	struct fi_peer_cntr_context                fabric.CntrAttr{Flags: FI_PEER, Peer: owner}
 //	struct fi_peer_srx_context                 fabric.Domain.OpenSRX(attr, &fabric.PeerSRX{Owner: owner})
@@ -219,11 +220,31 @@ type AVSetOwner interface {
 }
 
 // TransferPeer is fi_ops_transfer_peer: how the main provider reports the
-// completion of transfers a peer initiated over it (FI_PEER_TRANSFER).
-type TransferPeer interface {
-	Complete(ep any, e *CQEntry, src Addr) error
-	CompErr(ep any, e *CQErrEntry) error
-}
+// completion of transfers a peer provider initiated over the main
+// provider's endpoint (FI_PEER_TRANSFER). Methods: Complete(ep any, e
+// *CQEntry, src Addr) error (a successful completion; src the source or
+// AddrNotAvail) and CompErr(ep any, e *CQErrEntry) error; ep is the main
+// provider's *fabric.Endpoint, e.OpContext the peer's context
+// (TransferOp.Context). They are called from the main provider's progress
+// and may post further transfers, write to the owner's CQ or EQ and
+// register memory.
+type TransferPeer = provider.TransferPeer
+
+// TransferOp is the operation context with which a peer provider posts a
+// transfer on the main provider's endpoint (TransferContext.EP): the
+// transfer's completion goes to the peer's TransferPeer, with Context as
+// its context, not to the endpoint's CQ. (libfabric 1.17 names the bit,
+// FI_PEER_TRANSFER, but no call carries it; a context of this type is how
+// the main endpoint tells the peer's transfers from its own.) Field:
+// Context any.
+type TransferOp = provider.TransferOp
+
+// TransferContext is fi_peer_transfer_context, given to
+// fabric.Domain.OpenTransferEndpoint. Fields: Info *fabric.Info (the main
+// provider's attributes, optional), EP any (the main provider's
+// *fabric.Endpoint, not yet enabled) and Peer TransferPeer (set by the
+// peer provider before the open returns).
+type TransferContext = provider.TransferContext
 
 // EQContext is fi_peer_eq_context: the owner's EQ imported by a peer's
 // EQ (fabric.EQAttr.Peer, with FI_PEER): the events of the objects bound
