@@ -76,3 +76,36 @@ func TestPeerAVFollowsConcurrentChanges(t *testing.T) {
 		t.Fatal("the owner closed while imported")
 	}
 }
+
+// The AV a provider is given (provider.Resources.AV) is an fi_peer(3) AV
+// owner itself: a composite provider, which sees only that view of its
+// AV, has another provider's AV import it.
+func TestPeerAVImportsProviderView(t *testing.T) {
+	owner := avTestOpen(t, avTestOpenDomain(t, nil), &AVAttr{Flags: FlagAVUserID})
+	view, ok := owner.view().(peer.AVAddrOwner)
+	if !ok {
+		t.Fatalf("the provider's view %T is not a peer.AVAddrOwner", owner.view())
+	}
+	fa := []Addr{0x99}
+	if _, err := owner.Insert([][]byte{avTestAddr(1), avTestAddr(2)}, append(fa, 0x98), 0); err != nil {
+		t.Fatal(err)
+	}
+	q, err := view.Query()
+	if err != nil || q.Count != 2 || q.Flags&FlagAVUserID == 0 || q.Type != owner.Attr().Type {
+		t.Fatalf("view query = %+v, %v", q, err)
+	}
+	imp, err := avTestOpenDomain(t, nil).OpenAV(&AVAttr{Flags: FlagPeer, Peer: &peer.AVContext{AV: view}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer imp.Close()
+	if r := imp.view().Reverse(avTestAddr(2)); r != 0x98 {
+		t.Fatalf("import's source of the second address = %v; want the owner's user id 0x98", r)
+	}
+	if err := owner.Remove([]Addr{0}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if q, _ := imp.Query(); q.Count != 1 {
+		t.Fatalf("import count after the owner's removal = %d", q.Count)
+	}
+}

@@ -167,7 +167,11 @@ type Named interface {
 // (see AVContext.Addr), and follows the owner's inserts and removals. An
 // owner without it can only be queried (the offload model of fi_peer(3),
 // where the peer sends through the owner: FI_PEER_TRANSFER).
-// fabric.AV implements it.
+// fabric.AV implements it, and so does the AV a provider is handed at
+// Enable (provider.Resources.AV): a composite provider (lnx) passes its
+// endpoint's AV, as it sees it, to the AVs of the providers it drives,
+// with AVContext.Addr picking each one's part of its addresses, and every
+// remote keeps one fi_addr across all paths.
 type AVAddrOwner interface {
 	AVOwner
 	// ForeachAddr calls fn for every address in the AV, in fi_addr order,

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gofabric/fabric/peer"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -757,4 +758,43 @@ func (a *AV) Close() error {
 	a.rev = map[string]provider.Addr{}
 	a.live = 0
 	return nil
+}
+
+// The AV is an fi_peer(3) AV owner too (peer.AVAddrOwner), so that a
+// provider given it as its endpoint's AV (provider.Resources.AV) can have
+// another provider's AV import it (a composite such as lnx).
+var _ peer.AVAddrOwner = (*AV)(nil)
+
+// Query implements peer.AVOwner (fi_ops_av_owner.query): the type, the
+// number of addresses, the receive context bits and FI_AV_USER_ID when
+// every insert carries user ids. EBADF after Close.
+func (a *AV) Query() (peer.AVAttr, error) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if a.closed {
+		return peer.AVAttr{}, provider.EBADF
+	}
+	var f provider.Flags
+	if a.cfg.UserID {
+		f = provider.FlagAVUserID
+	}
+	return peer.AVAttr{Type: a.cfg.Type, Count: uint64(a.live), RxCtxBits: a.cfg.RxCtxBits, Flags: f}, nil
+}
+
+// EPAddr implements peer.AVOwner (fi_ops_av_owner.ep_addr): the fi_addr
+// of ep's address, or AddrNotAvail.
+func (a *AV) EPAddr(ep peer.Named) provider.Addr {
+	if ep == nil {
+		return provider.AddrNotAvail
+	}
+	name, err := ep.Name()
+	if err != nil {
+		return provider.AddrNotAvail
+	}
+	return a.ReverseIndex(name)
+}
+
+// ForeachAddr implements peer.AVAddrOwner: Foreach.
+func (a *AV) ForeachAddr(fn func(fiAddr provider.Addr, addr []byte, userID provider.Addr, hasUserID bool)) {
+	a.Foreach(fn)
 }
