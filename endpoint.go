@@ -72,6 +72,8 @@ type Endpoint struct {
 	sep    *ScalableEndpoint // owning scalable endpoint of a tx/rx context
 
 	avCancel func() // stops AV insert notifications
+
+	bufRecv *bufRecv // FI_BUFFERED_RECV (bufrecv.go), or nil
 }
 
 // OpenEndpoint opens an active endpoint (fi_endpoint). info is usually one
@@ -100,7 +102,15 @@ func (d *Domain) OpenEndpoint(info *Info) (*Endpoint, error) {
 		d.lc.release()
 		return nil, opErr(op, d.prov.Name(), err)
 	}
-	return newEndpoint(d, ci, pe), nil
+	br, err := newBufRecv(ci, pe)
+	if err != nil {
+		_ = pe.Close()
+		d.lc.release()
+		return nil, opErr(op, d.prov.Name(), err)
+	}
+	ep := newEndpoint(d, ci, pe)
+	ep.bufRecv = br
+	return ep, nil
 }
 
 // OpenEndpoint2 opens an active endpoint with flags (fi_endpoint2). With
@@ -514,6 +524,11 @@ func (e *Endpoint) enableLocked() error {
 		}
 		e.rq.SetCompletion(cq, res.Cntrs[provider.CntrRecv])
 	}
+	if e.bufRecv != nil {
+		if err := e.enableBufRecv(); err != nil {
+			return err
+		}
+	}
 	e.res = res
 	if err := e.p.Enable(&e.res); err != nil {
 		return err
@@ -814,6 +829,9 @@ func (ep *Endpoint) GetOpt(level, name int) (uint64, error) {
 	switch name {
 	case OptHMEMP2P, OptXPUTrigger:
 		return 0, opErr("fi_getopt", e.prov, ErrNoProtoOpt)
+	case OptBufferedMin, OptBufferedLimit:
+		v, err := e.getBufOpt(name)
+		return v, opErr("fi_getopt", e.prov, err)
 	case OptTxSize, OptRxSize:
 		e.mu.Lock()
 		defer e.mu.Unlock()
@@ -866,6 +884,8 @@ func (ep *Endpoint) SetOpt(level, name int, v uint64) error {
 	switch name {
 	case OptHMEMP2P, OptXPUTrigger:
 		return opErr("fi_setopt", e.prov, ErrNoProtoOpt)
+	case OptBufferedMin, OptBufferedLimit:
+		return opErr("fi_setopt", e.prov, e.setBufOpt(name, v))
 	case OptTxSize, OptRxSize:
 		return opErr("fi_setopt", e.prov, e.setQueueSize(name, v))
 	}

@@ -73,6 +73,8 @@ type entry struct {
 	// unexpected messages
 	claimed  bool
 	claimCtx any
+	buffered bool   // reported as a buffered receive (bufrecv.go), in Queue.bufList
+	bgen     uint64 // the report's generation (BufRef.gen)
 
 	// multi-recv buffer
 	multi       bool
@@ -270,6 +272,9 @@ type Queue struct {
 	res  provider.CQReserver // cq, when rm and cq can reserve
 
 	roomKicks []chan<- struct{} // armed with NotifyRoom, fired when nunexp drops
+
+	buf     *bufState // FI_BUFFERED_RECV (bufrecv.go); nil when off
+	bufList list      // buffered receives reported and not yet claimed or discarded
 }
 
 var (
@@ -510,6 +515,9 @@ func (q *Queue) get(tagged bool, addr provider.Addr, size, tag uint64) (*provide
 		q.mu.Unlock()
 		return nil, provider.EBADF
 	}
+	if q.buf != nil && (tagged || q.postedMsg.head == nil) {
+		return q.getBuffered(tagged, addr, size, tag) // unlocks
+	}
 	if p := q.findPosted(tagged, addr, tag); p != nil {
 		// FI_RM_ENABLED: the completion's room is claimed before the
 		// message is taken; without it the peer keeps the message (EAGAIN).
@@ -661,6 +669,9 @@ func (q *Queue) queue(re *provider.RxEntry, tagged bool) error {
 		_ = discard(u)
 		return nil
 	}
+	if q.buf != nil {
+		return q.queueBuffered(u, tagged) // unlocks
+	}
 	if p := q.findPosted(tagged, re.Addr, re.Tag); p != nil {
 		q.bindPosted(u, p)
 		u.st = stHanded
@@ -740,7 +751,11 @@ func (q *Queue) FreeEntry(re *provider.RxEntry) {
 	case stGot:
 		q.unexpLeft()
 	case stUnexp:
-		q.unexp(e.tag).remove(e)
+		if e.buffered {
+			q.bufList.remove(e)
+		} else {
+			q.unexp(e.tag).remove(e)
+		}
 		q.unexpLeft()
 	}
 	p := e.parent
@@ -844,6 +859,9 @@ func (q *Queue) post(m *provider.Msg, tagged bool) error {
 	if q.closed {
 		q.mu.Unlock()
 		return provider.EBADF
+	}
+	if tagged && q.buf != nil {
+		return q.postBufferedTag(m, addr) // unlocks
 	}
 	if u := q.findUnexp(tagged, addr, m.Tag, m.Ignore); u != nil {
 		// FI_RM_ENABLED: the message completes now; without room for its
@@ -1160,7 +1178,7 @@ func (q *Queue) Close() error {
 			q.free(p)
 		}
 	}
-	for _, l := range []*list{&q.unexpMsg, &q.unexpTag} {
+	for _, l := range []*list{&q.unexpMsg, &q.unexpTag, &q.bufList} {
 		for l.head != nil {
 			u := l.head
 			l.remove(u)
