@@ -7,8 +7,11 @@ import (
 	"github.com/gofabric/fabric/provider"
 )
 
-// Buffered receives (fi_msg(3) "Buffered Receives", fi_tagged(3)
-// "Buffered Tagged Receives").
+// RecvContext is struct fi_recv_context: the operation context of a
+// buffered receive's completion, and the context of the receive that
+// claims or discards it (FI_CLAIM, FI_DISCARD): buffered receives,
+// fi_msg(3) "Buffered Receives" and fi_tagged(3) "Buffered Tagged
+// Receives".
 //
 // An application that can process messages in the provider's own buffers
 // sets ModeBufferedRecv in the hints' Mode; the providers that can expose
@@ -42,10 +45,16 @@ import (
 // behind it on its connection: claim or discard promptly. A receive
 // counter counts messages claimed, not reports. Each report allocates its
 // RecvContext.
-
-// RecvContext is struct fi_recv_context: the operation context of a
-// buffered receive's completion, and the context of the receive that
-// claims or discards it (FI_CLAIM, FI_DISCARD).
+//
+// FI_OPT_BUFFERED_MIN and FI_OPT_BUFFERED_LIMIT (GetOpt, SetOpt; only on
+// an endpoint in the mode, ErrNoProtoOpt otherwise) are set before Enable
+// (ErrOpBadState after): the minimum at most the limit and the limit at
+// least the minimum (ErrInval), the limit at most the provider's maximum
+// (ErrMsgSize; math.MaxUint64, C's SIZE_MAX, sets the maximum). The mode
+// applies to the endpoint's own receive queue: Enable with a shared
+// receive context bound returns ErrNoSys. rx_attr.total_buffered_recv is
+// the memory the provider buffers unexpected messages in, whatever the
+// hint (the provider's value is returned; a larger hint matches nothing).
 type RecvContext struct {
 	// EP is the receiving endpoint of an untagged message; nil for a
 	// tagged one (fi_tagged(3)).
