@@ -45,22 +45,29 @@ type BufConfig struct {
 }
 
 type bufState struct {
-	cfg BufConfig
-	gen uint64
+	cfg  BufConfig
+	gen  uint64
+	list list // reported and not yet claimed or discarded (state stBuffered)
 }
 
 var _ provider.BufferedOwner = (*Queue)(nil)
 
-// SetBuffered turns buffered receives on (cfg) or off (nil). Set it
-// before messages arrive (before the endpoint is enabled).
+// SetBuffered turns buffered receives on (cfg) or off (nil; not while
+// reported messages are held). Set it before messages arrive (before the
+// endpoint is enabled).
 func (q *Queue) SetBuffered(cfg *BufConfig) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if cfg == nil {
+	switch {
+	case cfg == nil && q.buf != nil && q.buf.list.n > 0:
+		// Messages already reported stay claimable: the mode stays on.
+	case cfg == nil:
 		q.buf = nil
-		return
+	case q.buf != nil:
+		q.buf.cfg = *cfg
+	default:
+		q.buf = &bufState{cfg: *cfg}
 	}
-	q.buf = &bufState{cfg: *cfg}
 }
 
 // BufferedLimits implements provider.BufferedOwner.
@@ -78,7 +85,10 @@ func (q *Queue) BufferedLimits() (min, limit uint64, on bool) {
 func (q *Queue) Buffered() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.bufList.n
+	if q.buf == nil {
+		return 0
+	}
+	return q.buf.list.n
 }
 
 // getBuffered is get in buffered mode for a message that will be queued
@@ -185,11 +195,10 @@ func (q *Queue) postBufferedTag(m *provider.Msg, addr provider.Addr) error {
 func (q *Queue) report(u *entry, ctx any) {
 	b := q.buf
 	b.gen++
-	u.st = stUnexp
-	u.buffered = true
-	u.bgen = b.gen
-	q.bufList.push(u)
-	ref := BufRef{e: u, gen: u.bgen}
+	u.st = stBuffered
+	u.seq = b.gen
+	b.list.push(u)
+	ref := BufRef{e: u, gen: b.gen}
 	var data []byte
 	if bp, ok := u.rx.Peer.(provider.BufferedPeer); ok {
 		data = bp.Buffered(&u.rx)
@@ -258,7 +267,7 @@ func (q *Queue) ClaimBuffered(ref BufRef, m *provider.Msg, tagged, discard bool)
 		return provider.EOPNOTSUPP
 	}
 	u := ref.e
-	if u == nil || u.q != q || !u.buffered || u.st != stUnexp || u.bgen != ref.gen || u.tag != tagged {
+	if u == nil || u.q != q || u.st != stBuffered || u.seq != ref.gen || u.tag != tagged {
 		q.mu.Unlock()
 		return provider.EINVAL
 	}
@@ -269,9 +278,9 @@ func (q *Queue) ClaimBuffered(ref BufRef, m *provider.Msg, tagged, discard bool)
 		}
 		u.res = q.res
 	}
-	q.bufList.remove(u)
+	q.buf.list.remove(u)
 	q.unexpLeft()
-	u.buffered, u.bgen = false, 0
+	u.seq = 0
 	u.st = stHanded
 	if discard {
 		q.mu.Unlock()

@@ -314,7 +314,7 @@ func TestBufferedRM(t *testing.T) {
 	ents := make([]provider.CQEntry, 2)
 	// The CQ is full with the report: the claim waits for room.
 	q.mu.Lock()
-	ref := BufRef{e: q.bufList.head, gen: q.bufList.head.bgen}
+	ref := BufRef{e: q.buf.list.head, gen: q.buf.list.head.seq}
 	q.mu.Unlock()
 	if err := q.ClaimBuffered(ref, &provider.Msg{Buf: make([]byte, 1), Flags: provider.FlagCompletion}, false, false); err != provider.EAGAIN {
 		t.Fatalf("claim with the CQ full = %v, want EAGAIN", err)

@@ -54,6 +54,7 @@ const (
 	stGot            // returned with ENOENT, not queued yet
 	stUnexp          // queued unexpected message
 	stReleased       // multi-recv buffer released, waiting for in-flight children
+	stBuffered       // reported buffered receive (bufrecv.go), in bufState.list
 )
 
 // entry is the owner's receive entry; rx.OwnerContext points back to it.
@@ -65,7 +66,8 @@ type entry struct {
 	st   state
 	tag  bool // tagged list
 
-	// posted tagged receives: the tag index (tagIndex)
+	// posted tagged receives: the tag index (tagIndex); buffered
+	// receives: the report's generation (BufRef)
 	seq          uint64
 	bkt          *bucket // nil: in the index's wild list
 	bprev, bnext *entry
@@ -73,8 +75,6 @@ type entry struct {
 	// unexpected messages
 	claimed  bool
 	claimCtx any
-	buffered bool   // reported as a buffered receive (bufrecv.go), in Queue.bufList
-	bgen     uint64 // the report's generation (BufRef.gen)
 
 	// multi-recv buffer
 	multi       bool
@@ -273,8 +273,7 @@ type Queue struct {
 
 	roomKicks []chan<- struct{} // armed with NotifyRoom, fired when nunexp drops
 
-	buf     *bufState // FI_BUFFERED_RECV (bufrecv.go); nil when off
-	bufList list      // buffered receives reported and not yet claimed or discarded
+	buf *bufState // FI_BUFFERED_RECV (bufrecv.go); nil when off
 }
 
 var (
@@ -751,11 +750,10 @@ func (q *Queue) FreeEntry(re *provider.RxEntry) {
 	case stGot:
 		q.unexpLeft()
 	case stUnexp:
-		if e.buffered {
-			q.bufList.remove(e)
-		} else {
-			q.unexp(e.tag).remove(e)
-		}
+		q.unexp(e.tag).remove(e)
+		q.unexpLeft()
+	case stBuffered:
+		q.buf.list.remove(e)
 		q.unexpLeft()
 	}
 	p := e.parent
@@ -1178,7 +1176,11 @@ func (q *Queue) Close() error {
 			q.free(p)
 		}
 	}
-	for _, l := range []*list{&q.unexpMsg, &q.unexpTag, &q.bufList} {
+	lists := []*list{&q.unexpMsg, &q.unexpTag}
+	if q.buf != nil {
+		lists = append(lists, &q.buf.list)
+	}
+	for _, l := range lists {
 		for l.head != nil {
 			u := l.head
 			l.remove(u)
