@@ -47,6 +47,8 @@ var msgCases = []testCase{
 	{"fi_msg/buffered_recv_unknown_context_EINVAL", msgBufferedRecvUnknownContextEINVAL},
 	{"fi_msg/buffered_recv_claim_without_mode_EBADFLAGS", msgBufferedRecvClaimWithoutModeEBADFLAGS},
 	{"fi_msg/buffered_recv_unclaimed_released_at_close", msgBufferedRecvUnclaimedReleasedAtClose},
+	{"fi_msg/buffered_recv_claim_into_small_buffer_ETRUNC", msgBufferedRecvClaimIntoSmallBufferETRUNC},
+	{"fi_msg/buffered_recv_selective_completion", msgBufferedRecvSelectiveCompletion},
 	{"fi_tagged/buffered_recv_tag_reported_then_claimed", taggedBufferedRecvTagReportedThenClaimed},
 	{"fi_tagged/buffered_recv_unexpected_tag_reported_when_posted", taggedBufferedRecvUnexpectedTagReportedWhenPosted},
 }
@@ -1032,6 +1034,56 @@ func msgBufferedRecvUnclaimedReleasedAtClose(t *testing.T, tg Target) {
 	}
 	for _, rc := range rcs {
 		isErr(t, "claim after close", claim(b.ep, rc, make([]byte, 32), false), fabric.ErrClosed)
+	}
+}
+
+func msgBufferedRecvClaimIntoSmallBufferETRUNC(t *testing.T, tg Target) {
+	a, b, ab := bufPair(t, tg, 0, nil)
+	msg := pattern(make([]byte, 40), 7)
+	bufSend(t, a, b, ab, msg, false, 0)
+	_, rc := waitBuffered(t, b, a)
+	rc.Context = "small"
+	buf := make([]byte, 16)
+	if err := claim(b.ep, rc, buf, false); err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	_, ee := waitCQ(t, b.rxcq, a.txcq)
+	if ee == nil || !errors.Is(ee.Err, fabric.ErrTrunc) || ee.OpContext != "small" || ee.Olen != 24 ||
+		!bytes.Equal(buf, msg[:16]) {
+		t.Fatalf("claim into 16 bytes of a 40-byte message: %+v, data %q", ee, buf)
+	}
+	// The endpoint goes on.
+	bufSend(t, a, b, ab, []byte("after"), false, 0)
+	if got, rc := waitBuffered(t, b, a); string(got.Buf) != "after" {
+		t.Fatalf("next report %q", got.Buf)
+	} else if err := discard(b.ep, rc, false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Under FI_SELECTIVE_COMPLETION the reports are written all the same (the
+// application must learn of the message); a claim completes only with
+// FI_COMPLETION.
+func msgBufferedRecvSelectiveCompletion(t *testing.T, tg Target) {
+	bufRecvOffered(t, tg, 0)
+	o := envOpts{mode: fabric.ModeBufferedRecv, rxFlags: fabric.FlagSelectiveCompletion}
+	a, b, ab, _ := tg.pair(t, o)
+	for i, flags := range []fabric.Flags{fabric.FlagClaim, fabric.FlagClaim | fabric.FlagCompletion} {
+		msg := pattern(make([]byte, 12), i)
+		bufSend(t, a, b, ab, msg, false, 0)
+		_, rc := waitBuffered(t, b, a)
+		buf := make([]byte, 12)
+		if err := b.ep.RecvMsg(&fabric.Msg{IOV: [][]byte{buf}, Context: rc}, flags); err != nil {
+			t.Fatalf("claim %v: %v", flags, err)
+		}
+		if flags&fabric.FlagCompletion == 0 {
+			expectEmpty(t, b.rxcq, scaled(10*time.Millisecond), a.txcq)
+		} else if c, ee := waitCQ(t, b.rxcq, a.txcq); ee != nil || c.Flags&fabric.FlagClaim == 0 {
+			t.Fatalf("claim with FI_COMPLETION: %+v %+v", c, ee)
+		}
+		if !bytes.Equal(buf, msg) {
+			t.Fatalf("claim %v: data %q", flags, buf)
+		}
 	}
 }
 
