@@ -112,13 +112,9 @@ var udpKnownDiffs = map[string]bool{
 	"fi_info/caps":                   true,
 	"fi_tx_attr/caps":                true,
 	"fi_rx_attr/caps":                true,
+	"fi_info/mode":                   true, // FI_BUFFERED_RECV offered when the hints allow it (prov/udp bufrecv.go)
 	"fi_rx_attr/total_buffered_recv": true,
 	"fi_domain_attr/data_progress":   true,
-	// FI_BUFFERED_RECV (prov/udp bufrecv.go): our udp offers it, so it is
-	// in the mode when the hints allow it (fi_info's do), and
-	// total_buffered_recv is the buffering it really does (C copies the
-	// hint's 0).
-	"fi_info/mode": true,
 }
 
 // compareLong compares two fi_tostr blocks line by line.
