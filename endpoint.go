@@ -804,9 +804,10 @@ func (ep *Endpoint) Cancel(ctx any) error {
 // GetOpt returns an endpoint option (fi_getopt) at level OptEndpoint:
 // OptMinMultiRecv, OptCMDataSize, OptTxSize and OptRxSize (the queue
 // depths in effect), OptSendBufSize and OptRecvBufSize where the provider
-// has sockets (the size the kernel reports), and provider options.
-// Unknown options return ErrNoProtoOpt, and so do OptHMEMP2P and
-// OptXPUTrigger (see OptHMEMP2P).
+// has sockets (the size the kernel reports), OptBufferedMin and
+// OptBufferedLimit on an endpoint with ModeBufferedRecv (see
+// RecvContext), and provider options. Unknown options return
+// ErrNoProtoOpt, and so do OptHMEMP2P and OptXPUTrigger (see OptHMEMP2P).
 func (ep *Endpoint) GetOpt(level, name int) (uint64, error) {
 	if ep == nil {
 		return 0, ErrInval
@@ -859,7 +860,8 @@ func (ep *Endpoint) GetOpt(level, name int) (uint64, error) {
 // OptTxSize where the provider queues transmits (tcp; ErrNoProtoOpt
 // elsewhere). OptSendBufSize and OptRecvBufSize set the socket buffers
 // (SO_SNDBUF / SO_RCVBUF) of the tcp and udp providers, at any time.
-// OptCMDataSize is read-only, and OptHMEMP2P and OptXPUTrigger return
+// OptBufferedMin and OptBufferedLimit apply to an endpoint with
+// ModeBufferedRecv, before Enable (see RecvContext). OptCMDataSize is read-only, and OptHMEMP2P and OptXPUTrigger return
 // ErrNoProtoOpt (see OptHMEMP2P).
 func (ep *Endpoint) SetOpt(level, name int, v uint64) error {
 	if ep == nil {
