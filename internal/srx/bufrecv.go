@@ -227,9 +227,11 @@ func (q *Queue) report(u *entry, ctx any) {
 	u.res = nil
 	cq, mk := q.cq, b.cfg.Context
 	q.mu.Unlock()
-	var opCtx any = ref
+	var opCtx any
 	if mk != nil {
 		opCtx = mk(ref, ctx, tagged)
+	} else {
+		opCtx = ref
 	}
 	switch {
 	case res != nil && cq != nil && sameCQ(res, cq):
