@@ -263,7 +263,11 @@ type Queue struct {
 	nposted              int // pending receives (multi-recv buffers count once)
 	nunexp               int // unexpected messages got or queued
 
-	pool []*entry
+	// spare is the last freed entry, taken first by alloc: a receive
+	// posted after one completed (a ping-pong's repost) reuses it without
+	// the pool slice's pop and append. pool holds the other free entries.
+	spare *entry
+	pool  []*entry
 
 	cq   provider.CQOwner
 	cntr provider.CntrOwner
@@ -408,6 +412,10 @@ func (q *Queue) unexpLeft() {
 }
 
 func (q *Queue) alloc() *entry {
+	if e := q.spare; e != nil {
+		q.spare = nil
+		return e
+	}
 	if n := len(q.pool); n > 0 {
 		e := q.pool[n-1]
 		q.pool[n-1] = nil
@@ -422,6 +430,15 @@ func (q *Queue) alloc() *entry {
 func (q *Queue) free(e *entry) {
 	*e = entry{q: q}
 	e.rx.OwnerContext = e
+	q.release(e)
+}
+
+// release keeps the free entry e for alloc; q.mu is held.
+func (q *Queue) release(e *entry) {
+	if q.spare == nil {
+		q.spare = e
+		return
+	}
 	q.pool = append(q.pool, e)
 }
 
@@ -438,7 +455,7 @@ func (q *Queue) freePosted(e *entry) {
 	}
 	e.rx = provider.RxEntry{OwnerContext: e}
 	e.st, e.tag = stFree, false
-	q.pool = append(q.pool, e)
+	q.release(e)
 }
 
 func baseFlags(tagged bool) provider.Flags {
