@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gofabric/fabric/internal/cq"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -272,6 +273,7 @@ type Queue struct {
 	cq   provider.CQOwner
 	cntr provider.CntrOwner
 	res  provider.CQReserver // cq, when rm and cq can reserve
+	resq *cq.CQ              // res, when it is this module's CQ (PostBuf's room check without an interface call)
 
 	roomKicks []chan<- struct{} // armed with NotifyRoom, fired when nunexp drops
 }
@@ -315,12 +317,13 @@ func New(cfg Config) *Queue {
 // FI_ENOMSG) and which counter it bumps. Either may be nil. With
 // Config.ResourceMgmt, cq is also where receive completions are reserved
 // when it implements provider.CQReserver.
-func (q *Queue) SetCompletion(cq provider.CQOwner, cntr provider.CntrOwner) {
+func (q *Queue) SetCompletion(c provider.CQOwner, cntr provider.CntrOwner) {
 	q.mu.Lock()
-	q.cq, q.cntr = cq, cntr
-	q.res = nil
+	q.cq, q.cntr = c, cntr
+	q.res, q.resq = nil, nil
 	if q.rm {
-		q.res, _ = cq.(provider.CQReserver)
+		q.res, _ = c.(provider.CQReserver)
+		q.resq, _ = c.(*cq.CQ)
 	}
 	q.mu.Unlock()
 }
@@ -913,8 +916,14 @@ func (q *Queue) PostBuf(buf []byte, addr provider.Addr, ctx any, flags provider.
 		q.mu.Unlock()
 		return q.post(&provider.Msg{Buf: buf, Addr: addr, Context: ctx, Flags: flags}, false)
 	}
-	if q.res != nil && q.res.Full() {
-		// FI_RM_ENABLED, fi_domain(3) "Rx CQ": EAGAIN while the CQ is full.
+	// FI_RM_ENABLED, fi_domain(3) "Rx CQ": EAGAIN while the CQ is full
+	// (on this module's CQ without an interface call).
+	if c := q.resq; c != nil {
+		if c.Full() {
+			q.mu.Unlock()
+			return provider.EAGAIN
+		}
+	} else if q.res != nil && q.res.Full() {
 		q.mu.Unlock()
 		return provider.EAGAIN
 	}
