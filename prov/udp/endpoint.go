@@ -255,8 +255,29 @@ func (ep *endpoint) Send(m provider.Msg) error {
 }
 
 // SendBuf is Send of one buffer (provider.BufSender).
+//
+// fi_send's common case, spelled out: this module's AV and transmit CQ, a
+// completion wanted, and the datagram accepted by the kernel. It is send's
+// outcome for that case, without send's case analysis; anything else
+// (including every error) takes send, before anything was sent.
 func (ep *endpoint) SendBuf(buf []byte, dest provider.Addr, ctx any, flags provider.Flags) error {
-	return ep.send(buf, nil, dest, ctx, flags)
+	d, a := ep.txDirect, ep.dav
+	if d == nil || a == nil || flags&(provider.FlagInject|provider.FlagCompletion) != provider.FlagCompletion ||
+		ep.state.Load() != stateEnabled || (ep.rm && d.Full()) {
+		return ep.send(buf, nil, dest, ctx, flags)
+	}
+	to := a.Lookup(dest)
+	if to == nil {
+		return provider.EINVAL
+	}
+	if _, e := ep.sock.SendTo(buf, to); e != 0 {
+		return ep.sendFailed(e, ctx, flags, nil)
+	}
+	if ep.txCntr != nil {
+		ep.txCntr.Inc()
+	}
+	_ = d.WriteMsg(ctx, provider.FlagSend|provider.FlagMsg, 0, 0, provider.AddrNotAvail)
+	return nil
 }
 
 // send is Send of the message m with Buf buf, IOV iov, Addr to, Context
@@ -338,6 +359,17 @@ func (ep *endpoint) send(buf []byte, iov [][]byte, to provider.Addr, ctx any, fl
 			res.Unreserve()
 		}
 		return nil
+	}
+	return ep.sendFailed(e, ctx, flags, res)
+}
+
+// sendFailed is the outcome of a send whose datagram the kernel refused
+// with e: EAGAIN (nothing sent, try again) or EBADF once closed, with the
+// reservation res given back; otherwise the error counted and completed
+// (into res when reserved), or returned by an inject that asked for no
+// completion.
+func (ep *endpoint) sendFailed(e provider.Errno, ctx any, flags provider.Flags, res provider.CQReserver) error {
+	switch e {
 	case provider.EAGAIN, provider.ENOBUFS, provider.EINTR:
 		if res != nil {
 			res.Unreserve()
@@ -353,6 +385,9 @@ func (ep *endpoint) send(buf []byte, iov [][]byte, to provider.Addr, ctx any, fl
 		ep.txCntr.IncErr()
 	}
 	if flags&(provider.FlagInject|provider.FlagCompletion) == provider.FlagInject {
+		if res != nil {
+			res.Unreserve()
+		}
 		return e.AsError() // fi_inject: no completion at all, so the call reports it
 	}
 	// Errors complete even under selective completion.
