@@ -456,7 +456,17 @@ func (q *Queue) freePosted(e *entry) {
 	if len(e.rx.Desc) > 0 && &e.rx.Desc[0] == &e.desc[0] {
 		e.desc = [inlineIOV]provider.MRDesc{}
 	}
-	e.rx = provider.RxEntry{OwnerContext: e}
+	// Field by field rather than e.rx = provider.RxEntry{OwnerContext:
+	// e}: the composite literal is built on the stack and copied in
+	// with a write-barrier check on the whole entry, half as many
+	// instructions again on every message of the direct path.
+	// OwnerContext stays e.
+	r := &e.rx
+	r.Addr, r.MsgSize, r.Tag, r.Ignore, r.CQData, r.Flags = 0, 0, 0, 0, 0, 0
+	r.Context, r.PeerContext, r.Peer = nil, nil, nil
+	r.SetBuf(nil) // clears the inline buffer SetBuf fills
+	r.IOV, r.Desc = nil, nil
+	r.Complete = false
 	e.st, e.tag = stFree, false
 	q.release(e)
 }
