@@ -561,20 +561,19 @@ func (ep *endpoint) ReceiveInto(iov [][]byte) (size int, ok bool) {
 // ReceivedDirect implements srx.Receiver: the completion of the receive
 // ReceiveInto filled, under the queue's lock.
 func (ep *endpoint) ReceivedDirect(e *provider.RxEntry, n int, olen uint64) {
-	from := ep.dfrom[:ep.dfromLen]
 	src := provider.AddrNotAvail
 	if ep.reportSrc {
 		if ep.dav != nil {
-			src = ep.dav.ReverseCached(&ep.drev, from)
+			src = ep.dav.ReverseCached(&ep.drev, ep.dfrom[:ep.dfromLen])
 		} else {
-			src = ep.av.Reverse(from)
+			src = ep.av.Reverse(ep.dfrom[:ep.dfromLen])
 		}
 	}
-	if olen == 0 && ep.directCQ != nil && (src != provider.AddrNotAvail || !ep.sourceErr) {
-		srx.CompleteDirect(ep.directCQ, ep.rxCntr, e, n, src)
+	if c := ep.directCQ; c != nil && olen == 0 && (src != provider.AddrNotAvail || !ep.sourceErr) {
+		srx.CompleteDirect(c, ep.rxCntr, e, n, src)
 		return
 	}
-	srx.CompleteFrom(ep.rxCQ, ep.rxCntr, e, n, olen, src, from, ep.sourceErr)
+	srx.CompleteFrom(ep.rxCQ, ep.rxCntr, e, n, olen, src, ep.dfrom[:ep.dfromLen], ep.sourceErr)
 }
 
 // deliver matches one datagram against the receive queue: into the posted
