@@ -72,6 +72,9 @@ type Endpoint struct {
 	sep    *ScalableEndpoint // owning scalable endpoint of a tx/rx context
 
 	avCancel func() // stops AV insert notifications
+
+	xfer     provider.TransferPeer // FI_PEER_TRANSFER: the peer linked to this main endpoint
+	xferMain *Endpoint             // the main endpoint this peer's endpoint is linked to (held open)
 }
 
 // OpenEndpoint opens an active endpoint (fi_endpoint). info is usually one
@@ -107,10 +110,11 @@ func (d *Domain) OpenEndpoint(info *Info) (*Endpoint, error) {
 // flags 0 it is OpenEndpoint. The one flag fi_endpoint2 defines is
 // FlagPeerTransfer (fi_peer(3) "FI_PEER_TRANSFER"): an owner provider sets
 // up a peer transfer context with a provider whose Info.Mode asks for
-// ModePeerTransfer. No provider of this module asks for it or imports
-// transfers, so FlagPeerTransfer returns ErrNoSys, as fi_endpoint2 does
-// in C for a provider without the call; any other flag returns
-// ErrBadFlags. Nothing is opened in either case.
+// ModePeerTransfer. That needs the fi_peer_transfer_context, which this
+// form cannot carry: OpenTransferEndpoint is the call; here
+// FlagPeerTransfer returns ErrNoSys, as fi_endpoint2 does in C for a
+// provider without the call; any other flag returns ErrBadFlags. Nothing
+// is opened in either case.
 func (d *Domain) OpenEndpoint2(info *Info, flags Flags) (*Endpoint, error) {
 	if d == nil {
 		return nil, ErrInval
@@ -465,13 +469,13 @@ func (e *Endpoint) enableLocked() error {
 	}
 	res := provider.Resources{}
 	if e.txCQ != nil {
-		res.TxCQ = e.txCQ.owner()
+		res.TxCQ = e.xferWrap(e.txCQ.owner())
 		if e.txSel {
 			res.TxFlags |= FlagSelectiveCompletion
 		}
 	}
 	if e.rxCQ != nil {
-		res.RxCQ = e.rxCQ.owner()
+		res.RxCQ = e.xferWrap(e.rxCQ.owner())
 		if e.rxSel {
 			res.RxFlags |= FlagSelectiveCompletion
 		}
@@ -496,7 +500,7 @@ func (e *Endpoint) enableLocked() error {
 		}
 		var cq provider.CQOwner
 		if e.rxCQ != nil {
-			cq = e.rxCQ.owner()
+			cq = res.RxCQ
 		}
 		e.srxObj.setCompletion(cq, res.Cntrs[provider.CntrRecv], e.rxSel)
 		res.SRX = e.srxObj.owner()
@@ -510,7 +514,7 @@ func (e *Endpoint) enableLocked() error {
 	if e.ownRQ {
 		var cq provider.CQOwner
 		if e.rxCQ != nil {
-			cq = e.rxCQ.owner()
+			cq = res.RxCQ
 		}
 		e.rq.SetCompletion(cq, res.Cntrs[provider.CntrRecv])
 	}
@@ -579,6 +583,9 @@ func (ep *Endpoint) Close() error {
 	}
 	if ep.sep != nil {
 		ep.sep.lc.release()
+	}
+	if ep.xferMain != nil {
+		ep.xferMain.lc.release()
 	}
 	ep.dom.lc.release()
 	return opErr(op, ep.prov, err)
