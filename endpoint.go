@@ -69,7 +69,10 @@ type Endpoint struct {
 
 	parent *Endpoint         // alias parent
 	aliasT bool              // alias for transmit (true) or receive
-	sep    *ScalableEndpoint // owning scalable endpoint of a tx/rx context
+	sep      *ScalableEndpoint // owning scalable endpoint of a tx/rx context
+	sepTx    bool              // a transmit context (else a receive context) of sep
+	sepIndex int               // the context's index in sep
+	noTx     bool              // a receive context: transmit calls return ErrNoSys
 
 	avCancel func() // stops AV insert notifications
 }
@@ -241,6 +244,11 @@ func (ep *Endpoint) Bind(obj Bindable, flags Flags) error {
 		return opErr(op, e.prov, ErrOpBadState)
 	}
 	var err error
+	if e.sep != nil {
+		if err = e.sepBindCheck(obj, flags); err != nil {
+			return opErr(op, e.prov, err)
+		}
+	}
 	switch o := obj.(type) {
 	case *CQ:
 		err = e.bindCQ(o, flags)
@@ -451,12 +459,14 @@ func (e *Endpoint) enableLocked() error {
 		return ErrNoEQ
 	}
 	txCaps := CapMsg | CapTagged | CapRMA | CapAtomic
+	// A context of a scalable endpoint needs only its own direction's.
+	needTx, needRx := e.sep == nil || e.sepTx, e.sep == nil || !e.sepTx
 	if e.caps&txCaps != 0 {
-		if e.txCQ == nil && e.cntrs[provider.CntrSend] == nil && e.cntrs[provider.CntrWrite] == nil &&
+		if needTx && e.txCQ == nil && e.cntrs[provider.CntrSend] == nil && e.cntrs[provider.CntrWrite] == nil &&
 			e.cntrs[provider.CntrRead] == nil {
 			return ErrNoCQ
 		}
-		if e.rxCQ == nil && e.cntrs[provider.CntrRecv] == nil && e.caps&(CapMsg|CapTagged) != 0 {
+		if needRx && e.rxCQ == nil && e.cntrs[provider.CntrRecv] == nil && e.caps&(CapMsg|CapTagged) != 0 {
 			return ErrNoCQ
 		}
 	}
@@ -578,7 +588,7 @@ func (ep *Endpoint) Close() error {
 		ep.srxObj.unbindEndpoint()
 	}
 	if ep.sep != nil {
-		ep.sep.lc.release()
+		ep.sep.contextClosed(ep)
 	}
 	ep.dom.lc.release()
 	return opErr(op, ep.prov, err)

@@ -35,8 +35,8 @@ const (
 
 // Capabilities. FI_MULTICAST is not offered (no fi_join).
 const (
-	txCaps     = provider.CapMsg | provider.CapSend
-	rxCaps     = provider.CapMsg | provider.CapRecv | provider.CapSource | provider.CapSourceErr | provider.CapDirectedRecv | provider.CapMultiRecv
+	txCaps     = provider.CapMsg | provider.CapSend | provider.CapNamedRxCtx
+	rxCaps     = provider.CapMsg | provider.CapRecv | provider.CapSource | provider.CapSourceErr | provider.CapDirectedRecv | provider.CapMultiRecv | provider.CapNamedRxCtx
 	domainCaps = provider.CapLocalComm | provider.CapRemoteComm
 	infoCaps   = txCaps | rxCaps | domainCaps
 )
@@ -125,8 +125,8 @@ func baseInfoAll(hints *provider.Info) *provider.Info {
 			EPCnt:           256,
 			TxCtxCnt:        256,
 			RxCtxCnt:        256,
-			MaxEPTxCtx:      1,
-			MaxEPRxCtx:      1,
+			MaxEPTxCtx:      MaxEPCtx,
+			MaxEPRxCtx:      MaxEPCtx,
 			CntrCnt:         0,
 			Caps:            domainCaps,
 		},
