@@ -38,11 +38,11 @@ const (
 		provider.CapRMA | provider.CapRemoteRead | provider.CapRemoteWrite
 	rdmInfoCaps  = rdmTxCaps | rdmRxCaps | domainCaps
 	rdmExtraCaps = provider.CapSource | provider.CapSourceErr | provider.CapDirectedRecv |
-		provider.CapAtomic | provider.CapRMAEvent | provider.CapFence
+		provider.CapAtomic | provider.CapRMAEvent | provider.CapFence | provider.CapNamedRxCtx
 	// rdmTxExtra and rdmRxExtra are the extra capabilities of each side.
-	rdmTxExtra = provider.CapAtomic | provider.CapFence
+	rdmTxExtra = provider.CapAtomic | provider.CapFence | provider.CapNamedRxCtx
 	rdmRxExtra = provider.CapSource | provider.CapSourceErr | provider.CapDirectedRecv |
-		provider.CapAtomic | provider.CapRMAEvent
+		provider.CapAtomic | provider.CapRMAEvent | provider.CapNamedRxCtx
 	// rdmTxOpFlags are the default transmit flags (tx_attr.op_flags) a
 	// hint may ask for; they are echoed back (fabtests' fi_msg_inject asks
 	// for FI_INJECT or FI_INJECT_COMPLETE, -U for FI_DELIVERY_COMPLETE).
@@ -85,6 +85,7 @@ func rdmBaseInfo(hints *provider.Info) *provider.Info {
 	info.EPAttr.ProtocolVersion = 1
 	info.EPAttr.MemTagFormat = RDMMemTagFormat
 	info.DomainAttr.MaxEPSrxCtx = 0
+	info.DomainAttr.MaxEPTxCtx, info.DomainAttr.MaxEPRxCtx = MaxEPCtx, MaxEPCtx // scalable.go
 	return info
 }
 
