@@ -25,6 +25,7 @@ var scalableCases = []testCase{
 	{"fi_scalable_ep/contexts_own_counters", sepContextsOwnCounters},
 	{"fi_scalable_ep/contexts_in_parallel_goroutines", sepContextsInParallelGoroutines},
 	{"fi_scalable_ep/av_bound_after_contexts", sepAVBoundAfterContexts},
+	{"fi_scalable_ep/close_rx_context_cancels_receives", sepCloseRxContextCancelsReceives},
 	{"fi_scalable_ep/context_index_out_of_range_EINVAL", sepContextIndexOutOfRangeEINVAL},
 	{"fi_scalable_ep/context_index_twice_EBUSY", sepContextIndexTwiceEBUSY},
 	{"fi_scalable_ep/more_contexts_than_max_EINVAL", sepMoreContextsThanMaxEINVAL},
@@ -272,9 +273,42 @@ func sepOrdinaryEndpointReachesRxContext0(t *testing.T, tg Target) {
 		t.Fatal(err)
 	}
 	sendTo(t, "context to ordinary endpoint", s.tx[0], s.txcq[0], []byte("ctx"), back, nil)
-	ent, ee = waitCQ(t, o.rxcq, s.txcq[0])
-	if ee != nil || string(buf[:ent.Len]) != "ctx" {
-		t.Fatalf("ordinary endpoint: %+v %+v %q", ent, ee, buf[:ent.Len])
+	ent, src := waitFrom(t, "ordinary endpoint", o.rxcq, s.txcq[0])
+	if string(buf[:ent.Len]) != "ctx" {
+		t.Fatalf("ordinary endpoint got %q", buf[:ent.Len])
+	}
+	// Its source is the scalable endpoint's address, where the provider
+	// can tell (FI_SOURCE).
+	if o.info.Caps&fabric.CapSource != 0 && src != dest {
+		t.Errorf("source %v, want %v (the scalable endpoint in the AV)", src, dest)
+	}
+}
+
+func sepCloseRxContextCancelsReceives(t *testing.T, tg Target) {
+	s := tg.openSEP(t, 1, 2, false)
+	for k := 0; k < 2; k++ {
+		if err := s.rx[1].Recv(make([]byte, 8), nil, fabric.AddrUnspec, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.rx[1].Close(); err != nil {
+		t.Fatalf("close rx context 1: %v", err)
+	}
+	for k := 0; k < 2; k++ {
+		_, ee := waitCQ(t, s.rxcq[1])
+		if ee == nil || !errors.Is(ee.Err, fabric.ErrCanceled) || ee.OpContext != k {
+			t.Fatalf("receive %d after closing its context: %+v; want FI_ECANCELED", k, ee)
+		}
+	}
+	// The other contexts go on.
+	self := s.insertSEP(s.addr)
+	buf := make([]byte, 8)
+	if err := s.rx[0].Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
+		t.Fatal(err)
+	}
+	sendTo(t, "send", s.tx[0], s.txcq[0], []byte("on"), self, nil)
+	if ent, ee := waitCQ(t, s.rxcq[0], s.txcq[0]); ee != nil || string(buf[:ent.Len]) != "on" {
+		t.Fatalf("%+v %+v", ent, ee)
 	}
 }
 
