@@ -688,3 +688,77 @@ func sepRxAddrIndexBeyondRxCtxBits(t *testing.T, tg Target) {
 		t.Fatalf("fi_rx_addr(1): %v", got)
 	}
 }
+
+// sepProcCtx is the number of context pairs of the cross-process case.
+const sepProcCtx = 2
+
+// processSEPContexts exchanges messages between the contexts of
+// scalable endpoints in two processes: the peer process sends its address
+// to receive context 0, then echoes what each of its receive contexts i
+// gets from transmit context i back to receive context i here.
+func processSEPContexts(t *testing.T, tg Target) {
+	s := tg.openSEP(t, sepProcCtx, sepProcCtx, false)
+	bufs := make([][]byte, sepProcCtx)
+	for i := range bufs {
+		bufs[i] = make([]byte, 256)
+		if err := s.rx[i].Recv(bufs[i], nil, fabric.AddrUnspec, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const iters = 20
+	wait := startHelper(t, tg, "sep-echo", s.addr, iters)
+	defer wait()
+	got, ee := waitCQ(t, s.rxcq[0])
+	if ee != nil {
+		t.Fatalf("name message: %+v", *ee)
+	}
+	peer := s.insertSEP(append([]byte(nil), bufs[0][:got.Len]...))
+	if err := s.rx[0].Recv(bufs[0], nil, fabric.AddrUnspec, 0); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < sepProcCtx; i++ {
+		for k := 0; k < iters; k++ {
+			msg := pattern(make([]byte, 1+k*11), i*iters+k)
+			sendTo(t, "send", s.tx[i], s.txcq[i], msg, fabric.RxAddr(peer, i, s.bits), nil)
+			if _, ee := waitCQ(t, s.txcq[i]); ee != nil {
+				t.Fatalf("send %d/%d: %+v", i, k, *ee)
+			}
+			got, ee := waitCQ(t, s.rxcq[i], s.txcq[i])
+			if ee != nil || got.OpContext != i || !bytes.Equal(bufs[i][:got.Len], msg) {
+				t.Fatalf("echo %d/%d on rx context %d: %+v %+v", i, k, i, got, ee)
+			}
+			if err := s.rx[i].Recv(bufs[i], nil, fabric.AddrUnspec, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// helperSEPEcho is the peer process of processSEPContexts.
+func helperSEPEcho(t *testing.T, tg Target, peer []byte, iters int) {
+	s := tg.openSEP(t, sepProcCtx, sepProcCtx, false)
+	parent := s.insertSEP(peer)
+	bufs := make([][]byte, sepProcCtx)
+	for i := range bufs {
+		bufs[i] = make([]byte, 256)
+		if err := s.rx[i].Recv(bufs[i], nil, fabric.AddrUnspec, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sendTo(t, "send name", s.tx[0], s.txcq[0], s.addr, parent, nil)
+	waitCQ(t, s.txcq[0])
+	for i := 0; i < sepProcCtx; i++ {
+		for k := 0; k < iters; k++ {
+			got, ee := waitCQ(t, s.rxcq[i])
+			if ee != nil {
+				t.Fatalf("echo recv %d/%d: %+v", i, k, *ee)
+			}
+			msg := append([]byte(nil), bufs[i][:got.Len]...)
+			if err := s.rx[i].Recv(bufs[i], nil, fabric.AddrUnspec, nil); err != nil {
+				t.Fatal(err)
+			}
+			sendTo(t, "echo", s.tx[i], s.txcq[i], msg, fabric.RxAddr(parent, i, s.bits), nil)
+			waitCQ(t, s.txcq[i])
+		}
+	}
+}
