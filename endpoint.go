@@ -69,10 +69,11 @@ type Endpoint struct {
 
 	parent *Endpoint         // alias parent
 	aliasT bool              // alias for transmit (true) or receive
-	sep      *ScalableEndpoint // owning scalable endpoint of a tx/rx context
-	sepTx    bool              // a transmit context (else a receive context) of sep
-	sepIndex int               // the context's index in sep
-	noTx     bool              // a receive context: transmit calls return ErrNoSys
+	sep    *ScalableEndpoint // owning scalable endpoint of a tx/rx context
+
+	sepTx    bool // a transmit context (else a receive context) of sep
+	sepIndex int  // the context's index in sep
+	noTx     bool // a receive context: transmit calls return ErrNoSys
 
 	avCancel func() // stops AV insert notifications
 }
