@@ -343,11 +343,11 @@ func (e *Endpoint) bindSepAV(av *AV) error {
 // endpoint: its AV comes from the scalable endpoint (ErrInval), a
 // transmit context binds CQs for FI_TRANSMIT and counters for FI_SEND,
 // FI_READ, FI_WRITE only, a receive context CQs for FI_RECV and counters
-// for FI_RECV, FI_REMOTE_READ, FI_REMOTE_WRITE only (ErrBadFlags), and a
-// shared receive context binds to neither (ErrInval).
+// for FI_RECV, FI_REMOTE_READ, FI_REMOTE_WRITE only (ErrBadFlags), and
+// shared receive and transmit contexts bind to neither (ErrInval).
 func (e *Endpoint) sepBindCheck(obj Bindable, flags Flags) error {
 	switch obj.(type) {
-	case *AV, *SRX:
+	case *AV, *SRX, *STX:
 		return ErrInval
 	case *CQ:
 		bad := FlagRecv

@@ -624,6 +624,11 @@ func sepContextBindWrongObject(t *testing.T, tg Target) {
 		t.Cleanup(func() { closeOK(t, "srx", srx.Close()) })
 		isErr(t, "SRX on a receive context", s.rx[0].BindSRX(srx), fabric.ErrInval)
 	}
+	if stx, err := s.dom.OpenSTX(nil); supported(t, "fi_stx_context", err) {
+		t.Cleanup(func() { closeOK(t, "stx", stx.Close()) })
+		isErr(t, "STX on a transmit context", s.tx[0].Bind(stx, 0), fabric.ErrInval)
+		isErr(t, "STX on a receive context", s.rx[0].Bind(stx, 0), fabric.ErrInval)
+	}
 	// The right bindings still work after the refusals.
 	closeFirst(t, s.tx[0])
 	if err := s.tx[0].BindCQ(cq, fabric.FlagTransmit); err != nil {
