@@ -26,7 +26,10 @@ import (
 // directed receives cannot select it. The receive contexts' listeners are
 // bound when the scalable endpoint is opened (consecutive free ports; an
 // ephemeral base is retried sepBindTries times), so that connections to
-// a receive context not yet opened or enabled wait in its backlog.
+// a receive context not yet opened or enabled wait in its backlog. A
+// message for a receive context index at or beyond the peer's
+// rx_ctx_cnt (within rx_ctx_bits) completes in error when nothing
+// listens at that port (FI_ECONNREFUSED).
 
 // MaxEPCtx is the most transmit and receive contexts of an RDM scalable
 // endpoint (domain_attr.max_ep_tx_ctx and max_ep_rx_ctx).

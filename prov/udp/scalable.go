@@ -25,7 +25,10 @@ import (
 // kernel's socket. The ports are reserved when the scalable endpoint is
 // opened; with an ephemeral source port the base is picked so that the
 // R-1 following ports are free too (ErrAddrInUse after sepBindTries
-// tries, or at once for a port given in the source address).
+// tries, or at once for a port given in the source address). A datagram
+// for a receive context index at or beyond the peer's rx_ctx_cnt (but
+// within rx_ctx_bits) goes to whatever is bound at that port, if anything:
+// FI_EP_DGRAM does not say whether it arrives.
 
 // MaxEPCtx is the most transmit and receive contexts a scalable endpoint
 // has (domain_attr.max_ep_tx_ctx and max_ep_rx_ctx).
