@@ -35,6 +35,7 @@ var scalableCases = []testCase{
 	{"fi_scalable_ep/bind_validation", sepBindValidation},
 	{"fi_scalable_ep/context_attr_beyond_endpoint_EINVAL", sepContextAttrBeyondEndpointEINVAL},
 	{"fi_av/rx_addr_index_beyond_rx_ctx_bits", sepRxAddrIndexBeyondRxCtxBits},
+	{"fi_scalable_ep/rx_index_beyond_peer_contexts_not_delivered", sepRxIndexBeyondPeerContexts},
 }
 
 // sepEnv is a scalable endpoint with its contexts, each context bound to
@@ -770,5 +771,35 @@ func helperSEPEcho(t *testing.T, tg Target, peer []byte, iters int) {
 			sendTo(t, "echo", s.tx[i], s.txcq[i], msg, fabric.RxAddr(parent, i, s.bits), nil)
 			waitCQ(t, s.txcq[i])
 		}
+	}
+}
+
+// sepRxIndexBeyondPeerContexts sends to a receive context index within
+// rx_ctx_bits that the peer does not have: none of the peer's contexts
+// gets it, and a reliable endpoint completes the send in error. Over tcp
+// the index names a port that anyone may hold, so only the first half
+// is checked there.
+func sepRxIndexBeyondPeerContexts(t *testing.T, tg Target) {
+	a := tg.openSEP(t, 1, 1, false)
+	b := tg.openSEP(t, 1, 2, false)
+	ab := a.insertSEP(b.addr)
+	for i, rx := range b.rx {
+		if err := rx.Recv(make([]byte, 16), nil, fabric.AddrUnspec, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dest := fabric.RxAddr(ab, 1<<a.bits-1, a.bits)
+	err := a.tx[0].Send([]byte("nobody"), nil, dest, "beyond")
+	if err != nil && !errors.Is(err, fabric.ErrAgain) {
+		return // refused at once: nothing was sent
+	}
+	if err == nil && tg.EPType == fabric.EPRDM && tg.Provider != "tcp" {
+		_, ee := waitCQ(t, a.txcq[0], b.rxcq...)
+		if ee == nil || ee.OpContext != "beyond" {
+			t.Fatalf("send to a receive context the peer lacks: %+v, want an error completion", ee)
+		}
+	}
+	for _, cq := range b.rxcq {
+		expectEmpty(t, cq, scaled(5*time.Millisecond), a.txcq[0])
 	}
 }
