@@ -24,6 +24,7 @@ var scalableCases = []testCase{
 	{"fi_scalable_ep/contexts_own_cqs_and_op_flags", sepContextsOwnCQsAndOpFlags},
 	{"fi_scalable_ep/contexts_own_counters", sepContextsOwnCounters},
 	{"fi_scalable_ep/contexts_in_parallel_goroutines", sepContextsInParallelGoroutines},
+	{"fi_scalable_ep/zero_alloc_context_send_recv", sepZeroAllocContextSendRecv},
 	{"fi_scalable_ep/av_bound_after_contexts", sepAVBoundAfterContexts},
 	{"fi_scalable_ep/close_rx_context_cancels_receives", sepCloseRxContextCancelsReceives},
 	{"fi_scalable_ep/context_index_out_of_range_EINVAL", sepContextIndexOutOfRangeEINVAL},
@@ -801,5 +802,45 @@ func sepRxIndexBeyondPeerContexts(t *testing.T, tg Target) {
 	}
 	for _, cq := range b.rxcq {
 		expectEmpty(t, cq, scaled(5*time.Millisecond), a.txcq[0])
+	}
+}
+
+// sepZeroAllocContextSendRecv: a send from a transmit context to a named
+// receive context, its receive and both CQ reads allocate nothing in the
+// steady state.
+func sepZeroAllocContextSendRecv(t *testing.T, tg Target) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
+	a := tg.openSEP(t, 2, 2, false)
+	b := tg.openSEP(t, 2, 2, false)
+	dest := fabric.RxAddr(a.insertSEP(b.addr), 1, a.bits)
+	sbuf, rbuf := make([]byte, 64), make([]byte, 64)
+	ent := make([]fabric.CQEntry, 1)
+	ctx := new(int)
+	deadline := time.Now().Add(scaled(10 * time.Second))
+	round := func() {
+		if err := b.rx[1].Recv(rbuf, nil, fabric.AddrUnspec, ctx); err != nil {
+			panic(err)
+		}
+		for a.tx[1].Send(sbuf, nil, dest, ctx) != nil {
+			a.txcq[1].Read(ent)
+		}
+		for n, _ := a.txcq[1].Read(ent); n != 1; n, _ = a.txcq[1].Read(ent) {
+			if time.Now().After(deadline) {
+				panic("no send completion")
+			}
+		}
+		for n, _ := b.rxcq[1].Read(ent); n != 1; n, _ = b.rxcq[1].Read(ent) {
+			if time.Now().After(deadline) {
+				panic("no receive completion")
+			}
+		}
+	}
+	for i := 0; i < 50; i++ {
+		round()
+	}
+	if n := testing.AllocsPerRun(200, round); n != 0 {
+		t.Fatalf("context send+recv+CQ reads allocate %v times per round", n)
 	}
 }
