@@ -494,6 +494,9 @@ func (e *Endpoint) enableLocked() error {
 	}
 	if e.av != nil {
 		res.AV = e.av.view()
+		if e.sep == nil {
+			res.AV = e.dom.namedRxView(res.AV) // scalable.go
+		}
 	}
 	if e.eq != nil {
 		res.EQ = fidWriter{w: e.eq.writer(), prov: e.p, root: e}

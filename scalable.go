@@ -3,6 +3,7 @@ package fabric
 import (
 	"sync"
 
+	"github.com/gofabric/fabric/internal/sepctx"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -367,6 +368,17 @@ func (e *Endpoint) sepBindCheck(obj Bindable, flags Flags) error {
 		}
 	}
 	return nil
+}
+
+// namedRxView is the AV view of an endpoint that is not a context of a
+// scalable endpoint: with rx_ctx_bits, an address from RxAddr reaches
+// the named receive context of a peer's scalable endpoint where the
+// provider can tell its address (provider.RxCtxAddresser); otherwise v.
+func (d *Domain) namedRxView(v provider.AVView) provider.AVView {
+	if ra, ok := d.prov.(provider.RxCtxAddresser); ok {
+		return sepctx.NewNamedAV(v, ra.RxCtxAddr)
+	}
+	return v
 }
 
 // contextClosed drops the closed context e from its scalable endpoint.

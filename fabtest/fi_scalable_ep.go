@@ -21,6 +21,7 @@ var scalableCases = []testCase{
 	{"fi_getinfo/scalable_ctx_counts", sepGetinfoCtxCounts},
 	{"fi_scalable_ep/contexts_reach_named_rx_contexts", sepContextsReachNamedRxContexts},
 	{"fi_scalable_ep/ordinary_endpoint_reaches_rx_context_0", sepOrdinaryEndpointReachesRxContext0},
+	{"fi_scalable_ep/ordinary_endpoint_names_rx_context", sepOrdinaryEndpointNamesRxContext},
 	{"fi_scalable_ep/contexts_own_cqs_and_op_flags", sepContextsOwnCQsAndOpFlags},
 	{"fi_scalable_ep/contexts_own_counters", sepContextsOwnCounters},
 	{"fi_scalable_ep/contexts_in_parallel_goroutines", sepContextsInParallelGoroutines},
@@ -842,5 +843,54 @@ func sepZeroAllocContextSendRecv(t *testing.T, tg Target) {
 	}
 	if n := testing.AllocsPerRun(200, round); n != 0 {
 		t.Fatalf("context send+recv+CQ reads allocate %v times per round", n)
+	}
+}
+
+// sepOrdinaryEndpointNamesRxContext: an endpoint that is not scalable,
+// bound to an AV with rx_ctx_bits, reaches receive context i of a
+// scalable endpoint at fi_rx_addr(addr, i), and only that one.
+func sepOrdinaryEndpointNamesRxContext(t *testing.T, tg Target) {
+	s := tg.openSEP(t, 1, 3, false)
+	o := tg.open(t, envOpts{noEnable: true})
+	av, err := o.dom.OpenAV(&fabric.AVAttr{Type: o.info.DomainAttr.AVType, RxCtxBits: sepBits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeOK(t, "av", av.Close()) })
+	ep, err := o.dom.OpenEndpoint(o.info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeFirst(t, ep)
+	if err := ep.BindCQ(o.txcq, fabric.FlagTransmit); err != nil {
+		t.Fatal(err)
+	}
+	if err := ep.BindCQ(o.rxcq, fabric.FlagRecv); err != nil {
+		t.Fatal(err)
+	}
+	if err := ep.BindAV(av); err != nil {
+		t.Fatal(err)
+	}
+	if err := ep.Enable(); err != nil {
+		t.Fatal(err)
+	}
+	fa := make([]fabric.Addr, 1)
+	if _, err := av.Insert([][]byte{s.addr}, fa, 0); err != nil {
+		t.Fatal(err)
+	}
+	bufs := make([][]byte, len(s.rx))
+	for i, rx := range s.rx {
+		bufs[i] = make([]byte, 32)
+		if err := rx.Recv(bufs[i], nil, fabric.AddrUnspec, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, i := range []int{2, 0, 1} {
+		msg := []byte(fmt.Sprintf("to %d", i))
+		sendTo(t, "send", ep, o.txcq, msg, fabric.RxAddr(fa[0], i, sepBits), nil)
+		ent, ee := waitCQ(t, s.rxcq[i], o.txcq)
+		if ee != nil || ent.OpContext != i || !bytes.Equal(bufs[i][:ent.Len], msg) {
+			t.Fatalf("receive context %d: %+v %+v %q", i, ent, ee, bufs[i][:ent.Len])
+		}
 	}
 }

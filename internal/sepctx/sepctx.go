@@ -133,6 +133,67 @@ func (a *TxAV) Reverse(b []byte) provider.Addr {
 	return a.Virt(r)
 }
 
+// NamedAV is the address view of an endpoint that is not scalable, bound
+// to an AV with receive context bits: an fi_addr with receive context
+// index i > 0 (fi_rx_addr) resolves to the derived address of that
+// receive context, instead of the peer's base address (receive context
+// 0). Providers keyed by fi_addr see such an address as a peer of its
+// own.
+type NamedAV struct {
+	inner  provider.AVView
+	bits   uint
+	derive Derive
+
+	mu    sync.Mutex
+	cache atomic.Pointer[map[provider.Addr]*derived]
+}
+
+// NewNamedAV returns the view of inner for an endpoint that is not
+// scalable; inner itself if its AV has no receive context bits.
+func NewNamedAV(inner provider.AVView, derive Derive) provider.AVView {
+	b, ok := inner.(rxBitser)
+	if !ok || b.RxCtxBits() <= 0 || b.RxCtxBits() > 63 {
+		return inner
+	}
+	return &NamedAV{inner: inner, bits: uint(b.RxCtxBits()), derive: derive}
+}
+
+// Lookup implements provider.AVView.
+func (a *NamedAV) Lookup(addr provider.Addr) []byte {
+	base := a.inner.Lookup(addr)
+	if base == nil || addr == provider.AddrNotAvail {
+		return base
+	}
+	idx := uint64(addr) >> (64 - a.bits)
+	if idx == 0 {
+		return base
+	}
+	if m := a.cache.Load(); m != nil {
+		if d := (*m)[addr]; d != nil && bytes.Equal(d.base, base) {
+			return d.addr
+		}
+	}
+	b := a.derive(base, int(idx))
+	if b == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	old := a.cache.Load()
+	m := make(map[provider.Addr]*derived, 1+lenOf(old))
+	if old != nil {
+		for k, d := range *old {
+			m[k] = d
+		}
+	}
+	m[addr] = &derived{base: append([]byte(nil), base...), addr: b}
+	a.cache.Store(&m)
+	return b
+}
+
+// Reverse implements provider.AVView.
+func (a *NamedAV) Reverse(b []byte) provider.Addr { return a.inner.Reverse(b) }
+
 // Tx is a transmit context: the provider endpoint p, sending only, with
 // its addresses translated by TxAV. It forwards the optional data
 // interfaces p has.

@@ -124,3 +124,34 @@ func TestTxAVLookupAllocs(t *testing.T) {
 		t.Fatalf("Lookup of a cached receive context: %v allocs", n)
 	}
 }
+
+func TestNamedAV(t *testing.T) {
+	plain, _ := newAV(t, 0, "p0")
+	if v := NewNamedAV(plain, deriveTest); v != provider.AVView(plain) {
+		t.Fatal("without rx_ctx_bits the AV itself is the view")
+	}
+	inner, fa := newAV(t, 3, "p0", "p1")
+	v := NewNamedAV(inner, deriveTest)
+	for _, c := range []struct {
+		addr provider.Addr
+		want string
+	}{{fa[1], "p1"}, {rxAddr(fa[1], 0, 3), "p1"}, {rxAddr(fa[1], 4, 3), "p1/4"}, {rxAddr(fa[0], 2, 3), "p0/2"}} {
+		for k := 0; k < 2; k++ { // the second time from the cache
+			if got := v.Lookup(c.addr); string(got) != c.want {
+				t.Errorf("Lookup(%#x) = %q, want %q", uint64(c.addr), got, c.want)
+			}
+		}
+	}
+	if got := v.Lookup(rxAddr(fa[0], 7, 3)); got != nil {
+		t.Errorf("index without an address: %q", got)
+	}
+	if got := v.Lookup(provider.AddrNotAvail); got != nil {
+		t.Errorf("FI_ADDR_NOTAVAIL: %q", got)
+	}
+	if r := v.Reverse([]byte("p1")); r != fa[1] {
+		t.Errorf("Reverse = %d, want %d", r, fa[1])
+	}
+	if n := testing.AllocsPerRun(100, func() { v.Lookup(rxAddr(fa[0], 2, 3)) }); n != 0 {
+		t.Errorf("cached Lookup allocates %v", n)
+	}
+}

@@ -206,3 +206,7 @@ func (s *sep) Close() error {
 	s.closeRx()
 	return nil
 }
+
+// RxCtxAddr implements provider.RxCtxAddresser: receive context idx of
+// the scalable endpoint named base has the region base id + idx.
+func (shmProvider) RxCtxAddr(base []byte, idx int) []byte { return deriveName(base, idx) }

@@ -210,3 +210,7 @@ func (s *sep) Close() error {
 	s.closeRx()
 	return nil
 }
+
+// RxCtxAddr implements provider.RxCtxAddresser: receive context idx of
+// the RDM scalable endpoint at base listens on the port base+idx.
+func (tcpProvider) RxCtxAddr(base []byte, idx int) []byte { return deriveAddr(base, idx) }

@@ -216,3 +216,7 @@ func (s *sep) Close() error {
 	s.socks = nil
 	return nil
 }
+
+// RxCtxAddr implements provider.RxCtxAddresser: receive context idx of
+// the scalable endpoint at base is at the port base+idx.
+func (udpProvider) RxCtxAddr(base []byte, idx int) []byte { return deriveAddr(base, idx) }
