@@ -75,7 +75,7 @@ const (
 // by the hints; without hints (or without caps in them) all are listed.
 const (
 	txCaps     = provider.CapMsg | provider.CapTagged | provider.CapSend | provider.CapFence | provider.CapNamedRxCtx | rmaTxCaps
-	rxCaps     = provider.CapMsg | provider.CapTagged | provider.CapRecv | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv | provider.CapNamedRxCtx | rmaRxCaps
+	rxCaps     = provider.CapMsg | provider.CapTagged | provider.CapRecv | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv | rmaRxCaps
 	domainCaps = provider.CapLocalComm
 	infoCaps   = txCaps | rxCaps | domainCaps
 	// askCaps are returned only when asked for (when the hints name caps).

@@ -42,7 +42,7 @@ const (
 	// rdmTxExtra and rdmRxExtra are the extra capabilities of each side.
 	rdmTxExtra = provider.CapAtomic | provider.CapFence | provider.CapNamedRxCtx
 	rdmRxExtra = provider.CapSource | provider.CapSourceErr | provider.CapDirectedRecv |
-		provider.CapAtomic | provider.CapRMAEvent | provider.CapNamedRxCtx
+		provider.CapAtomic | provider.CapRMAEvent
 	// rdmTxOpFlags are the default transmit flags (tx_attr.op_flags) a
 	// hint may ask for; they are echoed back (fabtests' fi_msg_inject asks
 	// for FI_INJECT or FI_INJECT_COMPLETE, -U for FI_DELIVERY_COMPLETE).
