@@ -20,6 +20,7 @@ var cases = slices.Concat(
 	endpointCases, // fi_endpoint.go: fi_endpoint, fi_scalable_ep, fi_srx_context
 	scalableCases, // fi_scalable_ep.go: scalable endpoints, fi_tx/rx_context, fi_rx_addr
 	avCases,       // fi_av.go
+	avSetCases,    // fi_av_set.go
 	cqCases,       // fi_cq.go
 	cntrCases,     // fi_cntr.go
 	eqCases,       // fi_eq.go
