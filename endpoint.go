@@ -72,6 +72,10 @@ type Endpoint struct {
 	aliasT bool              // alias for transmit (true) or receive
 	sep    *ScalableEndpoint // owning scalable endpoint of a tx/rx context
 
+	sepTx    bool // a transmit context (else a receive context) of sep
+	sepIndex int  // the context's index in sep
+	noTx     bool // a receive context: transmit calls return ErrNoSys
+
 	avCancel func() // stops AV insert notifications
 
 	xfer     provider.TransferPeer // FI_PEER_TRANSFER: the peer linked to this main endpoint
@@ -255,6 +259,11 @@ func (ep *Endpoint) Bind(obj Bindable, flags Flags) error {
 		return opErr(op, e.prov, ErrOpBadState)
 	}
 	var err error
+	if e.sep != nil {
+		if err = e.sepBindCheck(obj, flags); err != nil {
+			return opErr(op, e.prov, err)
+		}
+	}
 	switch o := obj.(type) {
 	case *CQ:
 		err = e.bindCQ(o, flags)
@@ -462,12 +471,14 @@ func (e *Endpoint) enableLocked() error {
 		return ErrNoEQ
 	}
 	txCaps := CapMsg | CapTagged | CapRMA | CapAtomic
+	// A context of a scalable endpoint needs only its own direction's.
+	needTx, needRx := e.sep == nil || e.sepTx, e.sep == nil || !e.sepTx
 	if e.caps&txCaps != 0 {
-		if e.txCQ == nil && e.cntrs[provider.CntrSend] == nil && e.cntrs[provider.CntrWrite] == nil &&
+		if needTx && e.txCQ == nil && e.cntrs[provider.CntrSend] == nil && e.cntrs[provider.CntrWrite] == nil &&
 			e.cntrs[provider.CntrRead] == nil {
 			return ErrNoCQ
 		}
-		if e.rxCQ == nil && e.cntrs[provider.CntrRecv] == nil && e.caps&(CapMsg|CapTagged) != 0 {
+		if needRx && e.rxCQ == nil && e.cntrs[provider.CntrRecv] == nil && e.caps&(CapMsg|CapTagged) != 0 {
 			return ErrNoCQ
 		}
 	}
@@ -497,6 +508,9 @@ func (e *Endpoint) enableLocked() error {
 	}
 	if e.av != nil {
 		res.AV = e.av.view()
+		if e.sep == nil {
+			res.AV = e.dom.namedRxView(res.AV) // scalable.go
+		}
 	}
 	if e.eq != nil {
 		res.EQ = fidWriter{w: e.eq.writer(), prov: e.p, root: e}
@@ -598,7 +612,7 @@ func (ep *Endpoint) Close() error {
 		ep.srxObj.unbindEndpoint()
 	}
 	if ep.sep != nil {
-		ep.sep.lc.release()
+		ep.sep.contextClosed(ep)
 	}
 	if ep.xferMain != nil {
 		ep.xferMain.lc.release()

@@ -18,6 +18,7 @@ var cases = slices.Concat(
 	getinfoCases,  // fi_getinfo.go
 	domainCases,   // fi_domain.go: fi_domain, fi_close
 	endpointCases, // fi_endpoint.go: fi_endpoint, fi_scalable_ep, fi_srx_context
+	scalableCases, // fi_scalable_ep.go: scalable endpoints, fi_tx/rx_context, fi_rx_addr
 	avCases,       // fi_av.go
 	avSetCases,    // fi_av_set.go
 	cqCases,       // fi_cq.go

@@ -114,6 +114,12 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newEndpointOn(info, sock), nil
+}
+
+// newEndpointOn returns an endpoint on the socket sock (which it owns)
+// for the validated info.
+func newEndpointOn(info *provider.Info, sock *sys.Conn) *endpoint {
 	ep := &endpoint{sock: sock, caps: info.Caps, fmt: info.AddrFormat, bounce: make([]byte, maxDatagram)}
 	if ep.caps == 0 {
 		ep.caps = infoCaps
@@ -122,7 +128,7 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 		ep.auto = true
 	}
 	ep.rm = info.DomainAttr == nil || info.DomainAttr.ResourceMgmt != provider.RMDisabled
-	return ep, nil
+	return ep
 }
 
 // checkLimits refuses an Info whose limits exceed the provider's (an
