@@ -1,0 +1,17 @@
+package lnx_test
+
+import (
+	"testing"
+
+	fabric "github.com/gofabric/fabric"
+	"github.com/gofabric/fabric/fabtest"
+	_ "github.com/gofabric/fabric/prov/lnx"
+	_ "github.com/gofabric/fabric/prov/shm"
+	_ "github.com/gofabric/fabric/prov/tcp"
+)
+
+func TestConformanceLNX(t *testing.T) {
+	fabtest.Run(t, fabtest.Target{Provider: "lnx", EPType: fabric.EPRDM})
+}
+
+func TestFabtestHelper(t *testing.T) { fabtest.Helper(t) }
