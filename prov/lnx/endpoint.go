@@ -26,7 +26,7 @@ const maxRoutes = 1 << 20
 // endpoint's CQs, counters, receive queue and AV.
 type endpoint struct {
 	d    *domain
-	host uint64
+	host uint32
 	shm  *fabric.Endpoint
 	tcp  *fabric.Endpoint
 
@@ -58,8 +58,13 @@ func (d *domain) Endpoint(info *provider.Info) (provider.Endpoint, error) {
 	si.EPAttr.RxCtxCnt = provider.SharedContext
 	ti := d.tcpInfo.Dup()
 	ti.EPAttr.RxCtxCnt = provider.SharedContext
-	if a, ok := parseAddr(info.SrcAddr); ok && a.tcp != nil {
-		ti.SrcAddr = a.tcp
+	if a, ok := parseAddr(info.SrcAddr); ok {
+		if a.tcp != nil {
+			ti.SrcAddr = a.tcp
+		}
+		if a.shm != nil {
+			si.SrcAddr = a.shm
+		}
 	}
 	var err error
 	if e.shm, err = d.shmDom.OpenEndpoint(si); err != nil {

@@ -187,6 +187,11 @@ func (lnxProvider) GetInfo(version uint32, node, service string, flags provider.
 	info.AddrFormat = provider.AddrStr
 	info.SrcAddr = addr{host: hostID(), tcp: t.SrcAddr}.encode()
 	info.DestAddr = nil
+	if t.DestAddr != nil {
+		// A destination named by node/service: its host and shm
+		// address are unknown, it is reached over tcp.
+		info.DestAddr = addr{tcp: t.DestAddr}.encode()
+	}
 	info.Handle = nil
 	return []*provider.Info{info}, nil
 }
