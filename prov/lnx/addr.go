@@ -12,9 +12,10 @@ import (
 
 // Addresses. An lnx address (fi_getname, FI_ADDR_STR) is the C string
 //
-//	fi_lnx://<host>;<shm>;<tcp>
+//	fi_lnx://<host>;<shm>;<tcp>;
 //
-// with its terminating NUL, at most 57 bytes for IPv4 (FI_NAME_MAX is
+// with its terminating NUL (the final ; tells a truncated address from a
+// shorter one), at most 58 bytes for IPv4 (FI_NAME_MAX is
 // 64): <host> is the identity of the host the endpoint runs on (8 hex
 // digits), <shm> the endpoint's shm address and <tcp> its tcp address,
 // each empty when absent (a src_addr naming only the tcp address to bind;
@@ -108,7 +109,7 @@ func (a addr) encode() []byte {
 		b = append(b, 'x')
 		b = hex.AppendEncode(b, t)
 	}
-	return append(b, 0)
+	return append(b, ';', 0)
 }
 
 // isSockaddrIn reports whether t is a struct sockaddr_in (AF_INET in host
@@ -174,7 +175,10 @@ func parseAddr(b []byte) (addr, bool) {
 	if !ok || len(rest) == 0 || rest[0] != ';' {
 		return addr{}, false
 	}
-	shm, tcp, found := strings.Cut(string(rest[1:]), ";")
+	if rest[len(rest)-1] != ';' {
+		return addr{}, false
+	}
+	shm, tcp, found := strings.Cut(string(rest[1:len(rest)-1]), ";")
 	if !found || strings.Contains(tcp, ";") {
 		return addr{}, false
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	fabric "github.com/gofabric/fabric"
 	"github.com/gofabric/fabric/peer"
@@ -49,15 +50,22 @@ var (
 	_ provider.Injector   = (*endpoint)(nil)
 	_ provider.BufSender  = (*endpoint)(nil)
 	_ provider.AVListener = (*endpoint)(nil)
+	_ provider.Waiter     = (*endpoint)(nil)
 )
 
 // Endpoint opens the linked endpoints, sharing a receive context each.
 func (d *domain) Endpoint(info *provider.Info) (provider.Endpoint, error) {
 	e := &endpoint{d: d, host: hostID()}
+	// FI_SOURCE and FI_DIRECTED_RECV as the lnx endpoint has them:
+	// completions report sources only with FI_SOURCE.
+	drop := subCaps &^ info.Caps
 	si := d.shmInfo.Dup()
-	si.EPAttr.RxCtxCnt = provider.SharedContext
 	ti := d.tcpInfo.Dup()
-	ti.EPAttr.RxCtxCnt = provider.SharedContext
+	for _, i := range []*provider.Info{si, ti} {
+		i.EPAttr.RxCtxCnt = provider.SharedContext
+		i.Caps &^= drop
+		i.RxAttr.Caps &^= drop
+	}
 	if a, ok := parseAddr(info.SrcAddr); ok {
 		if a.tcp != nil {
 			ti.SrcAddr = a.tcp
@@ -260,6 +268,36 @@ func (e *endpoint) Progress() {
 	if len(e.drivers) == 0 {
 		for _, c := range e.cntrs {
 			c.Read()
+		}
+	}
+}
+
+// WaitReady is provider.Waiter, so that blocking reads of the lnx CQs and
+// counters progress: the linked endpoints can be waited on only through
+// their own CQs, which an import does not offer (FI_PEER CQs answer
+// ErrNoSys to waits), so it drives both paths with pauses from 20 µs up
+// to 500 µs until the deadline; what they complete lands in the lnx CQs,
+// whose writes wake the readers.
+func (e *endpoint) WaitReady(deadline time.Time) error {
+	pause := 20 * time.Microsecond
+	for {
+		e.mu.Lock()
+		closed := e.closed || !e.enabled
+		e.mu.Unlock()
+		if closed {
+			return provider.EBADF
+		}
+		e.Progress()
+		left := time.Until(deadline)
+		if !deadline.IsZero() && left <= 0 {
+			return provider.ETIMEDOUT
+		}
+		if !deadline.IsZero() && left < pause {
+			pause = left
+		}
+		time.Sleep(pause)
+		if pause < 500*time.Microsecond {
+			pause *= 2
 		}
 	}
 }

@@ -106,6 +106,7 @@ func subHints(prov string, caps provider.Caps, hints *provider.Info) *provider.I
 	if hints != nil && hints.DomainAttr != nil {
 		h.DomainAttr.DataProgress = hints.DomainAttr.DataProgress
 		h.DomainAttr.ControlProgress = hints.DomainAttr.ControlProgress
+		h.DomainAttr.ResourceMgmt = hints.DomainAttr.ResourceMgmt
 	}
 	return h
 }
