@@ -2,6 +2,7 @@ package lnx
 
 import (
 	"errors"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,6 +41,12 @@ type endpoint struct {
 	cntrs   []*fabric.Cntr // peer counters (drive progress without CQs)
 	cancel  func()         // AV change notification
 
+	// FI_WAIT_FD: a pipe nothing is written to, and a goroutine driving
+	// progress while the endpoint is open (see WaitFD).
+	waitR, waitW *os.File
+	stop         chan struct{}
+	pollerDone   chan struct{}
+
 	routes atomic.Pointer[[]uint8]
 	gen    uint64 // route generation, under mu
 }
@@ -51,6 +58,7 @@ var (
 	_ provider.BufSender  = (*endpoint)(nil)
 	_ provider.AVListener = (*endpoint)(nil)
 	_ provider.Waiter     = (*endpoint)(nil)
+	_ provider.FDWaiter   = (*endpoint)(nil)
 )
 
 // Endpoint opens the linked endpoints, sharing a receive context each.
@@ -147,6 +155,7 @@ func (e *endpoint) Enable(r *provider.Resources) error {
 	}
 	if err != nil {
 		e.closeImports()
+		e.drivers, e.cntrs = nil, nil
 		return err
 	}
 	e.av = r.AV
@@ -240,7 +249,7 @@ func (e *endpoint) closeImports() error {
 	for i := len(e.closers) - 1; i >= 0; i-- {
 		errs = append(errs, e.closers[i]())
 	}
-	e.closers, e.drivers, e.cntrs = nil, nil, nil
+	e.closers = nil
 	return errors.Join(errs...)
 }
 
@@ -255,8 +264,18 @@ func (e *endpoint) Close() error {
 	if e.cancel != nil {
 		e.cancel()
 	}
+	if e.stop != nil {
+		close(e.stop)
+		e.mu.Unlock()
+		<-e.pollerDone
+		e.mu.Lock()
+	}
 	err := errors.Join(e.shm.Close(), e.tcp.Close())
-	return errors.Join(err, e.closeImports())
+	err = errors.Join(err, e.closeImports())
+	if e.waitR != nil {
+		err = errors.Join(err, e.waitR.Close(), e.waitW.Close())
+	}
+	return err
 }
 
 // Progress drives both linked endpoints (reads of their peer CQs, which
@@ -298,6 +317,55 @@ func (e *endpoint) WaitReady(deadline time.Time) error {
 		time.Sleep(pause)
 		if pause < 500*time.Microsecond {
 			pause *= 2
+		}
+	}
+}
+
+// pollPause is the pause between two progress runs of the FI_WAIT_FD
+// poller.
+const pollPause = 500 * time.Microsecond
+
+// WaitFD is provider.FDWaiter, for CQs and counters with FI_WAIT_FD: the
+// linked endpoints' descriptors are not reachable through their FI_PEER
+// imports, so lnx gives a pipe that never becomes readable and starts a
+// goroutine that drives both paths every 500 µs while the endpoint is
+// open; what it completes lands in the lnx CQs and counters, whose own
+// descriptors then become readable. It returns -1 when the pipe cannot be
+// made or the endpoint is closed.
+func (e *endpoint) WaitFD() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return -1
+	}
+	if e.waitR == nil {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return -1
+		}
+		e.waitR, e.waitW = r, w
+		e.stop, e.pollerDone = make(chan struct{}), make(chan struct{})
+		go e.poll()
+	}
+	return int(e.waitR.Fd())
+}
+
+// poll is the FI_WAIT_FD poller.
+func (e *endpoint) poll() {
+	defer close(e.pollerDone)
+	t := time.NewTicker(pollPause)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-t.C:
+		}
+		e.mu.Lock()
+		on := e.enabled && !e.closed
+		e.mu.Unlock()
+		if on {
+			e.Progress()
 		}
 	}
 }

@@ -228,6 +228,13 @@ func (*lnxFabric) Domain(info *provider.Info) (provider.Domain, error) {
 	if a, ok := parseAddr(info.SrcAddr); ok && a.tcp != nil {
 		d.tcpInfo.SrcAddr = a.tcp
 	}
+	if info.DomainAttr != nil && info.DomainAttr.ResourceMgmt != provider.RMUnspec {
+		// The linked domains manage resources as the lnx domain does:
+		// they reserve room in the lnx CQs (CQReserver) only under
+		// FI_RM_ENABLED.
+		d.shmInfo.DomainAttr.ResourceMgmt = info.DomainAttr.ResourceMgmt
+		d.tcpInfo.DomainAttr.ResourceMgmt = info.DomainAttr.ResourceMgmt
+	}
 	if d.tcpFab, err = fabric.Open(d.tcpInfo); err != nil {
 		return nil, err
 	}
