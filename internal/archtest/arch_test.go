@@ -150,7 +150,9 @@ func TestRulesAllow(t *testing.T) {
 			xtest("suite_test.go", Module, m+"fabtest", m+"prov/tcp", m+"prov/tcp/internal/x"),
 		}},
 		{"prov/all", []File{lib("all.go", m+"prov/tcp", m+"prov/udp")}},
-		{"prov/lnx", []File{lib("lnx.go", Module, m+"peer", m+"provider", m+"prov/lnx/internal/x")}},
+		{"prov/lnx", []File{lib("lnx.go", Module, m+"peer", m+"provider", m+"prov/lnx/internal/x"),
+			test("route_test.go", Module, m+"prov/shm", m+"prov/tcp", m+"internal/testutil"),
+			xtest("conformance_test.go", Module, m+"fabtest", m+"prov/all", m+"prov/lnx")}},
 		{"internal/sys", []File{
 			lib("socket_linux.go", "golang.org/x/sys/unix", "unsafe"),
 			lib("ring_unsafe.go", "unsafe"),

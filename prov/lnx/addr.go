@@ -42,7 +42,21 @@ const (
 	shmDigits  = 16
 	// EnvHostID overrides the host identity (see above).
 	EnvHostID = "FI_LNX_HOST_ID"
+	// EnvDisableSHM, when true (1, true, yes, on), makes the endpoints
+	// opened afterwards reach every peer over tcp, local ones included
+	// (libfabric 2.x's FI_LNX_DISABLE_SHM); they still receive over
+	// both paths.
+	EnvDisableSHM = "FI_LNX_DISABLE_SHM"
 )
+
+// shmDisabled reads EnvDisableSHM.
+func shmDisabled() bool {
+	switch strings.ToLower(strings.TrimSpace(os.Getenv(EnvDisableSHM))) {
+	case "1", "true", "yes", "on", "y":
+		return true
+	}
+	return false
+}
 
 // addr is a decoded lnx address.
 type addr struct {

@@ -15,3 +15,14 @@ func TestConformanceLNX(t *testing.T) {
 }
 
 func TestFabtestHelper(t *testing.T) { fabtest.Helper(t) }
+
+// TestConformanceLNXRemote runs the suite with every peer reached over
+// tcp (FI_LNX_DISABLE_SHM), the path of remote peers.
+func TestConformanceLNXRemote(t *testing.T) {
+	t.Setenv("FI_LNX_DISABLE_SHM", "1")
+	fabtest.Run(t, fabtest.Target{Provider: "lnx", EPType: fabric.EPRDM})
+}
+
+func TestConformanceLNXAutoProgress(t *testing.T) {
+	fabtest.Run(t, fabtest.Target{Provider: "lnx", EPType: fabric.EPRDM, Progress: fabric.ProgressAuto})
+}

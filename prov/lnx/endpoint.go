@@ -19,6 +19,10 @@ const (
 	pathTCP
 )
 
+// testHookRoute, when set (by tests, before endpoints are opened), is
+// called with every route resolved.
+var testHookRoute func(e *endpoint, dest provider.Addr, path uint8)
+
 // maxRoutes bounds the fi_addr values the route table caches; larger ones
 // are resolved on every send.
 const maxRoutes = 1 << 20
@@ -27,8 +31,9 @@ const maxRoutes = 1 << 20
 // RDM endpoint for remote ones, both bound to FI_PEER imports of the lnx
 // endpoint's CQs, counters, receive queue and AV.
 type endpoint struct {
-	d    *domain
-	host uint32
+	d      *domain
+	host   uint32
+	shmOff bool // EnvDisableSHM: every peer over tcp
 	shm  *fabric.Endpoint
 	tcp  *fabric.Endpoint
 
@@ -63,7 +68,7 @@ var (
 
 // Endpoint opens the linked endpoints, sharing a receive context each.
 func (d *domain) Endpoint(info *provider.Info) (provider.Endpoint, error) {
-	e := &endpoint{d: d, host: hostID()}
+	e := &endpoint{d: d, host: hostID(), shmOff: shmDisabled()}
 	// FI_SOURCE and FI_DIRECTED_RECV as the lnx endpoint has them:
 	// completions report sources only with FI_SOURCE.
 	drop := subCaps &^ info.Caps
@@ -409,8 +414,11 @@ func (e *endpoint) routeSlow(dest provider.Addr) *fabric.Endpoint {
 	}
 	host, hasSHM, ok := parseHost(b)
 	path, ep := pathTCP, e.tcp
-	if ok && hasSHM && host == e.host {
+	if ok && hasSHM && host == e.host && !e.shmOff {
 		path, ep = pathSHM, e.shm
+	}
+	if testHookRoute != nil {
+		testHookRoute(e, dest, path)
 	}
 	if uint64(dest) >= maxRoutes {
 		return ep

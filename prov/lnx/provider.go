@@ -57,6 +57,7 @@ func (lnxProvider) Params() []provider.Param {
 		{Name: EnvLinks, Type: provider.ParamString, Help: "Linked providers: shm+tcp (default)"},
 		{Name: EnvHostID, Type: provider.ParamString,
 			Help: "Host identity of the endpoints opened (default: boot id and network namespace); peers of another identity are reached over tcp"},
+		{Name: EnvDisableSHM, Type: provider.ParamBool, Help: "Reach local peers over tcp too"},
 	}
 }
 
