@@ -34,8 +34,8 @@ type endpoint struct {
 	d      *domain
 	host   uint32
 	shmOff bool // EnvDisableSHM: every peer over tcp
-	shm  *fabric.Endpoint
-	tcp  *fabric.Endpoint
+	shm    *fabric.Endpoint
+	tcp    *fabric.Endpoint
 
 	mu      sync.Mutex // enable, close, route table writes
 	enabled bool

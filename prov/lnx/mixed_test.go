@@ -164,10 +164,10 @@ func TestLocalAndRemotePeers(t *testing.T) {
 	}
 	// Then FI_ADDR_UNSPEC receives for every untagged message and every
 	// tag-7 message of b.
-	any := make([][]byte, 2*per)
-	for i := range any {
-		any[i] = make([]byte, 16)
-		if err := a.ep.Recv(any[i], nil, fabric.AddrUnspec, fmt.Sprintf("msg%d", i)); err != nil {
+	unspec := make([][]byte, 2*per)
+	for i := range unspec {
+		unspec[i] = make([]byte, 16)
+		if err := a.ep.Recv(unspec[i], nil, fabric.AddrUnspec, fmt.Sprintf("msg%d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -218,7 +218,7 @@ func TestLocalAndRemotePeers(t *testing.T) {
 			case ctx[:3] == "dir":
 				buf = dir[atoi(ctx[3:])]
 			case ctx[:3] == "msg":
-				buf = any[atoi(ctx[3:])]
+				buf = unspec[atoi(ctx[3:])]
 			default:
 				buf = anyT[atoi(ctx[3:])]
 			}

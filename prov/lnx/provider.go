@@ -61,8 +61,6 @@ func (lnxProvider) Params() []provider.Param {
 	}
 }
 
-var log = provider.NewLogger(Name)
-
 // checkLinks validates EnvLinks.
 func checkLinks() error {
 	v := strings.ToLower(strings.TrimSpace(os.Getenv(EnvLinks)))

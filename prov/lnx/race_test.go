@@ -25,7 +25,7 @@ func TestRaceBothPaths(t *testing.T) {
 	ab, ac := a.insert(b.addr), a.insert(c.addr)
 
 	const senders = 3 // goroutines per peer
-	per := 80 // total stays within rx_attr.size
+	per := 80         // total stays within rx_attr.size
 	if testing.Short() {
 		per = 30
 	}
