@@ -208,6 +208,8 @@
 //	fi_send / sendv / sendmsg / senddata / inject / injectdata
 //	                            Endpoint.Send / SendV / SendMsg / SendData / Inject / InjectData
 //	fi_recv / recvv / recvmsg   Endpoint.Recv / RecvV / RecvMsg
+//	struct fi_recv_context (FI_BUFFERED_RECV)  RecvContext: a buffered receive's OpContext, claimed or
+//	                            discarded by RecvMsg / TRecvMsg with FI_CLAIM / FI_DISCARD (see RecvContext)
 //	fi_tsend ... fi_tinjectdata, fi_trecv / trecvv / trecvmsg
 //	                            Endpoint.TSend ... TInjectData, TRecv / TRecvV / TRecvMsg
 //	fi_read / readv / readmsg   Endpoint.RMARead / RMAReadV / RMAReadMsg

@@ -75,6 +75,7 @@ type Endpoint struct {
 
 	xfer     provider.TransferPeer // FI_PEER_TRANSFER: the peer linked to this main endpoint
 	xferMain *Endpoint             // the main endpoint this peer's endpoint is linked to (held open)
+	bufRecv  *bufRecv              // FI_BUFFERED_RECV (bufrecv.go), or nil
 }
 
 // OpenEndpoint opens an active endpoint (fi_endpoint). info is usually one
@@ -103,7 +104,15 @@ func (d *Domain) OpenEndpoint(info *Info) (*Endpoint, error) {
 		d.lc.release()
 		return nil, opErr(op, d.prov.Name(), err)
 	}
-	return newEndpoint(d, ci, pe), nil
+	br, err := newBufRecv(ci, pe)
+	if err != nil {
+		_ = pe.Close()
+		d.lc.release()
+		return nil, opErr(op, d.prov.Name(), err)
+	}
+	ep := newEndpoint(d, ci, pe)
+	ep.bufRecv = br
+	return ep, nil
 }
 
 // OpenEndpoint2 opens an active endpoint with flags (fi_endpoint2). With
@@ -518,6 +527,11 @@ func (e *Endpoint) enableLocked() error {
 		}
 		e.rq.SetCompletion(cq, res.Cntrs[provider.CntrRecv])
 	}
+	if e.bufRecv != nil {
+		if err := e.enableBufRecv(); err != nil {
+			return err
+		}
+	}
 	e.res = res
 	if err := e.p.Enable(&e.res); err != nil {
 		return err
@@ -796,9 +810,10 @@ func (ep *Endpoint) Cancel(ctx any) error {
 // GetOpt returns an endpoint option (fi_getopt) at level OptEndpoint:
 // OptMinMultiRecv, OptCMDataSize, OptTxSize and OptRxSize (the queue
 // depths in effect), OptSendBufSize and OptRecvBufSize where the provider
-// has sockets (the size the kernel reports), and provider options.
-// Unknown options return ErrNoProtoOpt, and so do OptHMEMP2P and
-// OptXPUTrigger (see OptHMEMP2P).
+// has sockets (the size the kernel reports), OptBufferedMin and
+// OptBufferedLimit on an endpoint with ModeBufferedRecv (see
+// RecvContext), and provider options. Unknown options return
+// ErrNoProtoOpt, and so do OptHMEMP2P and OptXPUTrigger (see OptHMEMP2P).
 func (ep *Endpoint) GetOpt(level, name int) (uint64, error) {
 	if ep == nil {
 		return 0, ErrInval
@@ -821,6 +836,9 @@ func (ep *Endpoint) GetOpt(level, name int) (uint64, error) {
 	switch name {
 	case OptHMEMP2P, OptXPUTrigger:
 		return 0, opErr("fi_getopt", e.prov, ErrNoProtoOpt)
+	case OptBufferedMin, OptBufferedLimit:
+		v, err := e.getBufOpt(name)
+		return v, opErr("fi_getopt", e.prov, err)
 	case OptTxSize, OptRxSize:
 		e.mu.Lock()
 		defer e.mu.Unlock()
@@ -848,7 +866,8 @@ func (ep *Endpoint) GetOpt(level, name int) (uint64, error) {
 // OptTxSize where the provider queues transmits (tcp; ErrNoProtoOpt
 // elsewhere). OptSendBufSize and OptRecvBufSize set the socket buffers
 // (SO_SNDBUF / SO_RCVBUF) of the tcp and udp providers, at any time.
-// OptCMDataSize is read-only, and OptHMEMP2P and OptXPUTrigger return
+// OptBufferedMin and OptBufferedLimit apply to an endpoint with
+// ModeBufferedRecv, before Enable (see RecvContext). OptCMDataSize is read-only, and OptHMEMP2P and OptXPUTrigger return
 // ErrNoProtoOpt (see OptHMEMP2P).
 func (ep *Endpoint) SetOpt(level, name int, v uint64) error {
 	if ep == nil {
@@ -873,6 +892,8 @@ func (ep *Endpoint) SetOpt(level, name int, v uint64) error {
 	switch name {
 	case OptHMEMP2P, OptXPUTrigger:
 		return opErr("fi_setopt", e.prov, ErrNoProtoOpt)
+	case OptBufferedMin, OptBufferedLimit:
+		return opErr("fi_setopt", e.prov, e.setBufOpt(name, v))
 	case OptTxSize, OptRxSize:
 		return opErr("fi_setopt", e.prov, e.setQueueSize(name, v))
 	}

@@ -192,6 +192,7 @@ func getInfo(version uint32, node, service string, flags Flags, hints *Info, onl
 			if hints != nil && hints.Handle != nil {
 				info.Handle = hints.Handle
 			}
+			bufRecvMode(p, info, hints)
 			out = append(out, info)
 		}
 	}
