@@ -25,7 +25,19 @@
 // Capabilities: FI_MSG and FI_TAGGED (send, sendv, sendmsg, senddata,
 // inject, injectdata and their tagged forms; receives through the root's
 // queue, with directed receive and FI_SOURCE). FI_RMA, FI_ATOMIC, FI_MULTI_RECV
-// and the peer EQ are not offered yet.
+// and the peer EQ are not offered yet: remote accesses arrive at the linked
+// endpoints, which check keys against their own domains, so the linked
+// domains must import the lnx domain's registrations (peer domains of the
+// root package's lnx *Domain), which the provider SPI does not hand to a
+// provider yet; and a peer domain holds its owner open, so the lnx domain
+// would also need to close its linked domains before the root's busy check.
+//
+// Progress: lnx reads of the linked peer CQs drive both paths (manual
+// progress), or the linked providers progress themselves (FI_PROGRESS_AUTO).
+// Blocking reads (CQ.SRead, Cntr.Wait) poll both paths with pauses of 20 to
+// 500 µs (Waiter), and FI_WAIT_FD objects get a goroutine that drives both
+// paths every 500 µs while the endpoint is open: the linked endpoints'
+// descriptors are not reachable through FI_PEER imports.
 //
 // The package imports only the root package, peer and provider (the
 // architecture test, internal/archtest, enforces it): the linked providers
