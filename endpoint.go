@@ -52,6 +52,7 @@ type Endpoint struct {
 	av      *AV
 	eq      *EQ
 	srxObj  *SRX
+	stxObj  *STX
 	rq      *srx.Queue // receive queue: own, or the shared SRX's
 	ownRQ   bool
 	peerRX  bool // bound to an imported (FI_PEER) SRX: receives are posted to the owner
@@ -234,8 +235,8 @@ func (*STX) bindable()  {}
 // FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE; 0 for the others.
 // An endpoint binds at most one CQ or counter per kind of operation, and
 // must be bound before Enable. BindCQ, BindCntr, BindAV, BindEQ and
-// BindSRX are the typed forms. A nil object (or a typed nil) gives
-// ErrInval; an STX gives ErrNoSys (no provider shares transmit contexts).
+// BindSRX and BindSTX are the typed forms (BindSTX gives the rules for a
+// shared transmit context). A nil object (or a typed nil) gives ErrInval.
 func (ep *Endpoint) Bind(obj Bindable, flags Flags) error {
 	if ep == nil {
 		return ErrInval
@@ -266,10 +267,7 @@ func (ep *Endpoint) Bind(obj Bindable, flags Flags) error {
 	case *SRX:
 		err = e.bindSRX(o, flags)
 	case *STX:
-		err = ErrInval
-		if o != nil {
-			err = ErrNoSys
-		}
+		err = e.bindSTX(o, flags)
 	default:
 		err = ErrInval
 	}
@@ -476,6 +474,9 @@ func (e *Endpoint) enableLocked() error {
 	if e.info.EPAttr.RxCtxCnt == SharedContext && e.srxObj == nil {
 		return ErrNoRX
 	}
+	if e.needSTX() {
+		return ErrNoCQ
+	}
 	res := provider.Resources{}
 	if e.txCQ != nil {
 		res.TxCQ = e.xferWrap(e.txCQ.owner())
@@ -592,6 +593,7 @@ func (ep *Endpoint) Close() error {
 	if ep.eq != nil {
 		ep.eq.unbindEndpoint(ep.p)
 	}
+	ep.unbindSTX()
 	if ep.srxObj != nil {
 		ep.srxObj.unbindEndpoint()
 	}

@@ -176,7 +176,7 @@ func (d *Domain) OpenSTX(attr *TxAttr) (*STX, error) {
 	if err := d.lc.hold(); err != nil {
 		return nil, opErr("fi_stx_context", d.prov.Name(), err)
 	}
-	p, err := sd.SharedTx(attr)
+	p, err := sd.SharedTx(d.stxAttr(attr))
 	if err != nil {
 		d.lc.release()
 		return nil, opErr("fi_stx_context", d.prov.Name(), err)

@@ -28,6 +28,7 @@ var cases = slices.Concat(
 	rmaCases,      // fi_rma.go
 	atomicCases,   // fi_atomic.go
 	cmCases,       // fi_cm.go
+	stxCases,      // fi_stx_context.go: shared transmit contexts (fi_endpoint)
 	peerCases,     // fi_peer.go
 	pollCases,     // fi_poll.go: wait sets, poll sets
 	processCases,  // process.go: behaviours across processes

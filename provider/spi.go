@@ -428,8 +428,13 @@ type SharedTxDomain interface {
 	SharedTx(attr *TxAttr) (SharedTx, error)
 }
 
-// SharedTx is a shared transmit context.
+// SharedTx is a shared transmit context. SharedTxDomain.SharedTx gets
+// the attributes asked for (never nil: the root fills the domain's
+// defaults) and refuses what the provider cannot grant with EINVAL.
 type SharedTx interface {
+	// Attr returns the attributes granted; endpoints bound to the
+	// context must use a subset of them.
+	Attr() TxAttr
 	Close() error
 }
 

@@ -194,6 +194,8 @@ func baseInfo(hints *provider.Info) *provider.Info {
 			MaxEPTxCtx:      1,
 			MaxEPRxCtx:      1,
 			MRIOVLimit:      IOVLimit,
+			MaxEPStxCtx:     1 << 16, // stx.go; one STX may serve every endpoint
+			MaxEPSrxCtx:     1 << 16,
 			Caps:            domainCaps,
 		},
 		FabricAttr: &provider.FabricAttr{

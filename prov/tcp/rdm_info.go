@@ -85,7 +85,6 @@ func rdmBaseInfo(hints *provider.Info) *provider.Info {
 	info.EPAttr.Protocol = provider.ProtoRXM
 	info.EPAttr.ProtocolVersion = 1
 	info.EPAttr.MemTagFormat = RDMMemTagFormat
-	info.DomainAttr.MaxEPSrxCtx = 0
 	return info
 }
 

@@ -129,6 +129,8 @@ func baseInfoAll(hints *provider.Info) *provider.Info {
 			MaxEPTxCtx:      1,
 			MaxEPRxCtx:      1,
 			CntrCnt:         0,
+			MaxEPStxCtx:     256, // stx.go; one STX may serve every endpoint
+			MaxEPSrxCtx:     256,
 			Caps:            domainCaps,
 		},
 		FabricAttr: &provider.FabricAttr{
