@@ -1,8 +1,10 @@
 package sepctx
 
 import (
+	"encoding/binary"
 	"sync"
 
+	"github.com/gofabric/fabric/internal/ipaddr"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -34,8 +36,9 @@ type Ops[E Ctx] struct {
 	OpenRx func(index int, ci *provider.Info) (E, error)
 
 	// OpenTx opens the provider endpoint of transmit context index with
-	// ci, as OpenRx; ci.SrcAddr is TxAddr(name, index), or the scalable
-	// endpoint's source address if TxAddr is nil.
+	// ci, as OpenRx does (OpenRx itself if OpenTx is nil); ci.SrcAddr is
+	// TxAddr(name, index), or the scalable endpoint's source address if
+	// TxAddr is nil.
 	OpenTx func(index int, ci *provider.Info) (provider.Endpoint, error)
 	TxAddr func(name []byte, index int) []byte
 
@@ -66,6 +69,20 @@ type Sep[E Ctx] struct {
 }
 
 var _ provider.ScalableEndpoint = (*Sep[provider.Endpoint])(nil)
+
+// DerivePort is the Derive of the providers on IP sockets (udp, tcp):
+// receive context idx of the scalable endpoint at the sockaddr base is
+// at the port base+idx of the same IP address (nil beyond 65535).
+func DerivePort(base []byte, idx int) []byte {
+	if len(base) < 4 {
+		return nil
+	}
+	p := int(binary.BigEndian.Uint16(base[2:])) + idx
+	if p > 0xffff {
+		return nil
+	}
+	return ipaddr.WithPort(base, uint16(p))
+}
 
 // RxCount returns the number of receive contexts info (with EPAttr) asks
 // for, at least 1; EINVAL if it asks for more than maxCtx transmit or
@@ -189,7 +206,14 @@ func (s *Sep[E]) TxContext(index int, attr *provider.TxAttr) (provider.Endpoint,
 	if s.ops.TxAddr != nil {
 		src = s.ops.TxAddr(s.name, index)
 	}
-	ep, err := s.ops.OpenTx(index, CtxInfo(s.info, src, attr, nil))
+	ci := CtxInfo(s.info, src, attr, nil)
+	var ep provider.Endpoint
+	var err error
+	if s.ops.OpenTx != nil {
+		ep, err = s.ops.OpenTx(index, ci)
+	} else {
+		ep, err = s.ops.OpenRx(index, ci)
+	}
 	if err != nil {
 		return nil, err
 	}

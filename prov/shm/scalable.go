@@ -32,6 +32,10 @@ const MaxEPCtx = 64
 // sepTxBit marks the region ids of transmit contexts.
 const sepTxBit = 0x80
 
+// sepTries bounds the attempts to find a random base id whose receive
+// context regions are all free.
+const sepTries = 8
+
 var _ provider.ScalableDomain = (*domain)(nil)
 
 // ScalableEndpoint opens a scalable endpoint (provider.ScalableDomain).
@@ -50,11 +54,9 @@ func (d *domain) ScalableEndpoint(info *provider.Info) (provider.ScalableEndpoin
 			return nil, provider.EINVAL
 		}
 	}
-	open := func(_ int, ci *provider.Info) (*endpoint, error) { return newEndpoint(d, ci) }
 	ops := sepctx.Ops[*endpoint]{
 		Derive: deriveName,
-		OpenRx: open,
-		OpenTx: func(i int, ci *provider.Info) (provider.Endpoint, error) { return open(i, ci) },
+		OpenRx: func(_ int, ci *provider.Info) (*endpoint, error) { return newEndpoint(d, ci) },
 		// Transmit context j has the region base+0x80+j.
 		TxAddr: func(name []byte, j int) []byte {
 			base, _ := parseName(name)
@@ -63,7 +65,7 @@ func (d *domain) ScalableEndpoint(info *provider.Info) (provider.ScalableEndpoin
 		TxProgress: true,
 	}
 	var s *sepctx.Sep[*endpoint]
-	err = sepctx.Retry(8, given != 0, func() error {
+	err = sepctx.Retry(sepTries, given != 0, func() error {
 		base := given
 		if base == 0 {
 			base = randomID()

@@ -1,8 +1,6 @@
 package tcp
 
 import (
-	"encoding/binary"
-
 	"github.com/gofabric/fabric/internal/sepctx"
 	"github.com/gofabric/fabric/provider"
 )
@@ -60,11 +58,9 @@ func (*domain) ScalableEndpoint(info *provider.Info) (provider.ScalableEndpoint,
 	if !ok || !formatOK(info.AddrFormat, f) {
 		return nil, provider.EINVAL
 	}
-	open := func(_ int, ci *provider.Info) (*rdmEP, error) { return newRDM(ci) }
 	ops := sepctx.Ops[*rdmEP]{
-		Derive: deriveAddr,
-		OpenRx: open,
-		OpenTx: func(i int, ci *provider.Info) (provider.Endpoint, error) { return open(i, ci) },
+		Derive: sepctx.DerivePort,
+		OpenRx: func(_ int, ci *provider.Info) (*rdmEP, error) { return newRDM(ci) },
 		// A transmit context listens at an ephemeral port of the
 		// scalable endpoint's IP address.
 		TxAddr:     func(name []byte, _ int) []byte { return withPort(name, 0) },
@@ -82,19 +78,6 @@ func (*domain) ScalableEndpoint(info *provider.Info) (provider.ScalableEndpoint,
 	return s, nil
 }
 
-// deriveAddr is the address of receive context idx of the scalable
-// endpoint at base: the port base+idx (nil beyond 65535).
-func deriveAddr(base []byte, idx int) []byte {
-	if len(base) < 4 {
-		return nil
-	}
-	p := int(binary.BigEndian.Uint16(base[2:])) + idx
-	if p > 0xffff {
-		return nil
-	}
-	return withPort(base, uint16(p))
-}
-
 // RxCtxAddr implements provider.RxCtxAddresser: receive context idx of
 // the RDM scalable endpoint at base listens on the port base+idx.
-func (tcpProvider) RxCtxAddr(base []byte, idx int) []byte { return deriveAddr(base, idx) }
+func (tcpProvider) RxCtxAddr(base []byte, idx int) []byte { return sepctx.DerivePort(base, idx) }

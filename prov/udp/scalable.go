@@ -1,7 +1,6 @@
 package udp
 
 import (
-	"encoding/binary"
 	"sync"
 
 	"github.com/gofabric/fabric/internal/sepctx"
@@ -79,7 +78,7 @@ func (*domain) ScalableEndpoint(info *provider.Info) (provider.ScalableEndpoint,
 	var name []byte
 	err = sepctx.Retry(sepBindTries, sa.AP.Port() != 0, func() error {
 		var err error
-		ss.socks, name, err = sepctx.OpenConsecutive(src, rx, deriveAddr, func(_ int, a []byte) (*sys.Conn, error) {
+		ss.socks, name, err = sepctx.OpenConsecutive(src, rx, sepctx.DerivePort, func(_ int, a []byte) (*sys.Conn, error) {
 			return sys.OpenUDP(a)
 		})
 		return err
@@ -87,21 +86,8 @@ func (*domain) ScalableEndpoint(info *provider.Info) (provider.ScalableEndpoint,
 	if err != nil {
 		return nil, err
 	}
-	ops := sepctx.Ops[*endpoint]{Derive: deriveAddr, OpenRx: ss.openRx, OpenTx: ss.openTx, Close: ss.close}
+	ops := sepctx.Ops[*endpoint]{Derive: sepctx.DerivePort, OpenRx: ss.openRx, OpenTx: ss.openTx, Close: ss.close}
 	return &sep{Sep: sepctx.New(info, name, ops), sepSocks: ss}, nil
-}
-
-// deriveAddr is the address of receive context idx of the scalable
-// endpoint at base: the port base+idx (nil beyond 65535).
-func deriveAddr(base []byte, idx int) []byte {
-	if len(base) < 4 {
-		return nil
-	}
-	p := int(binary.BigEndian.Uint16(base[2:])) + idx
-	if p > 0xffff {
-		return nil
-	}
-	return withPort(base, uint16(p))
 }
 
 // sock returns a duplicate of receive context i's socket.
@@ -155,4 +141,4 @@ func (ss *sepSocks) close() {
 
 // RxCtxAddr implements provider.RxCtxAddresser: receive context idx of
 // the scalable endpoint at base is at the port base+idx.
-func (udpProvider) RxCtxAddr(base []byte, idx int) []byte { return deriveAddr(base, idx) }
+func (udpProvider) RxCtxAddr(base []byte, idx int) []byte { return sepctx.DerivePort(base, idx) }
