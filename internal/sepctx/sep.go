@@ -84,6 +84,21 @@ func DerivePort(base []byte, idx int) []byte {
 	return ipaddr.WithPort(base, uint16(p))
 }
 
+// IPSource returns the source address of a scalable endpoint on IP
+// sockets (udp, tcp): info.SrcAddr, or def(info) if info has none; fixed
+// if it gives a port. EINVAL if it is not a sockaddr of info's format.
+func IPSource(info *provider.Info, def func(*provider.Info) []byte) (src []byte, fixed bool, err error) {
+	src = info.SrcAddr
+	if src == nil {
+		src = def(info)
+	}
+	sa, f, ok := ipaddr.Decode(src)
+	if !ok || !ipaddr.FormatOK(info.AddrFormat, f) {
+		return nil, false, provider.EINVAL
+	}
+	return src, sa.AP.Port() != 0, nil
+}
+
 // RxCount returns the number of receive contexts info (with EPAttr) asks
 // for, at least 1; EINVAL if it asks for more than maxCtx transmit or
 // receive contexts.

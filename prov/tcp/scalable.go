@@ -50,13 +50,9 @@ func (*domain) ScalableEndpoint(info *provider.Info) (provider.ScalableEndpoint,
 	if err != nil {
 		return nil, err
 	}
-	src := info.SrcAddr
-	if src == nil {
-		src = defaultSource(info)
-	}
-	sa, f, ok := decodeSockaddr(src)
-	if !ok || !formatOK(info.AddrFormat, f) {
-		return nil, provider.EINVAL
+	src, fixed, err := sepctx.IPSource(info, defaultSource)
+	if err != nil {
+		return nil, err
 	}
 	ops := sepctx.Ops[*rdmEP]{
 		Derive: sepctx.DerivePort,
@@ -67,7 +63,7 @@ func (*domain) ScalableEndpoint(info *provider.Info) (provider.ScalableEndpoint,
 		TxProgress: true,
 	}
 	var s *sepctx.Sep[*rdmEP]
-	err = sepctx.Retry(sepBindTries, sa.AP.Port() != 0, func() error {
+	err = sepctx.Retry(sepBindTries, fixed, func() error {
 		var err error
 		s, err = sepctx.Open(info, src, nRx, ops)
 		return err

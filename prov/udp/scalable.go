@@ -66,17 +66,13 @@ func (*domain) ScalableEndpoint(info *provider.Info) (provider.ScalableEndpoint,
 	if err != nil {
 		return nil, err
 	}
-	src := info.SrcAddr
-	if src == nil {
-		src = defaultSource(info)
-	}
-	sa, f, ok := decodeSockaddr(src)
-	if !ok || !formatOK(info.AddrFormat, f) {
-		return nil, provider.EINVAL
+	src, fixed, err := sepctx.IPSource(info, defaultSource)
+	if err != nil {
+		return nil, err
 	}
 	ss := &sepSocks{}
 	var name []byte
-	err = sepctx.Retry(sepBindTries, sa.AP.Port() != 0, func() error {
+	err = sepctx.Retry(sepBindTries, fixed, func() error {
 		var err error
 		ss.socks, name, err = sepctx.OpenConsecutive(src, rx, sepctx.DerivePort, func(_ int, a []byte) (*sys.Conn, error) {
 			return sys.OpenUDP(a)
