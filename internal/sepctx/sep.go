@@ -40,6 +40,9 @@ type Ops[E Ctx] struct {
 	// TxAddr(name, index), or the scalable endpoint's source address if
 	// TxAddr is nil.
 	OpenTx func(index int, ci *provider.Info) (provider.Endpoint, error)
+
+	// TxAddr, if not nil, is the source address of transmit context
+	// index of the scalable endpoint at name.
 	TxAddr func(name []byte, index int) []byte
 
 	// TxProgress is NewTx's progress: false when a transmit context
