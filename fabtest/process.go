@@ -21,6 +21,7 @@ var processCases = []testCase{
 	{"process/pingpong_with_separate_process", processPingpongWithSeparateProcess},
 	{"process/wait_set_pingpong_with_separate_process", processWaitSetPingpong},
 	{"process/scalable_ep_contexts_with_separate_process", processSEPContexts}, // fi_scalable_ep.go
+	{"process/stx_endpoints_with_separate_process", processSTXEndpoints},       // process_stx.go
 }
 
 func processMsgPingpongWithSeparateProcess(t *testing.T, tg Target) {
@@ -183,6 +184,8 @@ func Helper(t *testing.T) {
 		helperAtomicSum(t, tg, peer, iters)
 	case "rma-rw":
 		helperRMAReadWrite(t, tg, peer)
+	case "stx-send":
+		helperSTXSend(t, tg, peer, iters)
 	case "sep-echo":
 		helperSEPEcho(t, tg, peer, iters)
 	default:
