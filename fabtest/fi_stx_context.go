@@ -1,6 +1,7 @@
 package fabtest
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -18,6 +19,8 @@ var stxCases = []testCase{
 	{"fi_stx_context/with_srx_endpoints_reach_each_other", stxWithSRXEndpointsReachEachOther},
 	{"fi_stx_context/bind_errors", stxBindErrors},
 	{"fi_stx_context/close_bound_EBUSY_nothing_lost", stxCloseBoundEBUSYNothingLost},
+	{"fi_stx_context/close_endpoint_completes_posted", stxCloseEndpointCompletesPosted},
+	{"fi_scalable_ep/close_tx_context_completes_sends", sepCloseTxContextCompletesSends},
 }
 
 // stxClaimed skips targets whose domain shares no transmit context
@@ -427,4 +430,127 @@ func stxCloseBoundEBUSYNothingLost(t *testing.T, tg Target) {
 		t.Fatalf("close the STX after its endpoint: %v", err)
 	}
 	isErr(t, "second close", x.Close(), fabric.ErrClosed)
+}
+
+// drainPosted reads cq until every context in want has completed exactly
+// once (bounded), failing on an unknown or repeated one; receives must end
+// in FI_ECANCELED, sends may end either way. Then cq stays empty.
+func drainPosted(t *testing.T, what string, cq *fabric.CQ, want map[any]bool) {
+	t.Helper()
+	for len(want) > 0 {
+		got, ee := waitCQ(t, cq)
+		ctx, flags := got.OpContext, got.Flags
+		if ee != nil {
+			ctx, flags = ee.OpContext, ee.Flags
+		}
+		recv, ok := want[ctx]
+		if !ok {
+			t.Fatalf("%s: completion %+v %+v for nothing outstanding", what, got, ee)
+		}
+		delete(want, ctx)
+		if recv && (ee == nil || !errors.Is(ee.Err, fabric.ErrCanceled) || flags&fabric.FlagRecv == 0) {
+			t.Fatalf("%s: receive %v: %+v %+v; want FI_ECANCELED", what, ctx, got, ee)
+		}
+		if !recv && flags&fabric.FlagSend == 0 {
+			t.Fatalf("%s: send %v completed as %+v %+v", what, ctx, got, ee)
+		}
+	}
+	expectEmpty(t, cq, scaled(20*time.Millisecond))
+}
+
+// Nothing posted is lost (project rule, see epCloseCancelsOutstandingReceives):
+// closing an endpoint bound to an STX with sends and receives outstanding
+// completes each exactly once on its CQ, the receives with FI_ECANCELED;
+// another endpoint on the same STX goes on sending.
+func stxCloseEndpointCompletesPosted(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	r := stxClaimed(t, tg)
+	x := r.openSTX(nil)
+	info := r.info.Dup()
+	sharedTxInfo(info)
+	var eps [2]*fabric.Endpoint
+	var cqs [2]*fabric.CQ
+	for i := range eps {
+		eps[i], cqs[i] = r.stxEndpoint(info)
+		if err := eps[i].BindSTX(x); err != nil {
+			t.Fatal(err)
+		}
+		if err := eps[i].Enable(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := tg.open(t, envOpts{}) // posts no receive until the close
+	dst := r.insert(s.addr)
+	want := map[any]bool{}
+	for k := 0; k < 3; k++ {
+		ctx := fmt.Sprintf("r%d", k)
+		if err := eps[0].Recv(make([]byte, 16), nil, fabric.AddrUnspec, ctx); err != nil {
+			t.Fatal(err)
+		}
+		want[ctx] = true
+	}
+	for k := 0; k < 3; k++ {
+		ctx := fmt.Sprintf("s%d", k)
+		msg := []byte(ctx)
+		if err := eps[0].Send(msg, nil, dst, ctx); err != nil {
+			if errors.Is(err, fabric.ErrAgain) {
+				break
+			}
+			t.Fatal(err)
+		}
+		want[ctx] = false
+	}
+	if err := eps[0].Close(); err != nil {
+		t.Fatalf("close an STX endpoint with operations posted: %v", err)
+	}
+	drainPosted(t, "closed STX endpoint", cqs[0], want)
+	isErr(t, "close the STX with one endpoint left", x.Close(), fabric.ErrBusy)
+	// Drain what arrived at s, then the other endpoint still reaches it.
+	buf := make([]byte, 16)
+	for {
+		if err := s.ep.Recv(buf, nil, fabric.AddrUnspec, "probe"); err != nil {
+			t.Fatal(err)
+		}
+		retry(t, "send on the other endpoint", func() error { return eps[1].Send([]byte("on"), nil, dst, "on") }, cqs[1], s.rxcq)
+		if got, ee := waitCQ(t, cqs[1], s.rxcq); ee != nil || got.OpContext != "on" {
+			t.Fatalf("send on the other endpoint: %+v %+v", got, ee)
+		}
+		got, ee := waitCQ(t, s.rxcq)
+		if ee != nil {
+			t.Fatalf("receive: %+v", *ee)
+		}
+		if string(buf[:got.Len]) == "on" {
+			break
+		}
+		if len(buf[:got.Len]) != 2 || buf[0] != 's' { // a send from before the close
+			t.Fatalf("receive: %q", buf[:got.Len])
+		}
+	}
+}
+
+// Nothing posted is lost: closing a scalable endpoint's transmit context
+// with sends outstanding completes each exactly once on its CQ. (Receive
+// contexts: fi_scalable_ep/close_rx_context_cancels_receives.)
+func sepCloseTxContextCompletesSends(t *testing.T, tg Target) {
+	s := tg.openSEP(t, 2, 1, false)
+	o := tg.open(t, envOpts{}) // posts no receive
+	dst := s.insertSEP(o.addr)
+	want := map[any]bool{}
+	for k := 0; k < 3; k++ {
+		ctx := fmt.Sprintf("s%d", k)
+		if err := s.tx[1].Send([]byte(ctx), nil, dst, ctx); err != nil {
+			if errors.Is(err, fabric.ErrAgain) {
+				break
+			}
+			t.Fatal(err)
+		}
+		want[ctx] = false
+	}
+	if len(want) == 0 {
+		t.Fatal("no send could be posted")
+	}
+	if err := s.tx[1].Close(); err != nil {
+		t.Fatalf("close tx context 1 with sends posted: %v", err)
+	}
+	drainPosted(t, "closed tx context", s.txcq[1], want)
 }
