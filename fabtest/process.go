@@ -20,8 +20,9 @@ var processCases = []testCase{
 	{"process/msg_pingpong_with_separate_process", processMsgPingpongWithSeparateProcess},
 	{"process/pingpong_with_separate_process", processPingpongWithSeparateProcess},
 	{"process/wait_set_pingpong_with_separate_process", processWaitSetPingpong},
-	{"process/scalable_ep_contexts_with_separate_process", processSEPContexts}, // fi_scalable_ep.go
-	{"process/stx_endpoints_with_separate_process", processSTXEndpoints},       // process_stx.go
+	{"process/scalable_ep_contexts_with_separate_process", processSEPContexts},  // fi_scalable_ep.go
+	{"process/stx_endpoints_with_separate_process", processSTXEndpoints},        // process_stx.go
+	{"process/stx_msg_endpoints_with_separate_process", processSTXMsgEndpoints}, // process_stx.go
 }
 
 func processMsgPingpongWithSeparateProcess(t *testing.T, tg Target) {

@@ -68,7 +68,63 @@ func processSTXEndpoints(t *testing.T, tg Target) {
 	}
 }
 
-// helperSTXSend is the peer process of processSTXEndpoints.
+// processSTXMsgEndpoints is processSTXEndpoints for FI_EP_MSG: the peer
+// process's endpoints on one STX connect here one after the other; each
+// one's messages arrive on its own connection, in order, and the reply on
+// each connection completes on that endpoint's CQ there.
+func processSTXMsgEndpoints(t *testing.T, tg Target) {
+	msgOnly(t, tg)
+	stxClaimed(t, tg)
+	l := tg.listen(t, envOpts{})
+	wait := startHelper(t, tg, "stx-send", l.name, stxProcPer)
+	defer wait()
+	var bs [stxProcEPs]*env
+	bufs := make([][]byte, stxProcEPs*stxProcPer)
+	for i := range bs {
+		bs[i] = tg.accept(t, l, envOpts{}, nil)
+		for k := 0; k < stxProcPer; k++ {
+			j := i*stxProcPer + k
+			bufs[j] = make([]byte, 512)
+			if err := bs[i].ep.Recv(bufs[j], nil, fabric.AddrUnspec, j); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ev, ee := waitEvent(t, bs[i].eq); ee != nil || ev.Event != fabric.EventConnected {
+			t.Fatalf("accept %d: %+v %+v", i, ev, ee)
+		}
+	}
+	// Every receive is posted: tell the peer to send.
+	retry(t, "go", func() error { return bs[0].ep.Send([]byte("g"), nil, fabric.AddrUnspec, "go") }, bs[0].txcq)
+	if got, ee := waitCQ(t, bs[0].txcq); ee != nil || got.OpContext != "go" {
+		t.Fatalf("go: %+v %+v", got, ee)
+	}
+	for i, b := range bs {
+		for k := 0; k < stxProcPer; k++ {
+			got, ee := waitCQ(t, b.rxcq, b.txcq)
+			if ee != nil {
+				t.Fatalf("connection %d receive %d: %+v", i, k, *ee)
+			}
+			m := bufs[got.OpContext.(int)][:got.Len]
+			if len(m) < 3 || m[0] != 'x' || int(m[1]) != i || int(m[2]) != k {
+				t.Fatalf("connection %d receive %d: %q", i, k, m)
+			}
+		}
+		expectEmpty(t, b.rxcq, scaled(20*time.Millisecond), b.txcq)
+		msg := []byte{'r', byte(i)}
+		retry(t, "reply", func() error { return b.ep.Send(msg, nil, fabric.AddrUnspec, i) }, b.txcq)
+		if got, ee := waitCQ(t, b.txcq); ee != nil || got.OpContext != i {
+			t.Fatalf("reply on connection %d: %+v %+v", i, got, ee)
+		}
+	}
+	for _, b := range bs {
+		if err := b.ep.Shutdown(0); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// helperSTXSend is the peer process of processSTXEndpoints and
+// processSTXMsgEndpoints.
 func helperSTXSend(t *testing.T, tg Target, peer []byte, per int) {
 	r := stxClaimed(t, tg)
 	x := r.openSTX(nil)
@@ -96,13 +152,42 @@ func helperSTXSend(t *testing.T, tg Target, peer []byte, per int) {
 				t.Fatalf("bind srx: %v", err)
 			}
 		}
-		if err := eps[i].Enable(); err != nil {
-			t.Fatal(err)
+		if tg.EPType != fabric.EPMsg {
+			if err := eps[i].Enable(); err != nil {
+				t.Fatal(err)
+			}
 		}
 		var err error
 		if names[i], err = eps[i].Name(); err != nil {
 			t.Fatal(err)
 		}
+	}
+	dst := fabric.AddrUnspec
+	if tg.EPType == fabric.EPMsg {
+		// Connect one after the other, then wait for the parent's go.
+		for i, ep := range eps {
+			if err := ep.Connect(peer, nil); err != nil {
+				t.Fatalf("fi_connect %d: %v", i, err)
+			}
+			if ev, ee := waitEvent(t, r.eq); ee != nil || ev.Event != fabric.EventConnected || ev.FID != ep {
+				t.Fatalf("connect %d: %+v %+v", i, ev, ee)
+			}
+		}
+		gbuf := make([]byte, 8)
+		var err error
+		if srx != nil {
+			err = srx.Recv(gbuf, nil, fabric.AddrUnspec, "go")
+		} else {
+			err = eps[0].Recv(gbuf, nil, fabric.AddrUnspec, "go")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ee := waitCQ(t, cqs[0]); ee != nil || got.OpContext != "go" || string(gbuf[:got.Len]) != "g" {
+			t.Fatalf("go: %+v %+v", got, ee)
+		}
+	} else {
+		dst = r.insert(peer)
 	}
 	// One receive for each endpoint's reply: on the SRX, or on each.
 	rbufs := make([][]byte, stxProcEPs)
@@ -118,7 +203,6 @@ func helperSTXSend(t *testing.T, tg Target, peer []byte, per int) {
 			t.Fatal(err)
 		}
 	}
-	dst := r.insert(peer)
 	all := cqs[:]
 	for k := 0; k < per; k++ {
 		for i, ep := range eps {
@@ -149,6 +233,13 @@ func helperSTXSend(t *testing.T, tg Target, peer []byte, per int) {
 			t.Fatalf("endpoint %d: completion %+v, want the send %q", i, got, want)
 		}
 		sent[i]++
+	}
+	if tg.EPType == fabric.EPMsg {
+		for range eps {
+			if ev, ee := waitEvent(t, r.eq); ee != nil || ev.Event != fabric.EventShutdown {
+				t.Fatalf("want FI_SHUTDOWN from the parent, got %+v %+v", ev, ee)
+			}
+		}
 	}
 }
 
