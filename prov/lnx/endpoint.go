@@ -71,13 +71,16 @@ func (d *domain) Endpoint(info *provider.Info) (provider.Endpoint, error) {
 	e := &endpoint{d: d, host: hostID(), shmOff: shmDisabled()}
 	// FI_SOURCE and FI_DIRECTED_RECV as the lnx endpoint has them:
 	// completions report sources only with FI_SOURCE.
-	drop := subCaps &^ info.Caps
+	// RMA and atomics too: a linked endpoint accepts remote accesses
+	// only where the lnx endpoint does.
+	drop := (subCaps | rmaCaps) &^ info.Caps
 	si := d.shmInfo.Dup()
 	ti := d.tcpInfo.Dup()
 	for _, i := range []*provider.Info{si, ti} {
 		i.EPAttr.RxCtxCnt = provider.SharedContext
 		i.Caps &^= drop
 		i.RxAttr.Caps &^= drop
+		i.TxAttr.Caps &^= drop
 	}
 	if a, ok := parseAddr(info.SrcAddr); ok {
 		if a.tcp != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 
 	fabric "github.com/gofabric/fabric"
 	"github.com/gofabric/fabric/peer"
@@ -31,7 +32,9 @@ const (
 // of the two fi_info answers is taken as well).
 const (
 	lnxCaps = provider.CapMsg | provider.CapTagged | provider.CapSend | provider.CapRecv |
-		provider.CapSource | provider.CapDirectedRecv
+		provider.CapSource | provider.CapDirectedRecv | rmaCaps
+	rmaCaps = provider.CapRMA | provider.CapAtomic | provider.CapRead | provider.CapWrite |
+		provider.CapRemoteRead | provider.CapRemoteWrite
 	domainCaps = provider.CapLocalComm | provider.CapRemoteComm
 	// subCaps are always asked of the linked endpoints: sources are
 	// resolved on every path, so that directed receives and FI_SOURCE
@@ -99,8 +102,9 @@ func subHints(prov string, caps provider.Caps, hints *provider.Info) *provider.I
 	h.FabricAttr.ProvName = prov
 	h.EPAttr.Type = provider.EPRDM
 	h.Caps = caps&lnxCaps | subCaps
-	if caps&(provider.CapMsg|provider.CapTagged) == 0 {
-		h.Caps |= provider.CapMsg | provider.CapTagged
+	if caps&(provider.CapMsg|provider.CapTagged|provider.CapRMA|provider.CapAtomic) == 0 {
+		// No primary capability asked: all of lnx's.
+		h.Caps |= provider.CapMsg | provider.CapTagged | provider.CapRMA | provider.CapAtomic
 	}
 	if hints != nil && hints.DomainAttr != nil {
 		h.DomainAttr.DataProgress = hints.DomainAttr.DataProgress
@@ -167,7 +171,7 @@ func (lnxProvider) GetInfo(version uint32, node, service string, flags provider.
 	info.TxAttr.InjectSize = min64(s.TxAttr.InjectSize, t.TxAttr.InjectSize)
 	info.TxAttr.Size = min64(s.TxAttr.Size, t.TxAttr.Size)
 	info.TxAttr.IOVLimit = min64(s.TxAttr.IOVLimit, t.TxAttr.IOVLimit)
-	info.TxAttr.RMAIOVLimit = 0
+	info.TxAttr.RMAIOVLimit = min64(s.TxAttr.RMAIOVLimit, t.TxAttr.RMAIOVLimit)
 	info.RxAttr.Size = min64(s.RxAttr.Size, t.RxAttr.Size)
 	info.RxAttr.IOVLimit = min64(s.RxAttr.IOVLimit, t.RxAttr.IOVLimit)
 	info.RxAttr.OpFlags = 0
@@ -181,6 +185,8 @@ func (lnxProvider) GetInfo(version uint32, node, service string, flags provider.
 	info.DomainAttr.CQDataSize = min64(s.DomainAttr.CQDataSize, t.DomainAttr.CQDataSize)
 	info.DomainAttr.Threading = provider.ThreadSafe
 	info.DomainAttr.MaxEPStxCtx = 0
+	// No scalable endpoints: one context each way.
+	info.DomainAttr.MaxEPTxCtx, info.DomainAttr.MaxEPRxCtx = 1, 1
 	info.FabricAttr.Name = Name
 	info.FabricAttr.ProvName = Name
 	info.FabricAttr.ProvVersion = Version
@@ -215,6 +221,9 @@ type domain struct {
 	shmInfo, tcpInfo *provider.Info
 	shmFab, tcpFab   *fabric.Fabric
 	shmDom, tcpDom   *fabric.Domain
+
+	atomicsOnce sync.Once
+	atomics     *atomicTable // see QueryAtomic
 }
 
 // Domain opens the linked fabrics and domains for info.
