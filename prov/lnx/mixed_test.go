@@ -22,11 +22,20 @@ type node struct {
 	rxcq *fabric.CQ
 	av   *fabric.AV
 	addr []byte
+	dom  *fabric.Domain
+	cntr *fabric.Cntr // openNodeCaps with RMA: bound for FI_READ and FI_WRITE
 }
 
 // openNode opens an lnx endpoint with FI_SOURCE and FI_DIRECTED_RECV.
 // hostID, when set, is its host identity (FI_LNX_HOST_ID).
 func openNode(t *testing.T, hostID string) *node {
+	t.Helper()
+	return openNodeCaps(t, hostID, 0)
+}
+
+// openNodeCaps is openNode with extra capabilities; with FI_RMA or
+// FI_ATOMIC a counter is bound for FI_READ and FI_WRITE.
+func openNodeCaps(t *testing.T, hostID string, caps fabric.Caps) *node {
 	t.Helper()
 	if hostID != "" {
 		t.Setenv(EnvHostID, hostID)
@@ -34,7 +43,7 @@ func openNode(t *testing.T, hostID string) *node {
 	h := fabric.AllocInfo()
 	h.FabricAttr.ProvName = Name
 	h.EPAttr.Type = fabric.EPRDM
-	h.Caps = fabric.CapMsg | fabric.CapTagged | fabric.CapSource | fabric.CapDirectedRecv
+	h.Caps = fabric.CapMsg | fabric.CapTagged | fabric.CapSource | fabric.CapDirectedRecv | caps
 	infos, err := fabric.GetInfo(fabric.APIVersion, "127.0.0.1", "", fabric.FlagSource, h)
 	if err != nil {
 		t.Fatalf("GetInfo: %v", err)
@@ -51,6 +60,7 @@ func openNode(t *testing.T, hostID string) *node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeOK(t, dom.Close()) })
+	n.dom = dom
 	if n.txcq, err = dom.OpenCQ(&fabric.CQAttr{Format: fabric.CQFormatTagged, Size: 4096}); err != nil {
 		t.Fatal(err)
 	}
@@ -63,10 +73,21 @@ func openNode(t *testing.T, hostID string) *node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeOK(t, n.av.Close()) })
+	if caps&(fabric.CapRMA|fabric.CapAtomic) != 0 {
+		if n.cntr, err = dom.OpenCntr(nil); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { closeOK(t, n.cntr.Close()) })
+	}
 	if n.ep, err = dom.OpenEndpoint(info); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeOK(t, n.ep.Close()) })
+	if n.cntr != nil {
+		if err := n.ep.BindCntr(n.cntr, fabric.FlagRead|fabric.FlagWrite); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, err := range []error{n.ep.BindCQ(n.txcq, fabric.FlagTransmit), n.ep.BindCQ(n.rxcq, fabric.FlagRecv),
 		n.ep.BindAV(n.av), n.ep.Enable()} {
 		if err != nil {

@@ -317,9 +317,9 @@ func (c *rdmConn) writeDone(rd *rdmRead) {
 	switch {
 	case w.res:
 		w.res = false
-		_ = ep.rxRes.WriteReserved(nil, fl, rd.total, nil, h.CQData, 0, provider.AddrNotAvail)
+		_ = ep.rxRes.WriteReserved(nil, fl, rd.total, nil, h.CQData, 0, ep.source(c))
 	case h.HasCQData():
-		_ = ep.rxCQ.Write(nil, fl, rd.total, nil, h.CQData, 0, provider.AddrNotAvail)
+		_ = ep.rxCQ.Write(nil, fl, rd.total, nil, h.CQData, 0, ep.source(c))
 	}
 	if h.Flags&(tcpwire.FlagDeliveryComplete|tcpwire.FlagCommitComplete) != 0 {
 		a := tcpwire.ACK()
