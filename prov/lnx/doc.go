@@ -30,8 +30,10 @@
 // registered through the lnx domain, whose registration table is the tcp
 // domain's (provider.MRSharer), which the shm domain shares as its peer
 // domain: one key is valid on both paths, and the linked endpoints check
-// remote accesses against it. FI_MULTI_RECV, FI_RMA_EVENT and the peer EQ
-// are not offered yet.
+// remote accesses against it. FI_MULTI_RECV: a multi-receive buffer is
+// posted in the root's receive queue, which both paths match against, so
+// messages from local and remote peers fill one buffer. FI_RMA_EVENT and
+// the peer EQ are not offered yet.
 //
 // Progress: lnx reads of the linked peer CQs drive both paths (manual
 // progress), or the linked providers progress themselves (FI_PROGRESS_AUTO).

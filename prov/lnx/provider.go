@@ -32,14 +32,16 @@ const (
 // of the two fi_info answers is taken as well).
 const (
 	lnxCaps = provider.CapMsg | provider.CapTagged | provider.CapSend | provider.CapRecv |
-		provider.CapSource | provider.CapDirectedRecv | rmaCaps
+		provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv | rmaCaps
 	rmaCaps = provider.CapRMA | provider.CapAtomic | provider.CapRead | provider.CapWrite |
 		provider.CapRemoteRead | provider.CapRemoteWrite
 	domainCaps = provider.CapLocalComm | provider.CapRemoteComm
 	// subCaps are always asked of the linked endpoints: sources are
 	// resolved on every path, so that directed receives and FI_SOURCE
-	// work whichever path delivers.
-	subCaps = provider.CapSource | provider.CapDirectedRecv
+	// work whichever path delivers; FI_MULTI_RECV so that their answers
+	// tell whether lnx may offer it (multi-receive buffers are the root
+	// receive queue's, which both paths match against).
+	subCaps = provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv
 )
 
 // Version is the provider version.
@@ -102,8 +104,12 @@ func subHints(prov string, caps provider.Caps, hints *provider.Info) *provider.I
 	h.FabricAttr.ProvName = prov
 	h.EPAttr.Type = provider.EPRDM
 	h.Caps = caps&lnxCaps | subCaps
-	if caps&(provider.CapMsg|provider.CapTagged|provider.CapRMA|provider.CapAtomic) == 0 {
-		// No primary capability asked: all of lnx's.
+	switch {
+	case caps == 0:
+		// Nothing asked: all of lnx's, secondary ones included.
+		h.Caps = lnxCaps
+	case caps&(provider.CapMsg|provider.CapTagged|provider.CapRMA|provider.CapAtomic) == 0:
+		// No primary capability asked: all of lnx's primary ones.
 		h.Caps |= provider.CapMsg | provider.CapTagged | provider.CapRMA | provider.CapAtomic
 	}
 	if hints != nil && hints.DomainAttr != nil {
