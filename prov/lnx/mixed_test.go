@@ -356,3 +356,79 @@ func atoi(s string) int {
 	}
 	return n
 }
+
+// TestMultiRecvBothPaths: one FI_MULTI_RECV buffer of a takes messages
+// from a local peer b (shm) and a remote one c (tcp): each lands once, in
+// its own part of the buffer, with its source.
+func TestMultiRecvBothPaths(t *testing.T) {
+	a := openNodeCaps(t, "", fabric.CapMultiRecv)
+	b := openNode(t, "")
+	c := openNode(t, "other-host")
+	ab, ac := a.insert(b.addr), a.insert(c.addr)
+	ba, ca := b.insert(a.addr), c.insert(a.addr)
+	big := make([]byte, 4096)
+	if err := a.ep.SetOpt(fabric.OptEndpoint, fabric.OptMinMultiRecv, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ep.RecvMsg(&fabric.Msg{IOV: [][]byte{big}, Addr: fabric.AddrUnspec, Context: "multi"},
+		fabric.FlagMultiRecv|fabric.FlagCompletion); err != nil {
+		t.Fatal(err)
+	}
+	const per = 5
+	for i := 0; i < per; i++ {
+		bm, cm := []byte(fmt.Sprintf("b-%02d", i)), []byte(fmt.Sprintf("c-%02d", i))
+		retry(t, func() error { return b.ep.Send(bm, nil, ba, nil) }, b.txcq)
+		retry(t, func() error { return c.ep.Send(cm, nil, ca, nil) }, c.txcq)
+	}
+	got := map[string]fabric.Addr{}
+	ent := make([]fabric.CQEntry, 1)
+	src := make([]fabric.Addr, 1)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(got) < 2*per {
+		if time.Now().After(deadline) {
+			t.Fatalf("received %d of %d", len(got), 2*per)
+		}
+		n, err := a.rxcq.ReadFrom(ent, src)
+		if errors.Is(err, fabric.ErrAvail) {
+			var ee fabric.CQErrEntry
+			a.rxcq.ReadErr(&ee)
+			t.Fatalf("error completion %+v", ee)
+		}
+		if n == 0 {
+			b.txcq.Read(nil)
+			c.txcq.Read(nil)
+			continue
+		}
+		e := ent[0]
+		if e.OpContext != "multi" || e.Flags&fabric.FlagRecv == 0 || e.Flags&fabric.FlagMultiRecv != 0 || e.Len != 4 {
+			t.Fatalf("completion %+v", e)
+		}
+		if len(e.Buf) < 4 || !sameArray(e.Buf, big) {
+			t.Fatalf("completion buffer outside the multi-receive buffer: %+v", e)
+		}
+		m := string(e.Buf[:4])
+		if _, dup := got[m]; dup {
+			t.Fatalf("%q twice", m)
+		}
+		got[m] = src[0]
+	}
+	for m, s := range got {
+		want := ab
+		if m[0] == 'c' {
+			want = ac
+		}
+		if s != want {
+			t.Errorf("%q from %v, want %v", m, s, want)
+		}
+	}
+}
+
+// sameArray reports whether b lies within buf.
+func sameArray(b, buf []byte) bool {
+	for i := 0; i+len(b) <= len(buf); i++ {
+		if &buf[i] == &b[0] {
+			return true
+		}
+	}
+	return false
+}
