@@ -32,8 +32,11 @@
 // domain: one key is valid on both paths, and the linked endpoints check
 // remote accesses against it. FI_MULTI_RECV: a multi-receive buffer is
 // posted in the root's receive queue, which both paths match against, so
-// messages from local and remote peers fill one buffer. FI_RMA_EVENT and
-// the peer EQ are not offered yet.
+// messages from local and remote peers fill one buffer. An EQ bound to
+// the lnx endpoint is imported into both linked fabrics (peer EQ): what a
+// linked endpoint reports about itself reaches it as about the lnx
+// endpoint (shm and tcp RDM endpoints report no events today). Not
+// offered: FI_RMA_EVENT, and FI_SOURCE_ERR (shm does not offer it).
 //
 // Progress: lnx reads of the linked peer CQs drive both paths (manual
 // progress), or the linked providers progress themselves (FI_PROGRESS_AUTO).

@@ -24,6 +24,7 @@ type node struct {
 	addr []byte
 	dom  *fabric.Domain
 	cntr *fabric.Cntr // openNodeCaps with RMA: bound for FI_READ and FI_WRITE
+	eq   *fabric.EQ   // openNodeEQ
 }
 
 // openNode opens an lnx endpoint with FI_SOURCE and FI_DIRECTED_RECV.
@@ -36,6 +37,12 @@ func openNode(t *testing.T, hostID string) *node {
 // openNodeCaps is openNode with extra capabilities; with FI_RMA or
 // FI_ATOMIC a counter is bound for FI_READ and FI_WRITE.
 func openNodeCaps(t *testing.T, hostID string, caps fabric.Caps) *node {
+	t.Helper()
+	return openNodeEQ(t, hostID, caps, false)
+}
+
+// openNodeEQ is openNodeCaps that also binds an EQ (node.eq) when withEQ.
+func openNodeEQ(t *testing.T, hostID string, caps fabric.Caps, withEQ bool) *node {
 	t.Helper()
 	if hostID != "" {
 		t.Setenv(EnvHostID, hostID)
@@ -79,10 +86,22 @@ func openNodeCaps(t *testing.T, hostID string, caps fabric.Caps) *node {
 		}
 		t.Cleanup(func() { closeOK(t, n.cntr.Close()) })
 	}
+	if withEQ {
+		if n.eq, err = fab.OpenEQ(nil); err != nil {
+			t.Fatal(err)
+		}
+		// Registered before the endpoint's: closed after it.
+		t.Cleanup(func() { closeOK(t, n.eq.Close()) })
+	}
 	if n.ep, err = dom.OpenEndpoint(info); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeOK(t, n.ep.Close()) })
+	if n.eq != nil {
+		if err := n.ep.BindEQ(n.eq); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if n.cntr != nil {
 		if err := n.ep.BindCntr(n.cntr, fabric.FlagRead|fabric.FlagWrite); err != nil {
 			t.Fatal(err)
@@ -432,3 +451,57 @@ func sameArray(b, buf []byte) bool {
 	}
 	return false
 }
+
+// TestPeerEQ: an lnx endpoint bound to an EQ imports it into both linked
+// domains (peer EQs): it enables, talks over both paths and closes
+// cleanly, with nothing spurious in the EQ; and what a linked endpoint
+// reports about itself reaches the EQ as about the lnx endpoint.
+func TestPeerEQ(t *testing.T) {
+	a := openNodeEQ(t, "", 0, true)
+	b := openNode(t, "")
+	c := openNode(t, "other-host")
+	ab, ac := a.insert(b.addr), a.insert(c.addr)
+	b.insert(a.addr)
+	c.insert(a.addr)
+	for _, p := range []struct {
+		n    *node
+		dest fabric.Addr
+	}{{b, ab}, {c, ac}} {
+		buf := make([]byte, 8)
+		if err := p.n.ep.Recv(buf, nil, fabric.AddrUnspec, "r"); err != nil {
+			t.Fatal(err)
+		}
+		retry(t, func() error { return a.ep.Send([]byte("via-eq"), nil, p.dest, "s") }, a.txcq)
+		waitOne(t, a.txcq, p.n.rxcq)
+		if e := waitOne(t, p.n.rxcq, a.txcq); string(buf[:e.Len]) != "via-eq" {
+			t.Fatalf("received %q", buf[:e.Len])
+		}
+	}
+	if _, err := a.eq.Read(0); !errors.Is(err, fabric.ErrAgain) {
+		t.Fatalf("EQ read: %v, want ErrAgain", err)
+	}
+
+	// The owner side of the peer EQ rewrites the linked endpoint's events.
+	rec := &recEQ{}
+	e := &endpoint{}
+	linked := &fabric.Endpoint{}
+	q := eqAs{w: rec, from: linked, to: e}
+	other := "other"
+	for _, f := range []any{linked, other} {
+		if err := q.Write(&provider.EQEntry{FID: f, Data: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.WriteErr(&provider.EQErrEntry{FID: f, Err: provider.ECONNRESET}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(rec.fids) != 4 || rec.fids[0] != any(e) || rec.fids[1] != any(e) || rec.fids[2] != any(other) ||
+		rec.fids[3] != any(other) {
+		t.Fatalf("fids %v", rec.fids)
+	}
+}
+
+type recEQ struct{ fids []any }
+
+func (r *recEQ) Write(e *provider.EQEntry) error       { r.fids = append(r.fids, e.FID); return nil }
+func (r *recEQ) WriteErr(e *provider.EQErrEntry) error { r.fids = append(r.fids, e.FID); return nil }
