@@ -35,8 +35,11 @@
 // messages from local and remote peers fill one buffer. An EQ bound to
 // the lnx endpoint is imported into both linked fabrics (peer EQ): what a
 // linked endpoint reports about itself reaches it as about the lnx
-// endpoint (shm and tcp RDM endpoints report no events today). Not
-// offered: FI_RMA_EVENT, and FI_SOURCE_ERR (shm does not offer it).
+// endpoint (shm and tcp RDM endpoints report no events today).
+// FI_RMA_EVENT: remote accesses count on the lnx endpoint's remote
+// counters (peer counters) and on counters bound to the region (the one
+// table). Not offered: FI_SOURCE_ERR (shm does not offer it; an unknown
+// peer's raw address would also have to be turned into an lnx address).
 //
 // Progress: lnx reads of the linked peer CQs drive both paths (manual
 // progress), or the linked providers progress themselves (FI_PROGRESS_AUTO).

@@ -34,7 +34,7 @@ const (
 	lnxCaps = provider.CapMsg | provider.CapTagged | provider.CapSend | provider.CapRecv |
 		provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv | rmaCaps
 	rmaCaps = provider.CapRMA | provider.CapAtomic | provider.CapRead | provider.CapWrite |
-		provider.CapRemoteRead | provider.CapRemoteWrite
+		provider.CapRemoteRead | provider.CapRemoteWrite | provider.CapRMAEvent
 	domainCaps = provider.CapLocalComm | provider.CapRemoteComm
 	// subCaps are always asked of the linked endpoints: sources are
 	// resolved on every path, so that directed receives and FI_SOURCE

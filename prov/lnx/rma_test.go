@@ -12,25 +12,35 @@ import (
 // TestRMAAndAtomicsBothPaths: a region registered through target a's lnx
 // domain is written, read and updated atomically by a local peer b (shm
 // path) and a remote peer c (tcp path) with the one key: writes with
-// remote CQ data land in a's receive CQ with their data and source, each
+// remote CQ data count on the region's counter (FI_RMA_EVENT) and land in a's receive CQ with their data and source, each
 // peer reads what the other path wrote, fetch-adds from both paths add
 // up, the initiators' FI_READ/FI_WRITE counters count, and a bad key
 // completes in error on both paths.
 func TestRMAAndAtomicsBothPaths(t *testing.T) {
 	rt := watchRoutes(t)
 	const caps = fabric.CapRMA | fabric.CapAtomic
-	a := openNodeCaps(t, "", caps)
+	a := openNodeCaps(t, "", caps|fabric.CapRMAEvent)
 	b := openNodeCaps(t, "", caps)
 	c := openNodeCaps(t, "other-host", caps)
 	ab, ac := a.insert(b.addr), a.insert(c.addr)
 	ba, ca := b.insert(a.addr), c.insert(a.addr)
 
 	region := make([]byte, 64)
+	// A counter bound to the region counts remote writes of both paths
+	// (FI_RMA_EVENT): the linked endpoints report them to the one table.
+	mrCntr, err := a.dom.OpenCntr(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeOK(t, mrCntr.Close()) })
 	mr, err := a.dom.RegMR(region, fabric.FlagRemoteRead|fabric.FlagRemoteWrite, 0, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeOK(t, mr.Close()) })
+	if err := mr.Bind(mrCntr, fabric.FlagRemoteWrite); err != nil {
+		t.Fatal(err)
+	}
 	if err := mr.Enable(); err != nil && !errors.Is(err, fabric.ErrOpBadState) {
 		t.Fatal(err)
 	}
@@ -68,6 +78,9 @@ func TestRMAAndAtomicsBothPaths(t *testing.T) {
 	}
 	if data[1] != ab || data[2] != ac {
 		t.Errorf("remote CQ data sources %v, want 1 from %v (b), 2 from %v (c)", data, ab, ac)
+	}
+	if v, err := mrCntr.Read(); err != nil || v != 2 {
+		t.Errorf("region counter %d %v, want 2 remote writes", v, err)
 	}
 	if string(region[:32]) != "from-b-over-shm!from-c-over-tcp!" {
 		t.Errorf("region %q", region[:32])
