@@ -39,12 +39,13 @@ func TestRemoteChild(t *testing.T) {
 // TestRemotePathFails: a's remote peer c is another process, reached over
 // tcp; a's local peer b over shm. c is killed (SIGKILL) while a's
 // delivery-complete send of 8 MiB waits for it: that send completes in
-// error, so do later operations for c, and the shm path keeps working in
-// both directions on the same endpoint, CQs and receive queue.
+// error, so do later sends and RMA writes for c, and the shm path keeps
+// working (messages both ways, RMA) on the same endpoint, CQs and receive
+// queue.
 func TestRemotePathFails(t *testing.T) {
 	rt := watchRoutes(t)
-	a := openNode(t, "")
-	b := openNode(t, "")
+	a := openNodeCaps(t, "", fabric.CapRMA)
+	b := openNodeCaps(t, "", fabric.CapRMA)
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRemoteChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), envChild+"=1", EnvHostID+"=lnx-remote-child", EnvDisableSHM+"=")
@@ -149,7 +150,31 @@ func TestRemotePathFails(t *testing.T) {
 		}
 	}
 
-	// The shm path still works, both ways, through the same objects.
+	// An RMA write for the child fails too (at posting or in its
+	// completion).
+	switch err := a.ep.RMAWrite([]byte("rma"), nil, ac, 0, 1, "rma-dead"); {
+	case errors.Is(err, fabric.ErrAgain):
+		t.Fatal("RMA write to the dead child: ErrAgain")
+	case err == nil:
+		if ee := waitErr(t, a.txcq); ee.OpContext != "rma-dead" {
+			t.Fatalf("error completion %+v, want the RMA write's", ee)
+		}
+	}
+
+	// The shm path still works, both ways, through the same objects:
+	// messages, and an RMA write into b's region.
+	region := make([]byte, 16)
+	mr, err := b.dom.RegMR(region, fabric.FlagRemoteWrite, 0, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeOK(t, mr.Close()) })
+	retry(t, func() error {
+		return a.ep.RMAWrite([]byte("shm-rma-ok"), nil, ab, mr.Address(), mr.Key(), "rma-b")
+	}, a.txcq)
+	if e := waitOne(t, a.txcq, b.rxcq); e.OpContext != "rma-b" || string(region[:10]) != "shm-rma-ok" {
+		t.Fatalf("RMA write to b: %+v, region %q", e, region)
+	}
 	buf := make([]byte, 32)
 	if err := a.ep.Recv(buf, nil, fabric.AddrUnspec, "from-b"); err != nil {
 		t.Fatal(err)
