@@ -99,7 +99,12 @@ type rdmEP struct {
 	// expects. sarLimit is rxm's: the eager limit while dynRbuf is on.
 	dynRbuf  bool
 	sarLimit int
-	queued   int // operations queued or in flight (tx_attr.size bound)
+	// streamLimit: messages above the eager limit up to it go whole to
+	// peers of this implementation (rdm_stream.go); streamed counts them
+	// (a statistic).
+	streamLimit int
+	streamed    int
+	queued      int // operations queued or in flight (tx_attr.size bound)
 	// acceptTick counts data progress calls: every 256th accepts too.
 	acceptTick uint8
 	txFree     []*rdmTx
@@ -151,6 +156,7 @@ func newRDM(info *provider.Info) (*rdmEP, error) {
 		ep.caps = rdmInfoCaps
 	}
 	ep.dynRbuf, ep.sarLimit = rdmProtoLimits()
+	ep.streamLimit = rdmStreamLimitValue()
 	ep.rm = true
 	if info.DomainAttr != nil {
 		ep.auto = info.DomainAttr.DataProgress == provider.ProgressAuto

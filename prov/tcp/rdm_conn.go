@@ -653,7 +653,7 @@ func (c *rdmConn) readResponse() {
 		return
 	}
 	c.remoteIndex, c.remotePID = rxmwire.ConnIndex(a.ConnID), rxmwire.ConnPID(a.ConnID)
-	c.ext = a.Pad == rxmwire.GoMarker
+	c.setExt(a.Pad == rxmwire.GoMarker)
 	c.state = connUp
 	logCM(provider.LevelInfo, "rdm: connected", c.addr)
 }
@@ -869,7 +869,7 @@ func (ep *rdmEP) handleRequest(in *rdmIncome) bool {
 	c.gen++
 	c.unexpRndv = 0 // the old stream's requests no longer count (their gen differs)
 	c.remoteIndex, c.remotePID = rxmwire.ConnIndex(req.ConnID), pid
-	c.ext = req.Pad == rxmwire.GoMarker
+	c.setExt(req.Pad == rxmwire.GoMarker)
 	acc := rxmwire.AppendAccept(nil, &rxmwire.Accept{ConnID: ep.rdmConnID(c.index), RxSize: rxmwire.RxSize,
 		FlowCtrl: rxmwire.FlowCtrlPeerOff, Pad: goPad(c.ext)})
 	c.out, _ = tcpwire.AppendCM(c.out[:0], tcpwire.CMConnResp, acc)

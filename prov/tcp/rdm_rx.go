@@ -64,6 +64,14 @@ type rdmRead struct {
 	// discard: the message was discarded (FI_DISCARD); its data is read
 	// and dropped, and no receive completes (e is nil).
 	discard bool
+	// stream: a streamed message (rdm_stream.go), read straight into the
+	// receive e or, unexpected, into the buffer of pend (queued once
+	// whole); tagged says which queue, ack whether the sender wants an
+	// ACK.
+	stream bool
+	tagged bool
+	ack    bool
+	pend   *provider.RxEntry
 }
 
 // rdmUnexp is a queued unexpected message (the PeerContext of its entry).
@@ -77,6 +85,7 @@ type rdmUnexp struct {
 	from   []byte
 	sar    *rdmSAR // a SAR message (rdm_sar.go)
 	cost   int64   // counted in ep.unexpBytes
+	one    [1][]byte
 }
 
 // rdmUnexpCost is what an unexpected message costs beyond its payload.
@@ -278,6 +287,25 @@ func (c *rdmConn) progressRx() {
 			}
 			continue
 		}
+		if h.Size > rdmMaxFrame && c.ext && h.Op == tcpwire.OpMsg {
+			// A streamed message (rdm_stream.go): its headers first.
+			if need := hs + rxmwire.HeaderSize; avail < need {
+				if !c.fill(need - avail) {
+					return
+				}
+				continue
+			}
+			switch c.streamStart(&h, hs, plen) {
+			case streamHold:
+				c.hold()
+				return
+			case streamFailed:
+				return
+			case streamDone:
+				frames++
+			}
+			continue
+		}
 		if h.Size > rdmMaxFrame {
 			c.protoFail("frame too large")
 			return
@@ -386,6 +414,9 @@ func (c *rdmConn) readDirect() bool {
 func (c *rdmConn) finishRead(rd *rdmRead) {
 	ep := c.ep
 	switch {
+	case rd.stream:
+		c.streamDone(rd)
+		return
 	case rd.op != nil:
 		c.readDone(rd)
 		return

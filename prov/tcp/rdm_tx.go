@@ -37,6 +37,7 @@ type rdmTx struct {
 	total    int // bytes to write
 	off      int // bytes written
 	sent     bool
+	stream   bool // a streamed message (rdm_stream.go)
 	ctx      any
 	flags    provider.Flags // completion flags
 	comp     bool           // write a successful completion
@@ -205,6 +206,8 @@ func (ep *rdmEP) post(m *provider.Msg, tagged bool) error {
 	case n <= rxmwire.EagerLimit:
 		// The frame owns a copy of the payload (inject or not).
 		ep.buildEager(t, m, n, tagged, hasData, c)
+	case c.ext && n <= ep.streamLimit && len(m.IOV) <= IOVLimit:
+		ep.buildStream(t, m, n, tagged, hasData, c)
 	case n <= ep.sarLimit:
 		ep.buildSAR(t, m, n, tagged, hasData, c)
 	default:

@@ -79,6 +79,18 @@ const (
 	// in place of the ACK) or read (op.op 2, in place of the response),
 	// with the libfabric error number in op.data.
 	TypeGoRMAError = 0x47
+	// TypeGoEager is not rxm's either: between two peers of this
+	// implementation, a message above EagerLimit sent whole in one tcp
+	// frame (op 0, no tcp tag), in place of rxm's SAR or rendezvous:
+	// the header (op.op OpMsg or OpTagged, op.size the message's length,
+	// op.tag, op.data with FlagRemoteCQData) is followed by the message
+	// itself, so the frame's payload is HeaderSize + op.size bytes. The
+	// receiver reads it straight into the matching receive, or buffers
+	// it as an unexpected message (bounded: beyond its bound it stops
+	// reading the connection, and the sender backs up). A frame with the
+	// tcp delivery-complete flag is ACKed once the message is placed or
+	// buffered.
+	TypeGoEager = 0x48
 )
 
 // Operations (op.op).
@@ -120,7 +132,9 @@ func ConnPID(id uint64) uint32 { return uint32(id >> 32) }
 // GoMarker is the padding byte by which two peers of this implementation
 // recognise each other in connect and accept data (rxm zeroes, and never
 // reads, that padding): between them, a refused RMA access is reported
-// with a TypeGoRMAError packet instead of dropping the connection.
+// with a TypeGoRMAError packet instead of dropping the connection, and
+// messages above EagerLimit may go whole as TypeGoEager frames. Towards a
+// peer whose data lacks the marker (a C rxm) neither is ever sent.
 const GoMarker = 'G'
 
 // Connect is the connection data of a connect request.
@@ -258,7 +272,7 @@ func (h *Header) Parse(b []byte) error {
 	if len(b) < HeaderSize {
 		return ErrShort
 	}
-	if b[1] > TypeRndvWrDone && b[1] != TypeGoRMAError {
+	if b[1] > TypeRndvWrDone && b[1] != TypeGoRMAError && b[1] != TypeGoEager {
 		return ErrType
 	}
 	*h = Header{

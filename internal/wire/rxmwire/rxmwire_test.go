@@ -86,9 +86,17 @@ func TestHeaderRoundTrip(t *testing.T) {
 	if err := back.Parse(b[:]); err != nil || back != h {
 		t.Fatalf("Parse = %+v, %v", back, err)
 	}
-	b[1] = 9
-	if err := back.Parse(b[:]); err != ErrType {
-		t.Fatalf("type 9: %v", err)
+	for _, typ := range []uint8{TypeGoRMAError, TypeGoEager} {
+		b[1] = typ
+		if err := back.Parse(b[:]); err != nil || back.Type != typ {
+			t.Fatalf("type %#x: %+v, %v", typ, back, err)
+		}
+	}
+	for _, typ := range []uint8{9, TypeGoRMAError - 1, TypeGoEager + 1, 0xff} {
+		b[1] = typ
+		if err := back.Parse(b[:]); err != ErrType {
+			t.Fatalf("type %#x: %v", typ, err)
+		}
 	}
 	if err := back.Parse(b[:HeaderSize-1]); err != ErrShort {
 		t.Fatalf("short: %v", err)
