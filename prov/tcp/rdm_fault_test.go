@@ -744,6 +744,7 @@ func (n *fltNode) pidOf(addr []byte) uint32 {
 // reaches the new incarnation (no AV change).
 func TestRDMPeerRestartNoticed(t *testing.T) {
 	leakCheck(t)
+	t.Setenv(envStreamLimit, "0") // a rendezvous send, not a streamed one
 	a := newFlt(t, fltOpts{})
 	addr := hex.EncodeToString(loopback(uint16(freePort(t))))
 	p1 := startPeer(t, "stall", "TCP_TEST_RDM_ADDR="+addr)
@@ -786,6 +787,7 @@ func TestRDMPeerRestartNoticed(t *testing.T) {
 // with the new one.
 func TestRDMPeerRestartReconnects(t *testing.T) {
 	leakCheck(t)
+	t.Setenv(envStreamLimit, "0") // a rendezvous send, not a streamed one
 	a := newFlt(t, fltOpts{})
 	addr := hex.EncodeToString(loopback(uint16(freePort(t))))
 	p1 := startPeer(t, "serve", "TCP_TEST_RDM_ADDR="+addr)

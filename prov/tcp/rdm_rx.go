@@ -469,7 +469,14 @@ func (c *rdmConn) frame(h *tcpwire.Header, p []byte) bool {
 	}
 	body := p[rxmwire.HeaderSize:]
 	switch rh.Type {
-	case rxmwire.TypeEager:
+	case rxmwire.TypeEager, rxmwire.TypeGoEager:
+		// A streamed message short enough to be read whole (it is only
+		// just above the eager limit) is an eager one; only a peer of
+		// ours sends them.
+		if rh.Type == rxmwire.TypeGoEager && !c.ext {
+			c.protoFail("unsupported rxm message type")
+			return true
+		}
 		if rh.Op != rxmwire.OpMsg && rh.Op != rxmwire.OpTagged {
 			c.protoFail("bad rxm op")
 			return true
