@@ -112,6 +112,8 @@ type rdmEP struct {
 	smu      sync.Mutex
 	starts   []*provider.RxEntry // unexpected rendezvous requests matched since the last progress
 	discards []*rdmUnexp         // unexpected rendezvous requests discarded since the last progress
+	// nstarts is len(starts)+len(discards), read without smu by progress.
+	nstarts atomic.Int32
 
 	// Unexpected messages held (rdmUnexpCost each), bounded by maxUnexp
 	// messages and maxUnexpBytes; beyond, connections stop reading
@@ -123,9 +125,10 @@ type rdmEP struct {
 	maxUnexp      int64
 	maxUnexpBytes int64
 
-	kickFD  int // eventfd: wakes the progress goroutines and WaitReady
-	lazyFD  int // timerfd: wakes the control goroutine for lazy frames (manual progress)
-	epfd    int // epoll set of the listener, kickFD and every socket (WaitFD)
+	kickFD  int  // eventfd: wakes the progress goroutines and WaitReady
+	lazyFD  int  // timerfd: wakes the control goroutine for lazy frames (manual progress)
+	epfd    int  // epoll set of the listener, kickFD and (epAll) every socket (WaitFD)
+	epAll   bool // the sockets are in epfd (watchAll)
 	closeCh chan struct{}
 	wg      sync.WaitGroup
 }
@@ -238,17 +241,43 @@ func (ep *rdmEP) closeWait() {
 }
 
 // watch adds a socket to the WaitFD set (a closed socket leaves it by
-// itself). ep.mu is held.
+// itself), once the set is in use (watchAll). ep.mu is held.
 func (ep *rdmEP) watch(fd int) {
-	if ep.epfd >= 0 {
+	if ep.epAll && ep.epfd >= 0 {
 		_ = sys.EpollAdd(ep.epfd, fd)
 	}
 }
 
 // unwatch removes a socket from the WaitFD set. ep.mu is held.
 func (ep *rdmEP) unwatch(fd int) {
-	if ep.epfd >= 0 {
+	if ep.epAll && ep.epfd >= 0 {
 		_ = sys.EpollDel(ep.epfd, fd)
+	}
+}
+
+// watchAll puts the sockets in the epoll set from the time it is first
+// needed: WaitFD (a wait object watches it) or more than rdmScanMax
+// connections (progress asks it which sockets are readable). Until then
+// the sockets stay out of it: a socket in an epoll set pays for the
+// set's wake-up callback on every segment it receives, which is a few
+// per cent of a small message's latency. ep.mu is held.
+func (ep *rdmEP) watchAll() {
+	if ep.epAll || ep.epfd < 0 {
+		return
+	}
+	ep.epAll = true
+	for _, in := range ep.incoming {
+		ep.watch(in.sock.FD())
+	}
+	for _, c := range ep.conns {
+		if c != nil && c.sock != nil && !c.rx.held && !c.waitDrain && !c.eof {
+			ep.watch(c.sock.FD())
+		}
+	}
+	for _, c := range ep.draining {
+		if c.sock != nil && !c.rx.held {
+			ep.watch(c.sock.FD())
+		}
 	}
 }
 
@@ -259,6 +288,7 @@ func (ep *rdmEP) unwatch(fd int) {
 func (ep *rdmEP) WaitFD() int {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
+	ep.watchAll()
 	return ep.epfd
 }
 
@@ -590,13 +620,13 @@ func (ep *rdmEP) Close() error {
 // takeStarts issues the reads of rendezvous requests that receives matched
 // since the last call (StartMsg runs without ep.mu). ep.mu is held.
 func (ep *rdmEP) takeStarts() {
-	ep.smu.Lock()
-	if len(ep.starts) == 0 && len(ep.discards) == 0 {
-		ep.smu.Unlock()
+	if ep.nstarts.Load() == 0 {
 		return
 	}
+	ep.smu.Lock()
 	s, d := ep.starts, ep.discards
 	ep.starts, ep.discards = nil, nil
+	ep.nstarts.Store(0)
 	ep.smu.Unlock()
 	for _, u := range d {
 		if u.sar != nil {
@@ -638,12 +668,18 @@ func (ep *rdmEP) addConn(c *rdmConn) {
 			c.index = uint32(i)
 			ep.conns[i] = c
 			ep.nconns++
+			if ep.nconns > rdmScanMax {
+				ep.watchAll()
+			}
 			return
 		}
 	}
 	c.index = uint32(len(ep.conns))
 	ep.conns = append(ep.conns, c)
 	ep.nconns++
+	if ep.nconns > rdmScanMax {
+		ep.watchAll()
+	}
 }
 
 // removeConn forgets c. ep.mu is held.

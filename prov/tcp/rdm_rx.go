@@ -687,6 +687,7 @@ func (ep *rdmEP) StartMsg(e *provider.RxEntry) error {
 	if u.isRndv || u.sar != nil {
 		ep.smu.Lock()
 		ep.starts = append(ep.starts, e)
+		ep.nstarts.Add(1)
 		ep.smu.Unlock()
 		ep.kick()
 		return nil
@@ -715,6 +716,7 @@ func (ep *rdmEP) DiscardMsg(e *provider.RxEntry) error {
 	if u.isRndv || u.sar != nil {
 		ep.smu.Lock()
 		ep.discards = append(ep.discards, u)
+		ep.nstarts.Add(1)
 		ep.smu.Unlock()
 		ep.kick()
 	}
