@@ -395,6 +395,9 @@ func (c *rdmConn) readDirect() bool {
 		if uint64(len(dst)) > r.left {
 			dst = dst[:r.left]
 		}
+		if r.idle && !sys.TCPReadable(c.sock) {
+			return false // (see rdmRx.idle)
+		}
 		n, e := c.sock.Read(dst)
 		if !c.readOK(n, e) {
 			return false
