@@ -104,7 +104,12 @@ type rdmEP struct {
 	// (a statistic).
 	streamLimit int
 	streamed    int
-	queued      int // operations queued or in flight (tx_attr.size bound)
+	// cmaOn, cmaMin: messages of at least cmaMin bytes to peers of ours on
+	// this host go by CMA (rdm_cma.go).
+	cmaOn     bool
+	cmaMin    int
+	cmaCopies int // messages received by CMA (a statistic)
+	queued    int // operations queued or in flight (tx_attr.size bound)
 	// acceptTick counts data progress calls: every 256th accepts too.
 	acceptTick uint8
 	txFree     []*rdmTx
@@ -160,6 +165,7 @@ func newRDM(info *provider.Info) (*rdmEP, error) {
 	}
 	ep.dynRbuf, ep.sarLimit = rdmProtoLimits()
 	ep.streamLimit = rdmStreamLimitValue()
+	ep.cmaOn, ep.cmaMin = rdmCMAConfig()
 	ep.rm = true
 	if info.DomainAttr != nil {
 		ep.auto = info.DomainAttr.DataProgress == provider.ProgressAuto
@@ -637,7 +643,7 @@ func (ep *rdmEP) takeStarts() {
 			u.conn.unexpRndv--
 		}
 		if u.conn.state == connUp && u.conn.gen == u.gen {
-			u.conn.startRead(nil, &u.rndv, u.msgID, u.from)
+			u.conn.startRndv(nil, &u.rndv, u.msgID, u.from, u.cmaPtr())
 		}
 	}
 	for _, e := range s {
@@ -654,7 +660,7 @@ func (ep *rdmEP) takeStarts() {
 			ep.completeRxErr(e, provider.ECONNABORTED)
 			continue
 		}
-		u.conn.startRead(e, &u.rndv, u.msgID, u.from)
+		u.conn.startRndv(e, &u.rndv, u.msgID, u.from, u.cmaPtr())
 	}
 }
 

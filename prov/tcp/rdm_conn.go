@@ -109,6 +109,14 @@ type rdmConn struct {
 	// ext: the peer is of this implementation (rxmwire.GoMarker), so a
 	// refused RMA access is answered, not fatal (rdm_rma.go).
 	ext bool
+	// CMA (rdm_cma.go): local, the peer is on this host; as receiver, the
+	// state of the check of the peer's pid and the nonce sent; as sender,
+	// the nonce the peer sent.
+	local     bool
+	cmaState  int8
+	cmaNonce  [rxmwire.GoCMANonceSize]byte
+	cmaProof  *[rxmwire.GoCMANonceSize]byte
+	cmaRemote [1]sys.RemoteIOV
 }
 
 // rdmIncome is an accepted socket whose connect request is being read.

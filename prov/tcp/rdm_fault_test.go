@@ -383,7 +383,8 @@ const rdmEagerSize = 16384
 //     progressing (says SENDING after the first);
 //   - serve: posts receives and progresses, saying "RECV <len> <text>" for
 //     each message; with TCP_TEST_RDM_HELLO it first sends that text to
-//     TCP_TEST_RDM_PEER, saying "HELLO <status>" when it completes.
+//     TCP_TEST_RDM_PEER, saying "HELLO <status>" when it completes;
+//   - cmarecv: receives large messages (cmaRecvHelper, rdm_cma_test.go).
 //
 // It listens on TCP_TEST_RDM_ADDR (hex) when set, and exits when its stdin
 // closes (the test ended) or after a minute.
@@ -479,6 +480,10 @@ func fltHelperMain() int {
 				}
 			}
 			time.Sleep(100 * time.Microsecond)
+		}
+	case "cmarecv":
+		if err := cmaRecvHelper(n); err != nil {
+			return fail("cmarecv", err)
 		}
 	default:
 		return fail("mode", fmt.Errorf("%q", mode))
@@ -745,6 +750,7 @@ func (n *fltNode) pidOf(addr []byte) uint32 {
 func TestRDMPeerRestartNoticed(t *testing.T) {
 	leakCheck(t)
 	t.Setenv(envStreamLimit, "0") // a rendezvous send, not a streamed one
+	t.Setenv(envCMA, "0")
 	a := newFlt(t, fltOpts{})
 	addr := hex.EncodeToString(loopback(uint16(freePort(t))))
 	p1 := startPeer(t, "stall", "TCP_TEST_RDM_ADDR="+addr)
@@ -788,6 +794,7 @@ func TestRDMPeerRestartNoticed(t *testing.T) {
 func TestRDMPeerRestartReconnects(t *testing.T) {
 	leakCheck(t)
 	t.Setenv(envStreamLimit, "0") // a rendezvous send, not a streamed one
+	t.Setenv(envCMA, "0")
 	a := newFlt(t, fltOpts{})
 	addr := hex.EncodeToString(loopback(uint16(freePort(t))))
 	p1 := startPeer(t, "serve", "TCP_TEST_RDM_ADDR="+addr)

@@ -86,6 +86,16 @@ type rdmUnexp struct {
 	sar    *rdmSAR // a SAR message (rdm_sar.go)
 	cost   int64   // counted in ep.unexpBytes
 	one    [1][]byte
+	hasCMA bool // a CMA request (rdm_cma.go): cma says where the data is
+	cma    rxmwire.GoCMA
+}
+
+// cmaPtr returns the CMA extension of a queued rendezvous request, or nil.
+func (u *rdmUnexp) cmaPtr() *rxmwire.GoCMA {
+	if !u.hasCMA {
+		return nil
+	}
+	return &u.cma
 }
 
 // rdmUnexpCost is what an unexpected message costs beyond its payload.
@@ -432,13 +442,7 @@ func (c *rdmConn) finishRead(rd *rdmRead) {
 		ep.completeRx(rd.e, rd.placed, olen, rd.from)
 		ep.rq.FreeEntry(rd.e)
 	}
-	h := tcpwire.Header{Op: tcpwire.OpMsg}
-	h.SetPayload(rxmwire.HeaderSize)
-	c.ctrlFrame(&h, &rxmwire.Header{Type: rxmwire.TypeRndvReadDone, MsgID: rd.msgID})
-	c.tx.lazy++
-	if c.tx.lazy == 1 && !ep.auto {
-		ep.armLazy()
-	}
+	c.sendReadDone(rd.msgID)
 	*rd = rdmRead{}
 	c.rx.spare = rd
 }
@@ -502,7 +506,33 @@ func (c *rdmConn) frame(h *tcpwire.Header, p []byte) bool {
 			c.protoFail(err.Error())
 			return true
 		}
-		return ep.rendezvous(c, &rh, &rv)
+		return ep.rendezvous(c, &rh, &rv, nil)
+	case rxmwire.TypeGoCMAReq:
+		if !c.ext {
+			c.protoFail("unsupported rxm message type")
+			return true
+		}
+		if rh.Op != rxmwire.OpMsg && rh.Op != rxmwire.OpTagged {
+			c.protoFail("bad rxm op")
+			return true
+		}
+		rv, err := rxmwire.ParseRndv(body, rh.Size)
+		if err != nil {
+			c.protoFail(err.Error())
+			return true
+		}
+		g, err := rxmwire.ParseGoCMA(body[rxmwire.RndvSize:], rh.Size)
+		if err != nil {
+			c.protoFail(err.Error())
+			return true
+		}
+		return ep.rendezvous(c, &rh, &rv, &g)
+	case rxmwire.TypeGoCMAChallenge:
+		if !c.ext {
+			c.protoFail("unsupported rxm message type")
+			return true
+		}
+		c.cmaChallenge(body)
 	case rxmwire.TypeSAR:
 		return c.sarSegment(h, &rh, body)
 	case rxmwire.TypeAtomic:
@@ -593,7 +623,7 @@ func (ep *rdmEP) deliver(c *rdmConn, tagged bool, tag uint64, p []byte, data uin
 // rendezvous matches a rendezvous request: a matched receive reads the
 // data at once; otherwise the request is queued as unexpected and read
 // when a receive matches it.
-func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv) bool {
+func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv, g *rxmwire.GoCMA) bool {
 	src := ep.source(c)
 	tagged := rh.Op == rxmwire.OpTagged
 	var e *provider.RxEntry
@@ -607,7 +637,7 @@ func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv) bo
 	switch {
 	case err == nil:
 		setRxData(e, rh.Data, hasData)
-		c.startRead(e, rv, rh.MsgID, c.addr)
+		c.startRndv(e, rv, rh.MsgID, c.addr, g)
 	case err == provider.ENOENT && e != nil:
 		if !ep.takeUnexp(rdmUnexpCost) {
 			ep.rq.FreeEntry(e)
@@ -617,6 +647,9 @@ func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv) bo
 		e.Peer = ep
 		u := &rdmUnexp{isRndv: true, rndv: *rv, msgID: rh.MsgID, conn: c, gen: c.gen, from: c.addr,
 			cost: rdmUnexpCost}
+		if g != nil {
+			u.hasCMA, u.cma = true, *g
+		}
 		e.PeerContext = u
 		c.unexpRndv++ // before QueueTag, which may start it at once
 		if tagged {

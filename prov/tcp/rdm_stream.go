@@ -119,6 +119,8 @@ func (c *rdmConn) dropStreams() {
 // this implementation. ep.mu is held.
 func (c *rdmConn) setExt(ext bool) {
 	c.ext = ext
+	c.local = sameHost(c.addr, c.ep.name)
+	c.resetCMA()
 	if !ext {
 		c.dropStreams()
 	}

@@ -21,6 +21,7 @@ import (
 // each way), so that each knows the other is of this implementation.
 func streamPair(t *testing.T) (a, b *fltNode, ab, ba provider.Addr) {
 	t.Helper()
+	t.Setenv(envCMA, "0") // streamed, not CMA, messages (rdm_cma_test.go)
 	a, b = newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
 	ab, ba = a.mustInsert(t, b.name), b.mustInsert(t, a.name)
 	for _, x := range []struct {
@@ -440,6 +441,7 @@ func TestRDMStreamUnexpectedBounded(t *testing.T) {
 // the peer is killed: every send completes within 5 s, some in error.
 func TestRDMPeerKilledStreamSend(t *testing.T) {
 	leakCheck(t)
+	t.Setenv(envCMA, "0")
 	a, other := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
 	p := startPeer(t, "stall")
 	dest := a.mustInsert(t, p.name)
@@ -495,6 +497,12 @@ func TestRDMPeerKilledStreamSend(t *testing.T) {
 // implementation (GoMarker), and checks the endpoint says so too.
 func newRawGoRDM(t *testing.T, n *fltNode) *rawRDM {
 	t.Helper()
+	return newRawGoRDMPid(t, n, 4243)
+}
+
+// newRawGoRDMPid is newRawGoRDM announcing pid.
+func newRawGoRDMPid(t *testing.T, n *fltNode, pid uint32) *rawRDM {
+	t.Helper()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -502,7 +510,7 @@ func newRawGoRDM(t *testing.T, n *fltNode) *rawRDM {
 	t.Cleanup(func() { ln.Close() })
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
 	data := rxmwire.AppendConnect(nil, &rxmwire.Connect{Port: port, FlowCtrl: rxmwire.FlowCtrlPeerOff,
-		Pad: rxmwire.GoMarker, EagerLimit: rxmwire.EagerLimit, RxSize: rxmwire.RxSize, ConnID: rxmwire.ConnID(4243, 0)})
+		Pad: rxmwire.GoMarker, EagerLimit: rxmwire.EagerLimit, RxSize: rxmwire.RxSize, ConnID: rxmwire.ConnID(pid, 0)})
 	r := &rawRDM{t: t, c: dialRDM(t, n, data), addr: loopback(port)}
 	resp := make([]byte, tcpwire.CMHeaderSize+rxmwire.AcceptSize)
 	if _, err := io.ReadFull(r.c, resp); err != nil {

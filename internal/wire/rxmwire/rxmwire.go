@@ -91,6 +91,21 @@ const (
 	// tcp delivery-complete flag is ACKed once the message is placed or
 	// buffered.
 	TypeGoEager = 0x48
+	// TypeGoCMAReq is a rendezvous request between two peers of this
+	// implementation on one host: the rendezvous descriptor (RndvSize
+	// bytes, as for TypeRndvReq, whose read request remains the fallback)
+	// is followed by a GoCMA, the message's address in the sender's
+	// memory. A receiver that has checked the sender's identity (a
+	// TypeGoCMAChallenge answered) copies the message out of the
+	// sender's memory with process_vm_readv(2), then sends the usual
+	// read-done; otherwise it reads it with a tcp read request.
+	TypeGoCMAReq = 0x49
+	// TypeGoCMAChallenge carries GoCMANonceSize random bytes from a
+	// receiver of TypeGoCMAReq to the sender, which keeps them in its
+	// memory and names their address in its later requests
+	// (GoCMA.ProofAddr): finding them there proves to the receiver that
+	// the pid of the connection data is the sender's.
+	TypeGoCMAChallenge = 0x4a
 )
 
 // Operations (op.op).
@@ -272,7 +287,7 @@ func (h *Header) Parse(b []byte) error {
 	if len(b) < HeaderSize {
 		return ErrShort
 	}
-	if b[1] > TypeRndvWrDone && b[1] != TypeGoRMAError && b[1] != TypeGoEager {
+	if b[1] > TypeRndvWrDone && (b[1] < TypeGoRMAError || b[1] > TypeGoCMAChallenge) {
 		return ErrType
 	}
 	*h = Header{
@@ -335,4 +350,39 @@ func ParseRndv(b []byte, size uint64) (Rndv, error) {
 		return Rndv{}, ErrRndvLength
 	}
 	return r, nil
+}
+
+// GoCMANonceSize is the length of a TypeGoCMAChallenge nonce.
+const GoCMANonceSize = 16
+
+// GoCMASize is the size of a GoCMA.
+const GoCMASize = 24
+
+// GoCMA is the extension of a TypeGoCMAReq: where the message is in the
+// sender's memory, and where the sender keeps the receiver's nonce (0
+// before it has one).
+type GoCMA struct {
+	ProofAddr uint64
+	Base, Len uint64
+}
+
+// Put encodes g into the first GoCMASize bytes of b.
+func (g *GoCMA) Put(b []byte) {
+	_ = b[GoCMASize-1]
+	binary.LittleEndian.PutUint64(b[0:], g.ProofAddr)
+	binary.LittleEndian.PutUint64(b[8:], g.Base)
+	binary.LittleEndian.PutUint64(b[16:], g.Len)
+}
+
+// ParseGoCMA decodes a GoCMA and checks that it covers size bytes.
+func ParseGoCMA(b []byte, size uint64) (GoCMA, error) {
+	if len(b) < GoCMASize {
+		return GoCMA{}, ErrShort
+	}
+	g := GoCMA{ProofAddr: binary.LittleEndian.Uint64(b), Base: binary.LittleEndian.Uint64(b[8:]),
+		Len: binary.LittleEndian.Uint64(b[16:])}
+	if g.Len != size {
+		return GoCMA{}, ErrRndvLength
+	}
+	return g, nil
 }
