@@ -448,6 +448,7 @@ func (c *rdmConn) dial() error {
 	if ep.nodelay {
 		_ = sys.TCPSetNoDelay(s, true)
 	}
+	ep.sockDefaults(s)
 	ep.applySockBufs(s)
 	c.setSock(s)
 	ep.watch(s.FD())
@@ -719,6 +720,7 @@ func (ep *rdmEP) acceptAll() {
 		if ep.nodelay {
 			_ = sys.TCPSetNoDelay(s, true)
 		}
+		ep.sockDefaults(s)
 		ep.applySockBufs(s)
 		ep.watch(s.FD())
 		ep.incoming = append(ep.incoming, &rdmIncome{sock: s, peer: peer, need: tcpwire.CMHeaderSize,

@@ -1031,6 +1031,7 @@ func rawRndvSend() error {
 func TestRDMClosedMidFrame(t *testing.T) {
 	leakCheck(t)
 	hub, p := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
+	smallSockBufs(hub, p)
 	ph := p.mustInsert(t, hub.name)
 	const n = 400 // 6.4 MiB of 16 KiB messages: more than the socket buffers
 	msg := make([]byte, fltEager)

@@ -265,6 +265,7 @@ func TestRDMStreamUnexpected(t *testing.T) {
 func TestRDMStreamRecvPostedMidway(t *testing.T) {
 	leakCheck(t)
 	a, b, ab, _ := streamPair(t)
+	smallSockBufs(a, b) // so that the message cannot be read at once
 	const size = 8 << 20
 	msg := streamPattern(size, 5)
 	if err := a.send(ab, msg, false, 0, "big"); err != nil {
@@ -646,4 +647,20 @@ func TestRDMStreamHostile(t *testing.T) {
 		}
 	}
 	fltCheckServes(t, a, other)
+}
+
+// smallSockBufs gives the nodes' connections, present and future, 256 KiB
+// socket buffers (FI_OPT_*_BUF_SIZE) instead of rdmSockBuf, for tests that
+// fill sockets.
+func smallSockBufs(nodes ...*fltNode) {
+	for _, n := range nodes {
+		n.ep.mu.Lock()
+		n.ep.sockBuf = [2]int{256 << 10, 256 << 10}
+		for _, c := range n.ep.conns {
+			if c != nil && c.sock != nil {
+				n.ep.applySockBufs(c.sock)
+			}
+		}
+		n.ep.mu.Unlock()
+	}
 }
