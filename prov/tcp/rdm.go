@@ -25,6 +25,8 @@ import (
 // rendezvous by RMA read above it: the sender announces the message with a
 // rendezvous request, the receiver reads the data with a tcp read request
 // once a receive matches, then tells the sender with a read-done message.
+// Between two endpoints of this implementation, larger messages are
+// streamed whole or copied by CMA instead (rdm_stream.go, rdm_cma.go).
 //
 // Progress is manual by default (inline in CQ, counter and EQ reads, as
 // for FI_EP_MSG); FI_PROGRESS_AUTO adds one goroutine per endpoint that

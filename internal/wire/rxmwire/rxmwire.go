@@ -9,6 +9,19 @@
 //
 // Every parser checks the length of its input and the fields a receiver
 // must trust; none panics on any input.
+//
+// Extensions between two peers of this implementation: a peer puts
+// GoMarker in the padding of its connect and accept data (rxm zeroes that
+// padding and never reads it), and only when both did do they use the
+// control types rxm does not have: TypeGoRMAError (a refused RMA access
+// answered instead of dropping the connection), TypeGoEager (a message
+// above EagerLimit sent whole in one frame instead of by SAR or
+// rendezvous), TypeGoCMAReq and TypeGoCMAChallenge (a rendezvous request
+// that also gives the message's address in the sender's memory, for a
+// receiver on the same host to copy it with process_vm_readv once it has
+// proved the sender's pid; the ordinary read request stays the fallback).
+// Towards a peer without the marker (a C rxm) none of them is sent, and a
+// receiver treats them as malformed from such a peer.
 package rxmwire
 
 import (
