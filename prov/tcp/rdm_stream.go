@@ -147,9 +147,12 @@ func (c *rdmConn) streamStart(h *tcpwire.Header, hs int, plen uint64) int {
 		return streamFailed
 	}
 	size := plen - rxmwire.HeaderSize
-	if rh.Type != rxmwire.TypeGoEager || (rh.Op != rxmwire.OpMsg && rh.Op != rxmwire.OpTagged) || rh.Size != size ||
-		h.Flags&tcpwire.FlagTagged != 0 {
+	if rh.Type != rxmwire.TypeGoEager {
 		c.protoFail("frame too large")
+		return streamFailed
+	}
+	if (rh.Op != rxmwire.OpMsg && rh.Op != rxmwire.OpTagged) || rh.Size != size || h.Flags&tcpwire.FlagTagged != 0 {
+		c.protoFail("malformed streamed message")
 		return streamFailed
 	}
 	tagged := rh.Op == rxmwire.OpTagged

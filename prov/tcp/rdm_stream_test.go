@@ -591,21 +591,23 @@ func TestRDMPeerKilledStreamRecv(t *testing.T) {
 	fltCheckServes(t, a, other)
 }
 
-// TestRDMStreamHostile: malformed streamed messages end the sender's
-// connection: one from a peer that did not say it is ours, a size that
-// disagrees with the frame, a tcp tag flag, an unexpected one too large
-// to buffer; the endpoint keeps serving others.
+// TestRDMStreamHostile: malformed streamed messages, CMA requests and
+// challenges end the sender's connection: one from a peer that did not say
+// it is ours, a size that disagrees with the frame, a tcp tag flag, an
+// unexpected one too large to buffer, a challenge of the wrong size; the
+// endpoint keeps serving others.
 func TestRDMStreamHostile(t *testing.T) {
 	leakCheck(t)
 	a, other := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
 	big := uint64(rdmMaxFrame) // read as a stream, not whole
+	const short = rdmEagerSize + 100 // above the eager limit, read whole
 	cases := []struct {
 		name  string
 		goPad bool
 		frame func() []byte
 	}{
 		{"from a C peer, short", false, func() []byte {
-			return goEagerFrame(rxmwire.Header{Op: rxmwire.OpMsg, Size: 20000}, 20000, make([]byte, 20000))
+			return goEagerFrame(rxmwire.Header{Op: rxmwire.OpMsg, Size: short}, short, make([]byte, short))
 		}},
 		{"from a C peer, long", false, func() []byte {
 			return goEagerFrame(rxmwire.Header{Op: rxmwire.OpMsg, Size: big}, big, nil)
@@ -614,7 +616,7 @@ func TestRDMStreamHostile(t *testing.T) {
 			return goEagerFrame(rxmwire.Header{Op: rxmwire.OpMsg, Size: big + 1}, big, nil)
 		}},
 		{"short size mismatch", true, func() []byte {
-			return goEagerFrame(rxmwire.Header{Op: rxmwire.OpMsg, Size: 20001}, 20000, make([]byte, 20000))
+			return goEagerFrame(rxmwire.Header{Op: rxmwire.OpMsg, Size: short + 1}, short, make([]byte, short))
 		}},
 		{"bad op", true, func() []byte {
 			return goEagerFrame(rxmwire.Header{Op: 7, Size: big}, big, nil)
@@ -629,6 +631,14 @@ func TestRDMStreamHostile(t *testing.T) {
 		}},
 		{"unexpected, too large to buffer", true, func() []byte {
 			return goEagerFrame(rxmwire.Header{Op: rxmwire.OpTagged, Tag: 99, Size: rdmSARMax + 1}, rdmSARMax+1, nil)
+		}},
+		{"CMA request from a C peer", false, func() []byte { return cmaReqFrame(1<<20, 1<<20) }},
+		{"CMA request, length mismatch", true, func() []byte { return cmaReqFrame(1<<20, 1<<20+1) }},
+		{"CMA challenge from a C peer", false, func() []byte {
+			return rxmFrame(rxmwire.Header{Type: rxmwire.TypeGoCMAChallenge}, make([]byte, rxmwire.GoCMANonceSize))
+		}},
+		{"CMA challenge, wrong size", true, func() []byte {
+			return rxmFrame(rxmwire.Header{Type: rxmwire.TypeGoCMAChallenge}, make([]byte, rxmwire.GoCMANonceSize+1))
 		}},
 	}
 	for _, tc := range cases {
@@ -663,4 +673,15 @@ func smallSockBufs(nodes ...*fltNode) {
 		}
 		n.ep.mu.Unlock()
 	}
+}
+
+// cmaReqFrame encodes a CMA request for a message of size bytes whose
+// CMA extension says cmaLen.
+func cmaReqFrame(size, cmaLen uint64) []byte {
+	rv := rxmwire.Rndv{Count: 1}
+	rv.IOV[0] = rxmwire.RndvIOV{Len: size, Key: rxmwire.KeyBase | 1}
+	body := make([]byte, rxmwire.RndvSize+rxmwire.GoCMASize)
+	rv.Put(body)
+	(&rxmwire.GoCMA{Base: 0x1000, Len: cmaLen}).Put(body[rxmwire.RndvSize:])
+	return rxmFrame(rxmwire.Header{Type: rxmwire.TypeGoCMAReq, Op: rxmwire.OpMsg, Size: size, MsgID: 1}, body)
 }
