@@ -599,7 +599,7 @@ func TestRDMPeerKilledStreamRecv(t *testing.T) {
 func TestRDMStreamHostile(t *testing.T) {
 	leakCheck(t)
 	a, other := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
-	big := uint64(rdmMaxFrame) // read as a stream, not whole
+	big := uint64(rdmMaxFrame)       // read as a stream, not whole
 	const short = rdmEagerSize + 100 // above the eager limit, read whole
 	cases := []struct {
 		name  string
