@@ -361,15 +361,44 @@ func (ep *rdmEP) Enable(r *provider.Resources) error {
 // not reading its CQ still gets connected, and writes the frames queued
 // while a connection was set up. Established connections are left to the
 // application's progress.
-func (ep *rdmEP) ctrlLoop() { ep.pollLoop(ep.progressCtrl, ep.ctrlPollSet) }
+func (ep *rdmEP) ctrlLoop() { ep.pollLoop(ep.progressCtrl, ep.ctrlPollSet, ep.ctrlTimeout) }
 
 // autoLoop is the FI_PROGRESS_AUTO goroutine: all progress.
-func (ep *rdmEP) autoLoop() { ep.pollLoop(ep.progressLocked, ep.pollSet) }
+func (ep *rdmEP) autoLoop() {
+	ep.pollLoop(ep.progressLocked, ep.pollSet, func() int { return rdmPollTimeout })
+}
+
+// Poll timeouts of the progress goroutines, in milliseconds: while
+// something has a deadline or a period (connection setup, drains, the
+// idle-connection bound), and otherwise for the control goroutine, whose
+// every other event has a descriptor (listener, kick, lazy timer). A
+// goroutine asleep in poll(2) holds its thread in a system call, and
+// while it does the runtime's monitor wakes every 20 µs to 10 ms to look
+// at it: with a 50 ms timeout about a thousand times a second, each
+// taking a core from the application's busy-polling threads.
+const (
+	rdmPollTimeout     = 50
+	rdmCtrlIdleTimeout = 1000
+)
+
+// ctrlTimeout is the control goroutine's poll timeout. ep.mu is held.
+func (ep *rdmEP) ctrlTimeout() int {
+	if len(ep.incoming) > 0 || len(ep.draining) > 0 || len(ep.orphans) > 0 ||
+		(ep.maxConns > 0 && ep.nconns > ep.maxConns) {
+		return rdmPollTimeout
+	}
+	for _, c := range ep.conns {
+		if c != nil && (c.state != connUp || len(c.out) > 0) {
+			return rdmPollTimeout
+		}
+	}
+	return rdmCtrlIdleTimeout
+}
 
 // pollLoop runs progress (with ep.mu held), then sleeps in poll(2) on the
 // descriptors set lists until one is ready or the kick descriptor fires,
 // until the endpoint closes.
-func (ep *rdmEP) pollLoop(progress func(), set func([]sys.PollFD) []sys.PollFD) {
+func (ep *rdmEP) pollLoop(progress func(), set func([]sys.PollFD) []sys.PollFD, timeout func() int) {
 	defer ep.wg.Done()
 	var fds []sys.PollFD
 	for {
@@ -385,8 +414,9 @@ func (ep *rdmEP) pollLoop(progress func(), set func([]sys.PollFD) []sys.PollFD) 
 		}
 		progress()
 		fds = set(fds[:0])
+		ms := timeout()
 		ep.mu.Unlock()
-		_, _ = sys.Poll(fds, 50)
+		_, _ = sys.Poll(fds, ms)
 		_ = sys.EventFDDrain(ep.kickFD)
 		if ep.lazyFD >= 0 {
 			_ = sys.TimerFDDrain(ep.lazyFD)
