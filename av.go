@@ -1,14 +1,17 @@
 package fabric
 
 import (
+	"sync"
+
 	"github.com/gofabric/fabric/internal/av"
+	"github.com/gofabric/fabric/peer"
 	"github.com/gofabric/fabric/provider"
 )
 
 // FlagSymmetric is the fi_av_attr flag FI_SYMMETRIC (accepted, no effect).
 const FlagSymmetric Flags = 1 << 59
 
-const avAttrFlags = FlagSymmetric | FlagAVUserID
+const avAttrFlags = FlagSymmetric | FlagAVUserID | FlagPeer
 
 // AVAttr is fi_av_attr.
 type AVAttr struct {
@@ -26,10 +29,17 @@ type AVAttr struct {
 	Name string
 	// MapAddr is the base address of a shared FI_AV_MAP; ignored.
 	MapAddr uint64
-	// Flags: FlagSymmetric, FlagAVUserID (every insert carries user ids).
-	// FI_EVENT (asynchronous inserts) and FI_READ (shared AVs) are not
-	// supported (ErrNoSys).
+	// Flags: FlagSymmetric, FlagAVUserID (every insert carries user ids),
+	// FlagPeer (import the owner's AV given in Peer). FI_EVENT
+	// (asynchronous inserts) and FI_READ (shared AVs) are not supported
+	// (ErrNoSys).
 	Flags Flags
+	// Peer, with FlagPeer, is the owner's AV (fi_peer(3) "PEER AV",
+	// struct fi_peer_av_context): the opened AV uses the owner's fi_addr
+	// values (see peer.AVContext). Its type and RxCtxBits are the owner's
+	// (Type, if set, must match). FlagPeer without Peer or Peer.AV, or
+	// Peer without FlagPeer, gives ErrInval. Default nil.
+	Peer *peer.AVContext
 }
 
 // AV is an address vector (fi_av): it maps peer addresses to the Addr
@@ -42,6 +52,15 @@ type AV struct {
 	dom  *Domain
 	attr AVAttr
 	a    *av.AV
+	imp  *avImport // FI_PEER import, nil otherwise
+}
+
+// avImport is the state of an AV that imports an owner's (FlagPeer).
+type avImport struct {
+	ctx    peer.AVContext
+	owner  *AV    // ctx.AV when it is this package's AV (held open)
+	cancel func() // stops following the owner's changes
+	mu     sync.Mutex
 }
 
 // OpenAV opens an address vector (fi_av_open). attr may be nil for
@@ -62,6 +81,12 @@ func (d *Domain) OpenAV(attr *AVAttr) (*AV, error) {
 	}
 	if at.Flags&^avAttrFlags != 0 {
 		return nil, opErr("fi_av_open", prov, ErrBadFlags)
+	}
+	if (at.Flags&FlagPeer != 0) != (at.Peer != nil) || at.Peer != nil && at.Peer.AV == nil {
+		return nil, opErr("fi_av_open", prov, ErrInval)
+	}
+	if at.Peer != nil {
+		return d.openPeerAV(at, attr)
 	}
 	if at.Type == AVUnspec && d.info.DomainAttr != nil {
 		at.Type = d.info.DomainAttr.AVType
@@ -103,8 +128,8 @@ func (a *AV) Insert(addrs [][]byte, fiAddrs []Addr, flags Flags) (int, error) {
 	if a == nil {
 		return 0, ErrInval
 	}
-	if a.lc.isClosed() {
-		return 0, a.err("fi_av_insert", ErrClosed)
+	if err := a.writable("fi_av_insert"); err != nil {
+		return 0, err
 	}
 	n, err := a.a.Insert(addrs, fiAddrs, flags, nil)
 	if err != nil {
@@ -120,8 +145,8 @@ func (a *AV) InsertWithErrors(addrs [][]byte, fiAddrs []Addr, errs []error, flag
 	if a == nil {
 		return 0, ErrInval
 	}
-	if a.lc.isClosed() {
-		return 0, a.err("fi_av_insert", ErrClosed)
+	if err := a.writable("fi_av_insert"); err != nil {
+		return 0, err
 	}
 	if errs == nil && len(addrs) > 0 {
 		return 0, a.err("fi_av_insert", ErrInval)
@@ -141,8 +166,8 @@ func (a *AV) InsertSvc(node, service string, fiAddr *Addr, flags Flags) (int, er
 	if a == nil {
 		return 0, ErrInval
 	}
-	if a.lc.isClosed() {
-		return 0, a.err("fi_av_insertsvc", ErrClosed)
+	if err := a.writable("fi_av_insertsvc"); err != nil {
+		return 0, err
 	}
 	n, err := a.a.InsertSvc(node, service, fiAddr, flags, nil)
 	if err != nil {
@@ -158,8 +183,8 @@ func (a *AV) InsertSym(node string, nodecnt int, service string, svccnt int, fiA
 	if a == nil {
 		return 0, ErrInval
 	}
-	if a.lc.isClosed() {
-		return 0, a.err("fi_av_insertsym", ErrClosed)
+	if err := a.writable("fi_av_insertsym"); err != nil {
+		return 0, err
 	}
 	n, err := a.a.InsertSym(node, nodecnt, service, svccnt, fiAddrs, flags, nil)
 	if err != nil {
@@ -175,8 +200,8 @@ func (a *AV) Remove(fiAddrs []Addr, flags Flags) error {
 	if a == nil {
 		return ErrInval
 	}
-	if a.lc.isClosed() {
-		return a.err("fi_av_remove", ErrClosed)
+	if err := a.writable("fi_av_remove"); err != nil {
+		return err
 	}
 	if err := a.a.Remove(fiAddrs, flags); err != nil {
 		return a.err("fi_av_remove", err)
@@ -234,6 +259,12 @@ func (a *AV) Close() error {
 	}
 	if err := a.lc.beginClose(); err != nil {
 		return opErr("fi_close", a.dom.prov.Name(), err)
+	}
+	if a.imp != nil {
+		a.imp.cancel()
+		if a.imp.owner != nil {
+			a.imp.owner.lc.release()
+		}
 	}
 	_ = a.a.Close()
 	a.dom.lc.release()

@@ -150,8 +150,10 @@
 //
 // Peer types. No exported signature or field names package provider, the
 // SPI: the owner operations of fi_peer(3) (CQ.Owner, Cntr.Owner,
-// SRX.Owner, CQAttr.Peer, CntrAttr.Peer, PeerSRX.Owner, AV.Query's
-// peer.AVAttr) are package peer's types, aliases of the SPI's interfaces
+// SRX.Owner, EQ.Owner, CQAttr.Peer, CntrAttr.Peer, PeerSRX.Owner,
+// AV.Query's peer.AVAttr) and the import contexts (AVAttr.Peer,
+// AVSetAttr.Peer, EQAttr.Peer, OpenTransferEndpoint's
+// peer.TransferContext) are package peer's types, aliases of the SPI's interfaces
 // documented where users read them. The vocabulary types of this package
 // (Info, CQEntry, EQEntry, WaitObj ...) are aliases of the SPI's too, and
 // each is documented here in full, so that go doc never sends a user to
@@ -186,7 +188,7 @@
 //	fi_av_open                  Domain.OpenAV
 //	fi_mr_reg / regv / regattr  Domain.RegMR / RegMRv / RegMRAttr
 //	fi_endpoint                 Domain.OpenEndpoint
-//	fi_endpoint2                Domain.OpenEndpoint2 (FI_PEER_TRANSFER: ErrNoSys)
+//	fi_endpoint2                Domain.OpenEndpoint2 (FI_PEER_TRANSFER: see OpenTransferEndpoint)
 //	fi_scalable_ep              Domain.OpenScalableEndpoint
 //	fi_stx_context              Domain.OpenSTX
 //	fi_srx_context              Domain.OpenSRX
@@ -206,6 +208,8 @@
 //	fi_send / sendv / sendmsg / senddata / inject / injectdata
 //	                            Endpoint.Send / SendV / SendMsg / SendData / Inject / InjectData
 //	fi_recv / recvv / recvmsg   Endpoint.Recv / RecvV / RecvMsg
+//	struct fi_recv_context (FI_BUFFERED_RECV)  RecvContext: a buffered receive's OpContext, claimed or
+//	                            discarded by RecvMsg / TRecvMsg with FI_CLAIM / FI_DISCARD (see RecvContext)
 //	fi_tsend ... fi_tinjectdata, fi_trecv / trecvv / trecvmsg
 //	                            Endpoint.TSend ... TInjectData, TRecv / TRecvV / TRecvMsg
 //	fi_read / readv / readmsg   Endpoint.RMARead / RMAReadV / RMAReadMsg
@@ -236,23 +240,35 @@
 //	                            EQ.Read / ReadErr / SRead (SReadContext) / Write / StrError
 //	fi_av_insert / insertsvc / insertsym / remove / lookup / straddr
 //	                            AV.Insert (InsertWithErrors) / InsertSvc / InsertSym / Remove / Lookup / StrAddr
+//	fi_av_set                   AV.OpenSet (AVSetAttr)
+//	fi_av_set_union / intersect / diff / insert / remove / addr
+//	                            AVSet.Union / Intersect / Diff / Insert / Remove / Addr; members: Members, Len
 //	fi_rx_addr                  RxAddr
 //	fi_mr_key / fi_mr_desc / fi_mr_bind / fi_mr_enable  MR.Key / Desc (an MRDesc) / Bind / Enable
 //	fi_strerror                 StrError (and Errno.Error)
 //	fi_tc_dscp_set / get        TCDSCPSet / TCDSCPGet
-//	FI_PEER imports (fi_peer(3))  CQAttr.Peer, CntrAttr.Peer, Domain.OpenSRX with PeerSRX;
-//	                            owner ops of our objects: CQ.Owner, Cntr.Owner, SRX.Owner,
-//	                            AV.Query / AV.EPAddr; the interfaces are in package peer
+//	FI_PEER imports (fi_peer(3))  CQAttr.Peer, CntrAttr.Peer, Domain.OpenSRX with PeerSRX,
+//	                            AVAttr.Peer (fi_av_open), AVSetAttr.Peer (fi_av_set), EQAttr.Peer (fi_eq_open);
+//	                            owner ops of our objects: CQ.Owner, Cntr.Owner, SRX.Owner, EQ.Owner,
+//	                            AV.Query / AV.EPAddr (and ForeachAddr / OnChange, followed by an imported AV),
+//	                            AVSet.Members; the interfaces are in package peer
+//	fi_endpoint with FI_PEER_TRANSFER (fi_peer_transfer_context)
+//	                            Domain.OpenTransferEndpoint
+//	fi_export_fid / fi_import_fid  the owner operations above (export) and the FI_PEER
+//	                            opens (import); fi_import_log: SetLogHandler
 //
-// Not offered: fi_av_bind (deprecated); fi_av_set, fi_av_set_* and the
-// collective calls (fi_join, fi_join_collective, fi_mc_addr, fi_barrier,
+// Not offered: fi_av_bind (deprecated); the collective calls (fi_join,
+// fi_join_collective, fi_mc_addr, fi_barrier,
 // fi_broadcast, fi_allreduce, fi_allgather, fi_alltoall, fi_gather,
 // fi_scatter, fi_reduce, fi_reduce_scatter, fi_query_collective);
 // triggered operations
 // (fi_trigger); fi_mr_refresh, fi_mr_raw_attr,
 // fi_mr_map_raw and fi_mr_unmap_key; fi_open_ops, fi_set_ops, fi_open,
 // fi_get_val and fi_set_val; fi_nic. The provider-side calls of
-// fi_provider(7) (fi_prov_ini, fi_param_define, fi_param_get_*, fi_log_*,
-// fi_import, fi_export_fid) belong to writing a provider, not to this
-// package.
+// fi_provider(7) (fi_prov_ini, fi_param_define, fi_param_get_*, fi_log_*)
+// belong to writing a provider, not to this package. fi_export_fid is
+// "reserved for future use" in fi_peer(3) and an fi_control in C; here
+// an object is exported to a peer by its owner operations (CQ.Owner,
+// Cntr.Owner, SRX.Owner, EQ.Owner, the AV and AVSet themselves), which the
+// peer imports with the FI_PEER form of its open call.
 package fabric

@@ -72,6 +72,10 @@ type Endpoint struct {
 	sep    *ScalableEndpoint // owning scalable endpoint of a tx/rx context
 
 	avCancel func() // stops AV insert notifications
+
+	xfer     provider.TransferPeer // FI_PEER_TRANSFER: the peer linked to this main endpoint
+	xferMain *Endpoint             // the main endpoint this peer's endpoint is linked to (held open)
+	bufRecv  *bufRecv              // FI_BUFFERED_RECV (bufrecv.go), or nil
 }
 
 // OpenEndpoint opens an active endpoint (fi_endpoint). info is usually one
@@ -100,17 +104,26 @@ func (d *Domain) OpenEndpoint(info *Info) (*Endpoint, error) {
 		d.lc.release()
 		return nil, opErr(op, d.prov.Name(), err)
 	}
-	return newEndpoint(d, ci, pe), nil
+	br, err := newBufRecv(ci, pe)
+	if err != nil {
+		_ = pe.Close()
+		d.lc.release()
+		return nil, opErr(op, d.prov.Name(), err)
+	}
+	ep := newEndpoint(d, ci, pe)
+	ep.bufRecv = br
+	return ep, nil
 }
 
 // OpenEndpoint2 opens an active endpoint with flags (fi_endpoint2). With
 // flags 0 it is OpenEndpoint. The one flag fi_endpoint2 defines is
 // FlagPeerTransfer (fi_peer(3) "FI_PEER_TRANSFER"): an owner provider sets
 // up a peer transfer context with a provider whose Info.Mode asks for
-// ModePeerTransfer. No provider of this module asks for it or imports
-// transfers, so FlagPeerTransfer returns ErrNoSys, as fi_endpoint2 does
-// in C for a provider without the call; any other flag returns
-// ErrBadFlags. Nothing is opened in either case.
+// ModePeerTransfer. That needs the fi_peer_transfer_context, which this
+// form cannot carry: OpenTransferEndpoint is the call; here
+// FlagPeerTransfer returns ErrNoSys, as fi_endpoint2 does in C for a
+// provider without the call; any other flag returns ErrBadFlags. Nothing
+// is opened in either case.
 func (d *Domain) OpenEndpoint2(info *Info, flags Flags) (*Endpoint, error) {
 	if d == nil {
 		return nil, ErrInval
@@ -465,13 +478,13 @@ func (e *Endpoint) enableLocked() error {
 	}
 	res := provider.Resources{}
 	if e.txCQ != nil {
-		res.TxCQ = e.txCQ.owner()
+		res.TxCQ = e.xferWrap(e.txCQ.owner())
 		if e.txSel {
 			res.TxFlags |= FlagSelectiveCompletion
 		}
 	}
 	if e.rxCQ != nil {
-		res.RxCQ = e.rxCQ.owner()
+		res.RxCQ = e.xferWrap(e.rxCQ.owner())
 		if e.rxSel {
 			res.RxFlags |= FlagSelectiveCompletion
 		}
@@ -496,7 +509,7 @@ func (e *Endpoint) enableLocked() error {
 		}
 		var cq provider.CQOwner
 		if e.rxCQ != nil {
-			cq = e.rxCQ.owner()
+			cq = res.RxCQ
 		}
 		e.srxObj.setCompletion(cq, res.Cntrs[provider.CntrRecv], e.rxSel)
 		res.SRX = e.srxObj.owner()
@@ -510,9 +523,14 @@ func (e *Endpoint) enableLocked() error {
 	if e.ownRQ {
 		var cq provider.CQOwner
 		if e.rxCQ != nil {
-			cq = e.rxCQ.owner()
+			cq = res.RxCQ
 		}
 		e.rq.SetCompletion(cq, res.Cntrs[provider.CntrRecv])
+	}
+	if e.bufRecv != nil {
+		if err := e.enableBufRecv(); err != nil {
+			return err
+		}
 	}
 	e.res = res
 	if err := e.p.Enable(&e.res); err != nil {
@@ -579,6 +597,9 @@ func (ep *Endpoint) Close() error {
 	}
 	if ep.sep != nil {
 		ep.sep.lc.release()
+	}
+	if ep.xferMain != nil {
+		ep.xferMain.lc.release()
 	}
 	ep.dom.lc.release()
 	return opErr(op, ep.prov, err)
@@ -789,9 +810,10 @@ func (ep *Endpoint) Cancel(ctx any) error {
 // GetOpt returns an endpoint option (fi_getopt) at level OptEndpoint:
 // OptMinMultiRecv, OptCMDataSize, OptTxSize and OptRxSize (the queue
 // depths in effect), OptSendBufSize and OptRecvBufSize where the provider
-// has sockets (the size the kernel reports), and provider options.
-// Unknown options return ErrNoProtoOpt, and so do OptHMEMP2P and
-// OptXPUTrigger (see OptHMEMP2P).
+// has sockets (the size the kernel reports), OptBufferedMin and
+// OptBufferedLimit on an endpoint with ModeBufferedRecv (see
+// RecvContext), and provider options. Unknown options return
+// ErrNoProtoOpt, and so do OptHMEMP2P and OptXPUTrigger (see OptHMEMP2P).
 func (ep *Endpoint) GetOpt(level, name int) (uint64, error) {
 	if ep == nil {
 		return 0, ErrInval
@@ -814,6 +836,9 @@ func (ep *Endpoint) GetOpt(level, name int) (uint64, error) {
 	switch name {
 	case OptHMEMP2P, OptXPUTrigger:
 		return 0, opErr("fi_getopt", e.prov, ErrNoProtoOpt)
+	case OptBufferedMin, OptBufferedLimit:
+		v, err := e.getBufOpt(name)
+		return v, opErr("fi_getopt", e.prov, err)
 	case OptTxSize, OptRxSize:
 		e.mu.Lock()
 		defer e.mu.Unlock()
@@ -841,7 +866,8 @@ func (ep *Endpoint) GetOpt(level, name int) (uint64, error) {
 // OptTxSize where the provider queues transmits (tcp; ErrNoProtoOpt
 // elsewhere). OptSendBufSize and OptRecvBufSize set the socket buffers
 // (SO_SNDBUF / SO_RCVBUF) of the tcp and udp providers, at any time.
-// OptCMDataSize is read-only, and OptHMEMP2P and OptXPUTrigger return
+// OptBufferedMin and OptBufferedLimit apply to an endpoint with
+// ModeBufferedRecv, before Enable (see RecvContext). OptCMDataSize is read-only, and OptHMEMP2P and OptXPUTrigger return
 // ErrNoProtoOpt (see OptHMEMP2P).
 func (ep *Endpoint) SetOpt(level, name int, v uint64) error {
 	if ep == nil {
@@ -866,6 +892,8 @@ func (ep *Endpoint) SetOpt(level, name int, v uint64) error {
 	switch name {
 	case OptHMEMP2P, OptXPUTrigger:
 		return opErr("fi_setopt", e.prov, ErrNoProtoOpt)
+	case OptBufferedMin, OptBufferedLimit:
+		return opErr("fi_setopt", e.prov, e.setBufOpt(name, v))
 	case OptTxSize, OptRxSize:
 		return opErr("fi_setopt", e.prov, e.setQueueSize(name, v))
 	}

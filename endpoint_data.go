@@ -325,6 +325,11 @@ func (ep *Endpoint) recv(m *provider.Msg, flags Flags, explicit, tagged bool) er
 		return ErrInval
 	}
 	f := ep.rxFlags(e, flags, explicit)
+	if f&(FlagClaim|FlagDiscard) != 0 && f&FlagPeek == 0 {
+		if rc, ok := m.Context.(*RecvContext); ok {
+			return e.claimBuffered(rc, m, f, tagged) // bufrecv.go
+		}
+	}
 	if f&FlagMultiRecv != 0 && e.caps&CapMultiRecv == 0 {
 		return ErrBadFlags
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofabric/fabric/internal/eq"
 	"github.com/gofabric/fabric/internal/progress"
+	"github.com/gofabric/fabric/peer"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -17,8 +18,9 @@ type EQAttr struct {
 	// overruns is fatal (fi_eq(3)): further writes fail with ErrOverrun and
 	// reads return ErrOverrun once the queued events are drained.
 	Size uint64
-	// Flags: FlagWrite (the application may call Write, fi_eq_write) and
-	// FlagAffinity (ignored). Other bits give ErrInval. Default 0.
+	// Flags: FlagWrite (the application may call Write, fi_eq_write),
+	// FlagAffinity (ignored) and FlagPeer (import the owner's EQ given in
+	// Peer). Other bits give ErrInval. Default 0.
 	Flags Flags
 	// WaitObj is the wait object. The default, WaitUnspec (the zero
 	// value), lets SRead block; so do WaitMutexCond and WaitYield (which
@@ -34,9 +36,15 @@ type EQAttr struct {
 	WaitSet *Wait
 	// SignalingVector is the interrupt affinity hint; ignored.
 	SignalingVector int
+	// Peer, with FlagPeer, is the owner's EQ (fi_peer(3) "PEER EQ",
+	// struct fi_peer_eq_context): the events of objects bound to the
+	// opened EQ are written to Peer.EQ, and the opened EQ only drives
+	// their progress (see OpenEQ). FlagPeer without Peer or Peer.EQ, or
+	// Peer without FlagPeer, gives ErrInval. Default nil.
+	Peer *peer.EQContext
 }
 
-const eqAttrFlags = FlagWrite | FlagAffinity
+const eqAttrFlags = FlagWrite | FlagAffinity | FlagPeer
 
 // EQ is an event queue (fi_eq): connection management events
 // (EventConnReq, EventConnected, EventShutdown), asynchronous completions
@@ -46,15 +54,25 @@ const eqAttrFlags = FlagWrite | FlagAffinity
 // error result).
 type EQ struct {
 	waitable
-	fab  *Fabric
-	attr EQAttr
-	q    *eq.EQ
+	fab   *Fabric
+	attr  EQAttr
+	q     *eq.EQ
+	peer  peer.EQOwner // the owner's EQ of an FI_PEER import
+	owner *EQ          // peer, when it is this package's EQ (held open)
 }
 
 // OpenEQ opens an event queue (fi_eq_open). attr may be nil for the
 // defaults. The fabric cannot be closed while the EQ is open. Errors
 // (wrapped in *OpError): ErrInval for bad attributes, ErrNoSys for an
 // unsupported wait object, ErrClosed for a closed fabric.
+//
+// With attr.Flags&FlagPeer the EQ imports attr.Peer.EQ (fi_peer(3) "PEER
+// EQ"), which may be an EQ of another fabric or provider (EQ.Owner): the
+// events of the endpoints, passive endpoints and domains bound to the
+// opened EQ are written to the owner; Read drives their progress and
+// returns ErrAgain; ReadErr, SRead, SReadContext, Write, WaitFD,
+// WaitPollFD and TryWait return ErrNoSys. An owner that is an *EQ cannot
+// be closed before the import (ErrBusy).
 func (f *Fabric) OpenEQ(attr *EQAttr) (*EQ, error) {
 	if f == nil {
 		return nil, ErrInval
@@ -64,8 +82,12 @@ func (f *Fabric) OpenEQ(attr *EQAttr) (*EQ, error) {
 	if attr != nil {
 		a = *attr
 	}
-	if a.Flags&^eqAttrFlags != 0 || a.Size > eq.MaxSize {
+	if a.Flags&^eqAttrFlags != 0 || a.Size > eq.MaxSize ||
+		(a.Flags&FlagPeer != 0) != (a.Peer != nil) || a.Peer != nil && a.Peer.EQ == nil {
 		return nil, opErr("fi_eq_open", prov, ErrInval)
+	}
+	if a.Peer != nil {
+		return f.openPeerEQ(a)
 	}
 	if err := waitSetCheck(f, a.WaitObj, a.WaitSet); err != nil {
 		return nil, opErr("fi_eq_open", prov, err)
@@ -113,6 +135,12 @@ func (e *EQ) Read(flags Flags) (EQEntry, error) {
 	if e == nil {
 		return EQEntry{}, ErrInval
 	}
+	if e.q == nil {
+		if err := e.runPeer(); err != nil {
+			return EQEntry{}, err
+		}
+		return EQEntry{}, ErrAgain
+	}
 	ev, err := e.q.Read(flags)
 	return ev, closedErr(err)
 }
@@ -126,6 +154,9 @@ func (e *EQ) Read(flags Flags) (EQEntry, error) {
 func (e *EQ) ReadErr(ee *EQErrEntry) error {
 	if e == nil || ee == nil {
 		return ErrInval
+	}
+	if e.q == nil {
+		return e.noQueue()
 	}
 	return closedErr(e.q.ReadErr(ee, 0))
 }
@@ -163,6 +194,9 @@ func (e *EQ) SReadContext(ctx context.Context, flags Flags) (EQEntry, error) {
 }
 
 func (e *EQ) sread(flags Flags, deadline time.Time, done <-chan struct{}) (EQEntry, error) {
+	if e.q == nil {
+		return EQEntry{}, opErr("fi_eq_sread", e.prov, e.noQueue())
+	}
 	ev, err := e.q.SRead(flags, deadline, done)
 	if err == progress.ErrDone {
 		return ev, err
@@ -181,6 +215,9 @@ func (e *EQ) Write(entry *EQEntry) error {
 	}
 	if entry == nil {
 		return opErr("fi_eq_write", e.prov, ErrInval)
+	}
+	if e.q == nil {
+		return opErr("fi_eq_write", e.prov, e.noQueue())
 	}
 	_, err := e.q.WriteUser(entry)
 	return opErr("fi_eq_write", e.prov, closedErr(err))
@@ -220,11 +257,23 @@ func (e *EQ) Close() error {
 	if e == nil {
 		return ErrInval
 	}
-	return e.close()
+	if err := e.close(); err != nil {
+		return err
+	}
+	if e.owner != nil {
+		e.owner.lc.release()
+	}
+	return nil
 }
 
-// writer is what providers report events to.
-func (e *EQ) writer() provider.EQWriter { return e.q }
+// writer is what providers report events to: the owner of an FI_PEER
+// import, else the EQ's queue.
+func (e *EQ) writer() provider.EQWriter {
+	if e.peer != nil {
+		return e.peer
+	}
+	return e.q
+}
 
 // fabric returns the fabric the EQ was opened on.
 func (e *EQ) fabric() *Fabric { return e.fab }

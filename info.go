@@ -170,6 +170,7 @@ func getInfo(version uint32, node, service string, flags Flags, hints *Info, onl
 				h.Handle = pe.p // the provider sees its own passive endpoint
 			}
 		}
+		rc := takeRootCaps(h)
 		got, err := p.GetInfo(version, node, service, flags, h)
 		if err != nil {
 			// As in libfabric, one provider's failure (usually
@@ -179,7 +180,7 @@ func getInfo(version uint32, node, service string, flags Flags, hints *Info, onl
 			continue
 		}
 		for _, pi := range got {
-			if pi == nil {
+			if pi = giveRootCaps(pi, rc); pi == nil {
 				continue
 			}
 			info, err := infoFilter(version, name, p.Version(), node, service, flags, pi, hints)
@@ -191,6 +192,7 @@ func getInfo(version uint32, node, service string, flags Flags, hints *Info, onl
 			if hints != nil && hints.Handle != nil {
 				info.Handle = hints.Handle
 			}
+			bufRecvMode(p, info, hints)
 			out = append(out, info)
 		}
 	}

@@ -19,7 +19,7 @@ import (
 var nilObjects = []any{
 	(*Fabric)(nil), (*Domain)(nil), (*Endpoint)(nil), (*PassiveEndpoint)(nil), (*ScalableEndpoint)(nil),
 	(*STX)(nil), (*SRX)(nil), (*AV)(nil), (*MR)(nil), (*CQ)(nil), (*Cntr)(nil), (*EQ)(nil),
-	(*Wait)(nil), (*Poll)(nil),
+	(*Wait)(nil), (*Poll)(nil), (*AVSet)(nil),
 }
 
 // objectTypes returns the names of the exported struct types of the root

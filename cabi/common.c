@@ -45,6 +45,8 @@ static const struct {
 	T(gofab_eq_ops),
 	T(gofab_av_fi_ops),
 	T(gofab_av_ops),
+	T(gofab_av_set_fi_ops),
+	T(gofab_av_set_ops),
 	T(gofab_mr_fi_ops),
 	T(gofab_wait_fi_ops),
 	T(gofab_wait_ops),
@@ -105,6 +107,8 @@ uint64_t gofab_fid_handle(const struct fid *fid)
 		return ((const struct gofab_eq *)fid)->h;
 	case FI_CLASS_AV:
 		return ((const struct gofab_av *)fid)->h;
+	case FI_CLASS_AV_SET:
+		return ((const struct gofab_av_set *)fid)->h;
 	case FI_CLASS_MR:
 		return ((const struct gofab_mr *)fid)->h;
 	case FI_CLASS_WAIT:

@@ -26,6 +26,11 @@ struct gofab_av {
 	uint64_t h;
 };
 
+struct gofab_av_set {
+	struct fid_av_set set;
+	uint64_t h;
+};
+
 /* fi_mr_desc(mr) is the struct gofab_mr itself (mem_desc points to it):
  * a desc is a struct fid of class FI_CLASS_MR followed, after the struct
  * fid_mr, by the handle (cabi-ep decodes it so). */
@@ -48,6 +53,7 @@ struct gofab_cq *gofab_cq_alloc(uint64_t h, uintptr_t context);
 struct gofab_cntr *gofab_cntr_alloc(uint64_t h, uintptr_t context);
 struct gofab_eq *gofab_eq_alloc(uint64_t h, uintptr_t context);
 struct gofab_av *gofab_av_alloc(uint64_t h, uintptr_t context);
+struct gofab_av_set *gofab_av_set_alloc(uint64_t h, uintptr_t context);
 struct gofab_mr *gofab_mr_alloc(uint64_t h, uintptr_t context, uint64_t key);
 struct gofab_wait *gofab_wait_alloc(uint64_t h);
 struct gofab_poll *gofab_poll_alloc(uint64_t h);
@@ -64,6 +70,8 @@ extern struct fi_ops gofab_eq_fi_ops;
 extern struct fi_ops_eq gofab_eq_ops;
 extern struct fi_ops gofab_av_fi_ops;
 extern struct fi_ops_av gofab_av_ops;
+extern struct fi_ops gofab_av_set_fi_ops;
+extern struct fi_ops_av_set gofab_av_set_ops;
 extern struct fi_ops gofab_mr_fi_ops;
 extern struct fi_ops gofab_wait_fi_ops;
 extern struct fi_ops_wait gofab_wait_ops;

@@ -37,6 +37,10 @@ func gofab_getinfo(slot C.int, version C.uint32_t, node, service *C.char, flags 
 		if h, err = infoFromC(hints); err != nil {
 			return errno(err)
 		}
+		// FI_BUFFERED_RECV is not offered through the plugin: its
+		// completions would carry a Go RecvContext where C expects a
+		// struct fi_recv_context.
+		h.Mode &^= fabric.ModeBufferedRecv
 	}
 	// Only this slot's provider answers (the C library asks each provider
 	// in turn, and applies FI_PROVIDER itself, with the C names).

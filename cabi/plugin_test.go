@@ -151,6 +151,11 @@ func TestFiInfoMatchesGo(t *testing.T) {
 		t.Run(p, func(t *testing.T) {
 			c := infoBlocks(run(t, dir, "fi_info", "-p", "go"+p, "-v"), "go"+p, p)
 			g := infoBlocks(run(t, dir, goBin, "-p", p, "-v"), p, p)
+			for i := range g {
+				// The plugin does not offer FI_BUFFERED_RECV (info.go),
+				// which the Go providers show in mode to fi_info's hints.
+				g[i] = strings.ReplaceAll(g[i], "mode: [ FI_BUFFERED_RECV ]", "mode: [  ]")
+			}
 			if len(g) == 0 {
 				t.Fatal("Go fi_info printed nothing")
 			}

@@ -74,7 +74,15 @@ func (tg Target) hints(caps fabric.Caps) *fabric.Info {
 // if the provider does not claim them (ErrNoData).
 func (tg Target) info(t testing.TB, caps fabric.Caps) *fabric.Info {
 	t.Helper()
-	infos, err := fabric.GetInfo(fabric.APIVersion, tg.node(), "", fabric.FlagSource, tg.hints(caps))
+	return tg.infoMode(t, caps, 0)
+}
+
+// infoMode is info with extra mode bits in the hints (envOpts.mode).
+func (tg Target) infoMode(t testing.TB, caps fabric.Caps, mode fabric.Mode) *fabric.Info {
+	t.Helper()
+	h := tg.hints(caps)
+	h.Mode |= mode
+	infos, err := fabric.GetInfo(fabric.APIVersion, tg.node(), "", fabric.FlagSource, h)
 	if err != nil {
 		if caps != 0 && errors.Is(err, fabric.ErrNoData) {
 			t.Skipf("%s does not claim %v", tg.Provider, caps)
@@ -112,6 +120,7 @@ type envOpts struct {
 	txFlags   fabric.Flags // extra CQ bind flags (FlagSelectiveCompletion)
 	rxFlags   fabric.Flags
 	noEnable  bool
+	mode      fabric.Mode // extra mode bits in the hints (FI_BUFFERED_RECV)
 	modify    func(*fabric.Info)
 	wait      fabric.WaitObj
 	waitSet   bool         // open txcq and rxcq as members of a wait set (env.ws)
@@ -125,7 +134,7 @@ type envOpts struct {
 // open builds an env; everything is closed by t.Cleanup in reverse order.
 func (tg Target) open(t testing.TB, o envOpts) *env {
 	t.Helper()
-	info := tg.info(t, o.caps)
+	info := tg.infoMode(t, o.caps, o.mode)
 	if o.modify != nil {
 		o.modify(info)
 	}
@@ -406,7 +415,7 @@ type listener struct {
 
 func (tg Target) listen(t testing.TB, o envOpts) *listener {
 	t.Helper()
-	l := &listener{info: tg.info(t, o.caps)}
+	l := &listener{info: tg.infoMode(t, o.caps, o.mode)}
 	var err error
 	if l.fab, err = fabric.Open(l.info); err != nil {
 		t.Fatal(err)

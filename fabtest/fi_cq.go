@@ -36,6 +36,7 @@ var cqCases = []testCase{
 	{"fi_cq/strerror_printable", cqStrerrorPrintable},
 	{"fi_cq/rm_enabled_recv_with_full_rx_cq_EAGAIN", cqRmEnabledRecvWithFullRxCqEAGAIN},
 	{"fi_cq/source_err_unknown_sender_EADDRNOTAVAIL", cqSourceErrUnknownSenderEADDRNOTAVAIL},
+	{"fi_cq/buffered_recv_FI_MORE_and_FI_CLAIM_flags", cqBufferedRecvFIMOREAndFICLAIMFlags},
 }
 
 func cqReadEmptyEAGAIN(t *testing.T, tg Target) {
@@ -622,4 +623,41 @@ func bindAVIfAny(ep *fabric.Endpoint, e *env) error {
 		return nil
 	}
 	return ep.BindAV(e.av)
+}
+
+// cqBufferedRecvFIMOREAndFICLAIMFlags: with FI_CQ_FORMAT_DATA, a buffered
+// receive's report carries buf (the provider's buffer) and len (the
+// message size), FI_MORE only when buf is not the whole message; the
+// claim's completion carries FI_CLAIM and not FI_MORE.
+func cqBufferedRecvFIMOREAndFICLAIMFlags(t *testing.T, tg Target) {
+	bufRecvOffered(t, tg, 0)
+	const limit = 24
+	o := envOpts{format: fabric.CQFormatData, mode: fabric.ModeBufferedRecv, bind: func(e *env) {
+		if err := e.ep.SetOpt(fabric.OptEndpoint, fabric.OptBufferedMin, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.ep.SetOpt(fabric.OptEndpoint, fabric.OptBufferedLimit, limit); err != nil {
+			t.Fatal(err)
+		}
+	}}
+	a, b, ab, _ := tg.pair(t, o)
+	for _, size := range []int{limit - 1, limit + 1} {
+		msg := pattern(make([]byte, size), size)
+		bufSend(t, a, b, ab, msg, false, 0)
+		got, rc := waitBuffered(t, b, a)
+		if more := got.Flags&fabric.FlagMore != 0; more != (size > limit) || got.Flags&fabric.FlagClaim != 0 {
+			t.Fatalf("size %d: report flags %v", size, got.Flags)
+		}
+		if got.Len != uint64(size) || len(got.Buf) == 0 || !bytes.Equal(got.Buf, msg[:len(got.Buf)]) {
+			t.Fatalf("size %d: report len %d buf %q", size, got.Len, got.Buf)
+		}
+		buf := make([]byte, size)
+		if err := claim(b.ep, rc, buf, false); err != nil {
+			t.Fatal(err)
+		}
+		c, ee := waitCQ(t, b.rxcq, a.txcq)
+		if ee != nil || c.Flags&fabric.FlagClaim == 0 || c.Flags&fabric.FlagMore != 0 || !bytes.Equal(buf, msg) {
+			t.Fatalf("size %d: claim completion %+v %+v", size, c, ee)
+		}
+	}
 }

@@ -2,8 +2,10 @@ package fabtest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -46,6 +48,9 @@ var endpointCases = []testCase{
 	{"fi_endpoint/alias_ops_use_alias_flags", epAliasOpsUseAliasFlags},
 	{"fi_scalable_ep/unclaimed_ENOSYS", scalableEPUnclaimedENOSYS},
 	{"fi_srx_context/shared_rx_serves_every_bound_endpoint", srxSharedRxServesEveryBoundEndpoint},
+	{"fi_endpoint/buffered_opts_defaults_and_range", epBufferedOptsDefaultsAndRange},
+	{"fi_endpoint/buffered_opts_after_enable_EOPBADSTATE", epBufferedOptsAfterEnableEOPBADSTATE},
+	{"fi_endpoint/buffered_opts_without_mode_ENOPROTOOPT", epBufferedOptsWithoutModeENOPROTOOPT},
 }
 
 func epCreatedDisabledSendEOPBADSTATE(t *testing.T, tg Target) {
@@ -887,5 +892,78 @@ func epSendRecvBufSize(t *testing.T, tg Target) {
 		if err != nil || v < 64<<10 {
 			t.Fatalf("FI_OPT_RECV_BUF_SIZE after enable = %d, %v; want >= %d", v, err, 64<<10)
 		}
+	}
+}
+
+// ---- FI_OPT_BUFFERED_MIN / FI_OPT_BUFFERED_LIMIT ----
+
+func epBufferedOptsDefaultsAndRange(t *testing.T, tg Target) {
+	bufRecvOffered(t, tg, 0)
+	e := tg.open(t, envOpts{mode: fabric.ModeBufferedRecv, noEnable: true})
+	get := func(name int) uint64 {
+		t.Helper()
+		v, err := e.ep.GetOpt(fabric.OptEndpoint, name)
+		if err != nil {
+			t.Fatalf("getopt %d: %v", name, err)
+		}
+		return v
+	}
+	min, limit := get(fabric.OptBufferedMin), get(fabric.OptBufferedLimit)
+	if limit == 0 || min > limit {
+		t.Fatalf("defaults: FI_OPT_BUFFERED_MIN %d, FI_OPT_BUFFERED_LIMIT %d", min, limit)
+	}
+	// SIZE_MAX sets the largest limit the provider supports.
+	if err := e.ep.SetOpt(fabric.OptEndpoint, fabric.OptBufferedLimit, math.MaxUint64); err != nil {
+		t.Fatalf("FI_OPT_BUFFERED_LIMIT SIZE_MAX: %v", err)
+	}
+	max := get(fabric.OptBufferedLimit)
+	if max < limit {
+		t.Fatalf("SIZE_MAX set the limit to %d, below the default %d", max, limit)
+	}
+	if max < math.MaxUint64 {
+		isErr(t, "limit beyond the maximum", e.ep.SetOpt(fabric.OptEndpoint, fabric.OptBufferedLimit, max+1),
+			fabric.ErrMsgSize)
+	}
+	if get(fabric.OptBufferedLimit) != max {
+		t.Fatal("a refused FI_OPT_BUFFERED_LIMIT changed the limit")
+	}
+	if err := e.ep.SetOpt(fabric.OptEndpoint, fabric.OptBufferedMin, 16); err != nil {
+		t.Fatalf("FI_OPT_BUFFERED_MIN 16: %v", err)
+	}
+	if err := e.ep.SetOpt(fabric.OptEndpoint, fabric.OptBufferedLimit, 32); err != nil {
+		t.Fatalf("FI_OPT_BUFFERED_LIMIT 32: %v", err)
+	}
+	isErr(t, "min above the limit", e.ep.SetOpt(fabric.OptEndpoint, fabric.OptBufferedMin, 33), fabric.ErrInval)
+	isErr(t, "limit below the min", e.ep.SetOpt(fabric.OptEndpoint, fabric.OptBufferedLimit, 15), fabric.ErrInval)
+	var b [8]byte
+	if n, err := e.ep.GetOptBytes(fabric.OptEndpoint, fabric.OptBufferedMin, b[:]); err != nil || n != 8 ||
+		binary.NativeEndian.Uint64(b[:]) != 16 {
+		t.Fatalf("GetOptBytes(FI_OPT_BUFFERED_MIN): n=%d err=%v value %d", n, err, binary.NativeEndian.Uint64(b[:]))
+	}
+	if got := get(fabric.OptBufferedLimit); got != 32 {
+		t.Fatalf("limit %d, want 32", got)
+	}
+}
+
+func epBufferedOptsAfterEnableEOPBADSTATE(t *testing.T, tg Target) {
+	bufRecvOffered(t, tg, 0)
+	connectionless(t, tg) // a connection-oriented endpoint is enabled by Connect/Accept
+	e := tg.open(t, envOpts{mode: fabric.ModeBufferedRecv})
+	for _, name := range []int{fabric.OptBufferedMin, fabric.OptBufferedLimit} {
+		v, err := e.ep.GetOpt(fabric.OptEndpoint, name)
+		if err != nil {
+			t.Fatalf("getopt %d after enable: %v", name, err)
+		}
+		isErr(t, "setopt after enable", e.ep.SetOpt(fabric.OptEndpoint, name, v), fabric.ErrOpBadState)
+	}
+}
+
+func epBufferedOptsWithoutModeENOPROTOOPT(t *testing.T, tg Target) {
+	bufRecvOffered(t, tg, 0)
+	e := tg.open(t, envOpts{noEnable: true})
+	for _, name := range []int{fabric.OptBufferedMin, fabric.OptBufferedLimit} {
+		_, err := e.ep.GetOpt(fabric.OptEndpoint, name)
+		isErr(t, "getopt without FI_BUFFERED_RECV", err, fabric.ErrNoProtoOpt)
+		isErr(t, "setopt without FI_BUFFERED_RECV", e.ep.SetOpt(fabric.OptEndpoint, name, 64), fabric.ErrNoProtoOpt)
 	}
 }

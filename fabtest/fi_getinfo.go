@@ -28,6 +28,8 @@ var getinfoCases = []testCase{
 	{"fi_getinfo/mr_mode_subset_or_ENODATA", getinfoMrModeSubsetOrENODATA},
 	{"fi_getinfo/msg_prefix_mode_offered", getinfoMsgPrefixModeOffered},
 	{"fi_getinfo/getname_fits_control_message", getinfoGetnameFitsControlMessage},
+	{"fi_getinfo/buffered_recv_mode_only_when_asked", getinfoBufferedRecvModeOnlyWhenAsked},
+	{"fi_getinfo/total_buffered_recv_truthful", getinfoTotalBufferedRecvTruthful},
 }
 
 func getinfoNoHintsSrcAddrAndVersion(t *testing.T, tg Target) {
@@ -566,4 +568,55 @@ func getInfoOK(t *testing.T, what, node, service string, flags fabric.Flags, h *
 		t.Fatalf("%s: GetInfo returned no infos and no error", what)
 	}
 	return infos
+}
+
+// ---- FI_BUFFERED_RECV, total_buffered_recv ----
+
+func getinfoBufferedRecvModeOnlyWhenAsked(t *testing.T, tg Target) {
+	bufRecvOffered(t, tg, 0)
+	infos, err := fabric.GetInfo(fabric.APIVersion, tg.node(), "", fabric.FlagSource, tg.hints(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range infos {
+		if in.Mode&fabric.ModeBufferedRecv != 0 {
+			t.Fatalf("FI_BUFFERED_RECV returned to hints without it: mode %v", in.Mode)
+		}
+	}
+	h := tg.hints(0)
+	h.Mode |= fabric.ModeBufferedRecv
+	infos, err = fabric.GetInfo(fabric.APIVersion, tg.node(), "", fabric.FlagSource, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range infos {
+		if in.Mode&fabric.ModeBufferedRecv == 0 {
+			t.Fatalf("an Info without FI_BUFFERED_RECV: mode %v", in.Mode)
+		}
+		if in.RxAttr.TotalBufferedRecv == 0 {
+			t.Fatal("FI_BUFFERED_RECV offered with total_buffered_recv 0")
+		}
+	}
+}
+
+func getinfoTotalBufferedRecvTruthful(t *testing.T, tg Target) {
+	bufRecvOffered(t, tg, 0)
+	total := tg.info(t, 0).RxAttr.TotalBufferedRecv
+	if total == 0 {
+		t.Fatal("total_buffered_recv 0 from a provider that buffers received messages")
+	}
+	// A smaller hint is accepted and does not change what the endpoint
+	// buffers, so the value returned stays the provider's.
+	h := tg.hints(0)
+	h.RxAttr.TotalBufferedRecv = total / 2
+	infos, err := fabric.GetInfo(fabric.APIVersion, tg.node(), "", fabric.FlagSource, h)
+	if err != nil {
+		t.Fatalf("total_buffered_recv hint %d: %v", total/2, err)
+	}
+	if got := infos[0].RxAttr.TotalBufferedRecv; got != total {
+		t.Fatalf("total_buffered_recv %d with a hint of %d, want the provider's %d", got, total/2, total)
+	}
+	h.RxAttr.TotalBufferedRecv = total + 1
+	_, err = fabric.GetInfo(fabric.APIVersion, tg.node(), "", fabric.FlagSource, h)
+	isErr(t, "total_buffered_recv beyond the provider's", err, fabric.ErrNoData)
 }

@@ -38,6 +38,19 @@ var msgCases = []testCase{
 	{"fi_msg/multi_recv_release_under_selective_and_repost", msgMultiRecvReleaseUnderSelectiveAndRepost},
 	{"fi_msg/every_send_and_recv_variant", msgEverySendAndRecvVariant},
 	{"fi_msg/unexpected_from_unknown_then_directed_after_insert", msgUnexpectedFromUnknownThenDirectedAfterInsert},
+	{"fi_msg/buffered_recv_reported_then_claimed", msgBufferedRecvReportedThenClaimed},
+	{"fi_msg/buffered_recv_discard_frees_without_completion", msgBufferedRecvDiscardFreesWithoutCompletion},
+	{"fi_msg/buffered_recv_FI_MORE_beyond_limit_claim_gets_all", msgBufferedRecvFIMOREBeyondLimitClaimGetsAll},
+	{"fi_msg/buffered_recv_in_arrival_order", msgBufferedRecvInArrivalOrder},
+	{"fi_msg/buffered_recv_posted_receive_takes_message", msgBufferedRecvPostedReceiveTakesMessage},
+	{"fi_msg/buffered_recv_claim_twice_EINVAL", msgBufferedRecvClaimTwiceEINVAL},
+	{"fi_msg/buffered_recv_unknown_context_EINVAL", msgBufferedRecvUnknownContextEINVAL},
+	{"fi_msg/buffered_recv_claim_without_mode_EBADFLAGS", msgBufferedRecvClaimWithoutModeEBADFLAGS},
+	{"fi_msg/buffered_recv_unclaimed_released_at_close", msgBufferedRecvUnclaimedReleasedAtClose},
+	{"fi_msg/buffered_recv_claim_into_small_buffer_ETRUNC", msgBufferedRecvClaimIntoSmallBufferETRUNC},
+	{"fi_msg/buffered_recv_selective_completion", msgBufferedRecvSelectiveCompletion},
+	{"fi_tagged/buffered_recv_tag_reported_then_claimed", taggedBufferedRecvTagReportedThenClaimed},
+	{"fi_tagged/buffered_recv_unexpected_tag_reported_when_posted", taggedBufferedRecvUnexpectedTagReportedWhenPosted},
 }
 
 func msgZeroAllocSendRecvSteadyState(t *testing.T, tg Target) {
@@ -791,4 +804,331 @@ func msgUnexpectedFromUnknownThenDirectedAfterInsert(t *testing.T, tg Target) {
 	if ee != nil || got.OpContext != "directed" || string(buf[:got.Len]) != "early" {
 		t.Fatalf("directed receive of an early message: %+v %+v", got, ee)
 	}
+}
+
+// ---- buffered receives (fi_msg(3) "Buffered Receives") ----
+
+func msgBufferedRecvReportedThenClaimed(t *testing.T, tg Target) {
+	a, b, ab := bufPair(t, tg, 0, nil)
+	msg := pattern(make([]byte, 48), 1)
+	bufSend(t, a, b, ab, msg, false, 0)
+	got, rc := waitBuffered(t, b, a)
+	if rc.EP != b.ep || rc.Context != nil {
+		t.Fatalf("fi_recv_context: ep %p context %v, want ep %p and nil", rc.EP, rc.Context, b.ep)
+	}
+	if got.Flags&(fabric.FlagRecv|fabric.FlagMsg) != fabric.FlagRecv|fabric.FlagMsg ||
+		got.Flags&(fabric.FlagMore|fabric.FlagClaim) != 0 {
+		t.Fatalf("report flags %v, want FI_MSG|FI_RECV without FI_MORE or FI_CLAIM", got.Flags)
+	}
+	if got.Len != uint64(len(msg)) || !bytes.Equal(got.Buf, msg) {
+		t.Fatalf("report len %d buf %q, want %d %q", got.Len, got.Buf, len(msg), msg)
+	}
+	rc.Context = "mine" // the application may change it before claiming
+	buf := make([]byte, 64)
+	if err := claim(b.ep, rc, buf, false); err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	c, ee := waitCQ(t, b.rxcq, a.txcq)
+	if ee != nil || c.OpContext != "mine" || c.Flags&fabric.FlagClaim == 0 || c.Flags&fabric.FlagRecv == 0 ||
+		c.Len != uint64(len(msg)) || !bytes.Equal(buf[:len(msg)], msg) {
+		t.Fatalf("claim completion %+v %+v, data %q", c, ee, buf[:len(msg)])
+	}
+	expectEmpty(t, b.rxcq, scaled(10*time.Millisecond), a.txcq)
+}
+
+func msgBufferedRecvDiscardFreesWithoutCompletion(t *testing.T, tg Target) {
+	a, b, ab := bufPair(t, tg, 0, nil)
+	msgs := [][]byte{[]byte("drop me")}
+	if b.info.EPAttr.MaxMsgSize >= 300000 {
+		msgs = append(msgs, pattern(make([]byte, 300000), 3)) // partly in the network (FI_MORE)
+	}
+	for _, m := range msgs {
+		bufSend(t, a, b, ab, m, false, 0)
+		_, rc := waitBuffered(t, b, a)
+		if err := discard(b.ep, rc, false); err != nil {
+			t.Fatalf("discard: %v", err)
+		}
+		expectEmpty(t, b.rxcq, scaled(10*time.Millisecond), a.txcq)
+	}
+	// The endpoint goes on: the next message is reported.
+	bufSend(t, a, b, ab, []byte("next"), false, 0)
+	got, rc := waitBuffered(t, b, a)
+	if string(got.Buf) != "next" {
+		t.Fatalf("next report %q", got.Buf)
+	}
+	if err := discard(b.ep, rc, false); err != nil {
+		t.Fatalf("discard: %v", err)
+	}
+}
+
+func msgBufferedRecvFIMOREBeyondLimitClaimGetsAll(t *testing.T, tg Target) {
+	const min, limit = 8, 16
+	a, b, ab := bufPair(t, tg, 0, func(e *env) {
+		if err := e.ep.SetOpt(fabric.OptEndpoint, fabric.OptBufferedMin, min); err != nil {
+			t.Fatalf("FI_OPT_BUFFERED_MIN: %v", err)
+		}
+		if err := e.ep.SetOpt(fabric.OptEndpoint, fabric.OptBufferedLimit, limit); err != nil {
+			t.Fatalf("FI_OPT_BUFFERED_LIMIT: %v", err)
+		}
+	})
+	sizes := []int{limit, 100, 1000}
+	if b.info.EPAttr.MaxMsgSize >= 300000 {
+		// Beyond what a provider buffers whole (tcp keeps the rest in the
+		// stream until the claim).
+		sizes = append(sizes, 300000)
+	}
+	for _, size := range sizes {
+		msg := pattern(make([]byte, size), size)
+		bufSend(t, a, b, ab, msg, false, 0)
+		got, rc := waitBuffered(t, b, a)
+		more := got.Flags&fabric.FlagMore != 0
+		if got.Len != uint64(size) || more != (size > limit) {
+			t.Fatalf("size %d: report len %d flags %v", size, got.Len, got.Flags)
+		}
+		if len(got.Buf) > limit || (more && len(got.Buf) < min) || (!more && len(got.Buf) != size) ||
+			!bytes.Equal(got.Buf, msg[:len(got.Buf)]) {
+			t.Fatalf("size %d: report shows %d bytes (min %d, limit %d) %q", size, len(got.Buf), min, limit, got.Buf)
+		}
+		buf := make([]byte, size)
+		if err := claim(b.ep, rc, buf, false); err != nil {
+			t.Fatalf("claim: %v", err)
+		}
+		c, ee := waitCQ(t, b.rxcq, a.txcq)
+		if ee != nil || c.Len != uint64(size) || c.Flags&fabric.FlagClaim == 0 || !bytes.Equal(buf, msg) {
+			t.Fatalf("size %d: claim completion %+v %+v", size, c, ee)
+		}
+	}
+}
+
+func msgBufferedRecvInArrivalOrder(t *testing.T, tg Target) {
+	a, b, ab := bufPair(t, tg, 0, nil)
+	const n = 8
+	for i := 0; i < n; i++ {
+		bufSend(t, a, b, ab, []byte{byte(i), 'x'}, false, 0)
+	}
+	var rcs []*fabric.RecvContext
+	for i := 0; i < n; i++ {
+		got, rc := waitBuffered(t, b, a)
+		if len(got.Buf) != 2 || got.Buf[0] != byte(i) {
+			t.Fatalf("report %d: %q", i, got.Buf)
+		}
+		rcs = append(rcs, rc)
+	}
+	// Claim the odd ones (in reverse order: any order is allowed) and
+	// discard the even ones.
+	bufs := make([][]byte, n)
+	for i := n - 1; i >= 0; i-- {
+		var err error
+		if i%2 == 0 {
+			err = discard(b.ep, rcs[i], false)
+		} else {
+			rcs[i].Context = i
+			bufs[i] = make([]byte, 2)
+			err = claim(b.ep, rcs[i], bufs[i], false)
+		}
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+	}
+	for i := n - 1; i >= 0; i -= 2 {
+		c, ee := waitCQ(t, b.rxcq, a.txcq)
+		if ee != nil || c.OpContext != i || c.Flags&fabric.FlagClaim == 0 || bufs[i][0] != byte(i) {
+			t.Fatalf("claim %d: %+v %+v %q", i, c, ee, bufs[i])
+		}
+	}
+	expectEmpty(t, b.rxcq, scaled(10*time.Millisecond), a.txcq)
+}
+
+func msgBufferedRecvPostedReceiveTakesMessage(t *testing.T, tg Target) {
+	a, b, ab := bufPair(t, tg, 0, nil)
+	buf := make([]byte, 16)
+	if err := b.ep.Recv(buf, nil, fabric.AddrUnspec, "posted"); err != nil {
+		t.Fatal(err)
+	}
+	bufSend(t, a, b, ab, []byte("direct"), false, 0)
+	got, ee := waitCQ(t, b.rxcq, a.txcq)
+	if ee != nil || got.OpContext != "posted" || got.Flags&fabric.FlagClaim != 0 || string(buf[:got.Len]) != "direct" {
+		t.Fatalf("posted receive: %+v %+v %q", got, ee, buf[:got.Len])
+	}
+}
+
+func msgBufferedRecvClaimTwiceEINVAL(t *testing.T, tg Target) {
+	a, b, ab := bufPair(t, tg, 0, nil)
+	bufSend(t, a, b, ab, []byte("once"), false, 0)
+	_, rc := waitBuffered(t, b, a)
+	buf := make([]byte, 8)
+	if err := claim(b.ep, rc, buf, false); err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	if _, ee := waitCQ(t, b.rxcq, a.txcq); ee != nil {
+		t.Fatalf("claim completion: %+v", ee)
+	}
+	isErr(t, "second claim", claim(b.ep, rc, buf, false), fabric.ErrInval)
+	isErr(t, "discard after claim", discard(b.ep, rc, false), fabric.ErrInval)
+	// A discarded one cannot be claimed either.
+	bufSend(t, a, b, ab, []byte("twice"), false, 0)
+	_, rc = waitBuffered(t, b, a)
+	if err := discard(b.ep, rc, false); err != nil {
+		t.Fatalf("discard: %v", err)
+	}
+	isErr(t, "claim after discard", claim(b.ep, rc, buf, false), fabric.ErrInval)
+	isErr(t, "second discard", discard(b.ep, rc, false), fabric.ErrInval)
+	expectEmpty(t, b.rxcq, scaled(10*time.Millisecond), a.txcq)
+}
+
+func msgBufferedRecvUnknownContextEINVAL(t *testing.T, tg Target) {
+	a, b, ab := bufPair(t, tg, 0, nil)
+	buf := make([]byte, 8)
+	isErr(t, "claim of a RecvContext the provider never reported", claim(b.ep, &fabric.RecvContext{EP: b.ep}, buf, false),
+		fabric.ErrInval)
+	isErr(t, "discard of a RecvContext the provider never reported", discard(b.ep, &fabric.RecvContext{}, false),
+		fabric.ErrInval)
+	// Another endpoint's report is not this endpoint's to claim.
+	bufSend(t, a, b, ab, []byte("b's"), false, 0)
+	_, rc := waitBuffered(t, b, a)
+	if tg.EPType != fabric.EPMsg {
+		isErr(t, "claim on another endpoint", claim(a.ep, rc, buf, false), fabric.ErrInval)
+	}
+	// The message is still b's.
+	if err := claim(b.ep, rc, buf, false); err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	if c, ee := waitCQ(t, b.rxcq, a.txcq); ee != nil || string(buf[:c.Len]) != "b's" {
+		t.Fatalf("claim completion %+v %+v", c, ee)
+	}
+}
+
+func msgBufferedRecvClaimWithoutModeEBADFLAGS(t *testing.T, tg Target) {
+	bufRecvOffered(t, tg, 0)
+	a, b, ab, _ := tg.pair(t, envOpts{}) // without FI_BUFFERED_RECV
+	rc := &fabric.RecvContext{EP: b.ep}
+	isErr(t, "claim", claim(b.ep, rc, make([]byte, 8), false), fabric.ErrBadFlags)
+	isErr(t, "discard", discard(b.ep, rc, false), fabric.ErrBadFlags)
+	for _, o := range []int{fabric.OptBufferedMin, fabric.OptBufferedLimit} {
+		_, err := b.ep.GetOpt(fabric.OptEndpoint, o)
+		isErr(t, "getopt", err, fabric.ErrNoProtoOpt)
+	}
+	// Messages are not reported: they wait for a receive.
+	retry(t, "send", func() error { return a.ep.Send([]byte("plain"), nil, ab, nil) }, a.txcq)
+	waitCQ(t, a.txcq, b.rxcq)
+	expectEmpty(t, b.rxcq, scaled(10*time.Millisecond), a.txcq)
+	buf := make([]byte, 8)
+	if err := b.ep.Recv(buf, nil, fabric.AddrUnspec, "r"); err != nil {
+		t.Fatal(err)
+	}
+	if got, ee := waitCQ(t, b.rxcq, a.txcq); ee != nil || got.OpContext != "r" || string(buf[:got.Len]) != "plain" {
+		t.Fatalf("receive: %+v %+v", got, ee)
+	}
+}
+
+func msgBufferedRecvUnclaimedReleasedAtClose(t *testing.T, tg Target) {
+	a, b, ab := bufPair(t, tg, 0, nil)
+	var rcs []*fabric.RecvContext
+	for i := 0; i < 4; i++ {
+		bufSend(t, a, b, ab, pattern(make([]byte, 32), i), false, 0)
+		_, rc := waitBuffered(t, b, a)
+		rcs = append(rcs, rc)
+	}
+	if err := b.ep.Close(); err != nil {
+		t.Fatalf("close with unclaimed buffered receives: %v", err)
+	}
+	for _, rc := range rcs {
+		isErr(t, "claim after close", claim(b.ep, rc, make([]byte, 32), false), fabric.ErrClosed)
+	}
+}
+
+func msgBufferedRecvClaimIntoSmallBufferETRUNC(t *testing.T, tg Target) {
+	a, b, ab := bufPair(t, tg, 0, nil)
+	msg := pattern(make([]byte, 40), 7)
+	bufSend(t, a, b, ab, msg, false, 0)
+	_, rc := waitBuffered(t, b, a)
+	rc.Context = "small"
+	buf := make([]byte, 16)
+	if err := claim(b.ep, rc, buf, false); err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	_, ee := waitCQ(t, b.rxcq, a.txcq)
+	if ee == nil || !errors.Is(ee.Err, fabric.ErrTrunc) || ee.OpContext != "small" || ee.Olen != 24 ||
+		!bytes.Equal(buf, msg[:16]) {
+		t.Fatalf("claim into 16 bytes of a 40-byte message: %+v, data %q", ee, buf)
+	}
+	// The endpoint goes on.
+	bufSend(t, a, b, ab, []byte("after"), false, 0)
+	if got, rc := waitBuffered(t, b, a); string(got.Buf) != "after" {
+		t.Fatalf("next report %q", got.Buf)
+	} else if err := discard(b.ep, rc, false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Under FI_SELECTIVE_COMPLETION the reports are written all the same (the
+// application must learn of the message); a claim completes only with
+// FI_COMPLETION.
+func msgBufferedRecvSelectiveCompletion(t *testing.T, tg Target) {
+	bufRecvOffered(t, tg, 0)
+	o := envOpts{mode: fabric.ModeBufferedRecv, rxFlags: fabric.FlagSelectiveCompletion}
+	a, b, ab, _ := tg.pair(t, o)
+	for i, flags := range []fabric.Flags{fabric.FlagClaim, fabric.FlagClaim | fabric.FlagCompletion} {
+		msg := pattern(make([]byte, 12), i)
+		bufSend(t, a, b, ab, msg, false, 0)
+		_, rc := waitBuffered(t, b, a)
+		buf := make([]byte, 12)
+		if err := b.ep.RecvMsg(&fabric.Msg{IOV: [][]byte{buf}, Context: rc}, flags); err != nil {
+			t.Fatalf("claim %v: %v", flags, err)
+		}
+		if flags&fabric.FlagCompletion == 0 {
+			expectEmpty(t, b.rxcq, scaled(10*time.Millisecond), a.txcq)
+		} else if c, ee := waitCQ(t, b.rxcq, a.txcq); ee != nil || c.Flags&fabric.FlagClaim == 0 {
+			t.Fatalf("claim with FI_COMPLETION: %+v %+v", c, ee)
+		}
+		if !bytes.Equal(buf, msg) {
+			t.Fatalf("claim %v: data %q", flags, buf)
+		}
+	}
+}
+
+// ---- fi_tagged(3) "Buffered Tagged Receives" ----
+
+func taggedBufferedRecvTagReportedThenClaimed(t *testing.T, tg Target) {
+	a, b, ab := bufPair(t, tg, fabric.CapTagged, nil)
+	// The buffers of a tagged receive are ignored in the mode: only the
+	// tag is posted.
+	if err := b.ep.TRecv(nil, nil, fabric.AddrUnspec, 0x77, 0, "tag77"); err != nil {
+		t.Fatalf("trecv: %v", err)
+	}
+	msg := []byte("tagged payload")
+	bufSend(t, a, b, ab, msg, true, 0x77)
+	got, rc := waitBuffered(t, b, a)
+	if rc.EP != nil || rc.Context != "tag77" || got.Tag != 0x77 || got.Flags&fabric.FlagTagged == 0 ||
+		!bytes.Equal(got.Buf, msg) || got.Len != uint64(len(msg)) {
+		t.Fatalf("tagged report %+v, fi_recv_context %+v", got, rc)
+	}
+	buf := make([]byte, 32)
+	if err := claim(b.ep, rc, buf, true); err != nil {
+		t.Fatalf("tagged claim: %v", err)
+	}
+	c, ee := waitCQ(t, b.rxcq, a.txcq)
+	if ee != nil || c.OpContext != "tag77" || c.Flags&fabric.FlagClaim == 0 || c.Tag != 0x77 ||
+		!bytes.Equal(buf[:c.Len], msg) {
+		t.Fatalf("tagged claim completion %+v %+v", c, ee)
+	}
+	isErr(t, "untagged claim of a tagged report", claim(b.ep, rc, buf, false), fabric.ErrInval)
+}
+
+func taggedBufferedRecvUnexpectedTagReportedWhenPosted(t *testing.T, tg Target) {
+	a, b, ab := bufPair(t, tg, fabric.CapTagged, nil)
+	bufSend(t, a, b, ab, []byte("early"), true, 5)
+	// No tag posted: the message waits unreported.
+	expectEmpty(t, b.rxcq, scaled(20*time.Millisecond), a.txcq)
+	if err := b.ep.TRecv(nil, nil, fabric.AddrUnspec, 5, 0, "late"); err != nil {
+		t.Fatalf("trecv: %v", err)
+	}
+	got, rc := waitBuffered(t, b, a)
+	if rc.Context != "late" || got.Tag != 5 || string(got.Buf) != "early" {
+		t.Fatalf("report %+v %+v", got, rc)
+	}
+	if err := discard(b.ep, rc, true); err != nil {
+		t.Fatalf("tagged discard: %v", err)
+	}
+	expectEmpty(t, b.rxcq, scaled(10*time.Millisecond), a.txcq)
 }

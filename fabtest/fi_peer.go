@@ -33,6 +33,12 @@ var peerCases = []testCase{
 	{"fi_peer/owner_provider_full_cq_loses_nothing", peerOwnerFullCQ},
 	{"fi_peer/owner_provider_peer_closed_queued_delivered", peerOwnerPeerClosed},
 	{"fi_peer/owner_provider_av", peerOwnerAV},
+	{"fi_peer/import_av_owner_fi_addrs_valid_at_peer", peerImportAvOwnerFiAddrsValidAtPeer},
+	{"fi_peer/import_av_follows_owner_user_id", peerImportAvFollowsOwner},
+	{"fi_peer/import_av_errors", peerImportAvErrors},
+	{"fi_peer/import_av_set_members", peerImportAvSetMembers},
+	{"fi_peer/import_eq_events_land_in_owner", peerImportEqEventsLandInOwner},
+	{"fi_peer/rx_entry_carries_desc", peerRxEntryCarriesDesc},
 }
 
 func peerImportCntrIncrementsOwner(t *testing.T, tg Target) {

@@ -23,9 +23,9 @@ import (
 // sources) are relative to the peer's AV (fi_peer(3) "PEER CQ"); the
 // composite makes them the owner's by inserting the peer's remote
 // addresses with FI_AV_USER_ID, the user id being the fi_addr the owner
-// gives that remote (peerUID). libfabric 1.17's FI_PEER AV import
-// (fi_av_open with fi_peer_av_context) has no counterpart in this API:
-// OpenAV takes no owner. The owner's AV serves peer.AVOwner directly.
+// gives that remote (peerUID). The FI_PEER AV import (fi_av_open with
+// fi_peer_av_context), where the peer uses the owner's fi_addrs instead,
+// has its own cases (fi_peer_import.go).
 
 // peerUID is the fi_addr under which the composite (the test) knows the
 // target's sender: far from the indices the owner's AV hands out.

@@ -16,6 +16,7 @@ import (
 
 // processCases lists the cross-process behaviours, in the order they run.
 var processCases = []testCase{
+	{"process/buffered_recv_from_separate_process", processBufferedRecvFromSeparateProcess},
 	{"process/msg_pingpong_with_separate_process", processMsgPingpongWithSeparateProcess},
 	{"process/pingpong_with_separate_process", processPingpongWithSeparateProcess},
 	{"process/wait_set_pingpong_with_separate_process", processWaitSetPingpong},
@@ -171,6 +172,8 @@ func Helper(t *testing.T) {
 	}
 	iters, _ := strconv.Atoi(os.Getenv("FABTEST_ITERS"))
 	switch role {
+	case "buffered-send":
+		helperBufferedSend(t, tg, peer)
 	case "echo":
 		helperEcho(t, tg, peer, iters)
 	case "msg-echo":

@@ -19,6 +19,7 @@ var cases = slices.Concat(
 	domainCases,   // fi_domain.go: fi_domain, fi_close
 	endpointCases, // fi_endpoint.go: fi_endpoint, fi_scalable_ep, fi_srx_context
 	avCases,       // fi_av.go
+	avSetCases,    // fi_av_set.go
 	cqCases,       // fi_cq.go
 	cntrCases,     // fi_cntr.go
 	eqCases,       // fi_eq.go

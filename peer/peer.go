@@ -19,12 +19,15 @@
 //	fi_ops_srx_peer.discard_msg / discard_tag  SRXPeer.DiscardMsg / DiscardTag
 //	struct fi_peer_rx_entry                    RxEntry
 //	fi_ops_av_owner.query / ep_addr            AVOwner.Query / EPAddr
+//	struct fi_peer_av_context (FI_PEER)        AVContext, fabric.AVAttr{Flags: FI_PEER, Peer: &ctx}
 //	fi_ops_av_set_owner.members                AVSetOwner.Members
+//	struct fi_peer_av_set_context              AVSetContext, fabric.AVSetAttr{Peer: &ctx}
 //	fi_ops_transfer_peer.complete / comperr    TransferPeer.Complete / CompErr
+//	struct fi_peer_transfer_context            TransferContext, fabric.Domain.OpenTransferEndpoint
 //	struct fi_peer_cq_context (FI_PEER)        fabric.CQAttr{Flags: FI_PEER, Peer: owner}
 //	struct fi_peer_cntr_context                fabric.CntrAttr{Flags: FI_PEER, Peer: owner}
 //	struct fi_peer_srx_context                 fabric.Domain.OpenSRX(attr, &fabric.PeerSRX{Owner: owner})
-//	struct fi_peer_eq_context                  EQContext
+//	struct fi_peer_eq_context (FI_PEER)        EQContext, fabric.EQAttr{Flags: FI_PEER, Peer: &ctx}
 //	struct fi_peer_domain_context              DomainContext
 package peer
 
@@ -128,6 +131,10 @@ type (
 	EQErrEntry = provider.EQErrEntry
 )
 
+// AddrFormat is an address format (FI_SOCKADDR_IN, FI_ADDR_STR ...;
+// fabric.AddrFormat).
+type AddrFormat = provider.AddrFormat
+
 // AVAttr is the subset of fi_av_attr an AV owner reports through Query.
 type AVAttr struct {
 	Type      AVType
@@ -153,6 +160,61 @@ type Named interface {
 	Name() ([]byte, error)
 }
 
+// AVAddrOwner is an optional AVOwner extension (fi_peer(3) has no
+// counterpart) through which a peer AV (AVContext) makes the owner's
+// fi_addr values valid for the peer's own transfers: the peer's AV keeps,
+// at each of the owner's fi_addrs, the peer's address of that same remote
+// (see AVContext.Addr), and follows the owner's inserts and removals. An
+// owner without it can only be queried (the offload model of fi_peer(3),
+// where the peer sends through the owner: FI_PEER_TRANSFER).
+// fabric.AV implements it, and so does the AV a provider is handed at
+// Enable (provider.Resources.AV): a composite provider (lnx) passes its
+// endpoint's AV, as it sees it, to the AVs of the providers it drives,
+// with AVContext.Addr picking each one's part of its addresses, and every
+// remote keeps one fi_addr across all paths.
+type AVAddrOwner interface {
+	AVOwner
+	// ForeachAddr calls fn for every address in the AV, in fi_addr order,
+	// with the address as inserted (fn must neither keep nor modify it)
+	// and the user id given with FI_AV_USER_ID (hasUserID false when there
+	// is none). fn must not call into the AV.
+	ForeachAddr(fn func(fiAddr Addr, addr []byte, userID Addr, hasUserID bool))
+	// OnChange registers fn, called (without the AV's locks held) after
+	// every insert or removal that changed the AV; cancel unregisters it.
+	OnChange(fn func()) (cancel func())
+}
+
+// AVContext is fi_peer_av_context: the owner's AV imported by a peer's
+// AV (fabric.AVAttr.Peer). The peer's AV then takes its type and
+// rx_ctx_bits from the owner's (AVOwner.Query) and uses the owner's
+// fi_addr values: an fi_addr the owner returned from an insert names the
+// same remote in the peer's transfers, and the sources of the peer's
+// completions are the owner's fi_addrs (or its FI_AV_USER_ID ids).
+// Addresses are inserted and removed through the owner only.
+type AVContext struct {
+	// AV is the owner's AV; it must stay open until the peer's AV is
+	// closed (a fabric.AV cannot be closed before: ErrBusy). Required.
+	AV AVOwner
+	// Addr converts an address stored in the owner's AV into the address,
+	// in the peer's format, of the same remote: for a composite whose AV
+	// holds addresses with one part per path, the peer's part; nil when
+	// the remote has no address the peer can reach (the peer's AV then
+	// has no address at that fi_addr). The result may alias owner (it is
+	// copied). Nil means the identity, for owner and peer of one address
+	// format. Addr is called with the owner's AV locked for reading: it
+	// must not call into the owner's AV.
+	Addr func(owner []byte) []byte
+}
+
+// AVSetContext is fi_peer_av_set_context: the owner's AV set imported by
+// a peer's AV set (fabric.AVSetAttr.Peer). The peer's set has the
+// owner's members (AVSetOwner.Members), read whenever they are asked for.
+type AVSetContext struct {
+	// Set is the owner's AV set; it must stay open until the peer's set is
+	// closed (a fabric.AVSet cannot be closed before: ErrBusy). Required.
+	Set AVSetOwner
+}
+
 // AVSetOwner is fi_ops_av_set_owner.
 type AVSetOwner interface {
 	// Members copies the set's addresses into addrs and returns how many
@@ -162,14 +224,38 @@ type AVSetOwner interface {
 }
 
 // TransferPeer is fi_ops_transfer_peer: how the main provider reports the
-// completion of transfers a peer initiated over it (FI_PEER_TRANSFER).
-type TransferPeer interface {
-	Complete(ep any, e *CQEntry, src Addr) error
-	CompErr(ep any, e *CQErrEntry) error
-}
+// completion of transfers a peer provider initiated over the main
+// provider's endpoint (FI_PEER_TRANSFER). Methods: Complete(ep any, e
+// *CQEntry, src Addr) error (a successful completion; src the source or
+// AddrNotAvail) and CompErr(ep any, e *CQErrEntry) error; ep is the main
+// provider's *fabric.Endpoint, e.OpContext the peer's context
+// (TransferOp.Context). They are called from the main provider's progress
+// and may post further transfers, write to the owner's CQ or EQ and
+// register memory.
+type TransferPeer = provider.TransferPeer
 
-// EQContext is fi_peer_eq_context: the owner's EQ imported by a peer.
+// TransferOp is the operation context with which a peer provider posts a
+// transfer on the main provider's endpoint (TransferContext.EP): the
+// transfer's completion goes to the peer's TransferPeer, with Context as
+// its context, not to the endpoint's CQ. (libfabric 1.17 names the bit,
+// FI_PEER_TRANSFER, but no call carries it; a context of this type is how
+// the main endpoint tells the peer's transfers from its own.) Field:
+// Context any.
+type TransferOp = provider.TransferOp
+
+// TransferContext is fi_peer_transfer_context, given to
+// fabric.Domain.OpenTransferEndpoint. Fields: Info *fabric.Info (the main
+// provider's attributes, optional), EP any (the main provider's
+// *fabric.Endpoint, not yet enabled) and Peer TransferPeer (set by the
+// peer provider before the open returns).
+type TransferContext = provider.TransferContext
+
+// EQContext is fi_peer_eq_context: the owner's EQ imported by a peer's
+// EQ (fabric.EQAttr.Peer, with FI_PEER): the events of the objects bound
+// to the peer's EQ are written to EQ (fabric.EQ.Owner returns one).
 type EQContext struct {
+	// EQ is the owner's EQ; it must stay open until the peer's EQ is
+	// closed (a fabric.EQ cannot be closed before: ErrBusy). Required.
 	EQ EQOwner
 }
 

@@ -112,6 +112,7 @@ var udpKnownDiffs = map[string]bool{
 	"fi_info/caps":                   true,
 	"fi_tx_attr/caps":                true,
 	"fi_rx_attr/caps":                true,
+	"fi_info/mode":                   true, // FI_BUFFERED_RECV offered when the hints allow it (prov/udp bufrecv.go)
 	"fi_rx_attr/total_buffered_recv": true,
 	"fi_domain_attr/data_progress":   true,
 }

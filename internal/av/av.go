@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gofabric/fabric/peer"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -62,6 +63,7 @@ type AV struct {
 
 	lmu       sync.Mutex
 	listeners map[int]func()
+	changeL   map[int]func() // OnChange: inserts and removals
 	nextL     int
 }
 
@@ -365,7 +367,15 @@ func (a *AV) Remove(fiAddrs []provider.Addr, flags provider.Flags) error {
 		return provider.EBADFLAGS
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
+	err := a.removeLocked(fiAddrs)
+	a.mu.Unlock()
+	if err == nil && len(fiAddrs) > 0 {
+		a.notifyChange()
+	}
+	return err
+}
+
+func (a *AV) removeLocked(fiAddrs []provider.Addr) error {
 	if a.closed {
 		return provider.EBADF
 	}
@@ -611,11 +621,14 @@ func (a *AV) OnInsert(fn func()) (cancel func()) {
 
 func (a *AV) notify() {
 	a.lmu.Lock()
-	if len(a.listeners) == 0 {
+	if len(a.listeners)+len(a.changeL) == 0 {
 		a.lmu.Unlock()
 		return
 	}
-	fns := make([]func(), 0, len(a.listeners))
+	fns := make([]func(), 0, len(a.listeners)+len(a.changeL))
+	for _, fn := range a.changeL {
+		fns = append(fns, fn)
+	}
 	for _, fn := range a.listeners {
 		fns = append(fns, fn)
 	}
@@ -623,6 +636,110 @@ func (a *AV) notify() {
 	for _, fn := range fns {
 		fn()
 	}
+}
+
+// OnChange registers fn to be called (without locks held) after every
+// insert that added an address and every removal, for example to let a
+// peer AV follow this one (fi_peer(3) "PEER AV"). The returned function
+// unregisters it.
+func (a *AV) OnChange(fn func()) (cancel func()) {
+	a.lmu.Lock()
+	defer a.lmu.Unlock()
+	if a.changeL == nil {
+		a.changeL = make(map[int]func())
+	}
+	id := a.nextL
+	a.nextL++
+	a.changeL[id] = fn
+	return func() {
+		a.lmu.Lock()
+		delete(a.changeL, id)
+		a.lmu.Unlock()
+	}
+}
+
+func (a *AV) notifyChange() {
+	a.lmu.Lock()
+	fns := make([]func(), 0, len(a.changeL))
+	for _, fn := range a.changeL {
+		fns = append(fns, fn)
+	}
+	a.lmu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+// Foreach calls fn for every address in the AV, in fi_addr order, with
+// the read lock held: the address (not to be kept or modified) and the
+// user id given at insert (hasUser false without one). fn must not call
+// into the AV.
+func (a *AV) Foreach(fn func(idx provider.Addr, addr []byte, user provider.Addr, hasUser bool)) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	for i := range a.slots {
+		if s := &a.slots[i]; s.valid {
+			fn(provider.Addr(i), s.addr, s.user, s.hasUser)
+		}
+	}
+}
+
+// Entry is one address of Mirror.
+type Entry struct {
+	Index   provider.Addr // the fi_addr (index) it takes
+	Addr    []byte        // copied
+	User    provider.Addr // user id, when HasUser
+	HasUser bool
+}
+
+// Mirror replaces the AV's contents with entries, each at its own index
+// (a peer AV following its owner's, fi_peer(3) "PEER AV"); indices not
+// listed are unused. Entries with an index beyond the receive context
+// bits, an invalid address or a repeated index are left out. It returns
+// EBADF after Close.
+func (a *AV) Mirror(entries []Entry) error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return provider.EBADF
+	}
+	var n provider.Addr
+	for _, e := range entries {
+		if e.Index&^a.mask == 0 && e.Index != provider.AddrNotAvail && e.Index >= n {
+			n = e.Index + 1
+		}
+	}
+	slots := make([]slot, n)
+	for _, e := range entries {
+		if e.Index&^a.mask != 0 || e.Index >= n || slots[e.Index].valid || !a.ValidAddr(e.Addr) {
+			continue
+		}
+		slots[e.Index] = slot{addr: append([]byte(nil), e.Addr...), user: e.User, hasUser: e.HasUser, valid: true}
+	}
+	a.gen.Add(1)
+	for i := range a.slots {
+		if i >= len(slots) || !slots[i].valid {
+			a.setLook(provider.Addr(i), nil)
+		}
+	}
+	for len(slots) > 0 && !slots[len(slots)-1].valid {
+		slots = slots[:len(slots)-1]
+	}
+	a.slots, a.free, a.live = slots, nil, 0
+	a.rev = make(map[string]provider.Addr, len(slots))
+	for i := range slots {
+		s := &slots[i]
+		if !s.valid {
+			a.free = append(a.free, provider.Addr(i))
+			continue
+		}
+		a.live++
+		a.setLook(provider.Addr(i), &s.addr)
+		a.rev[string(s.addr)] = provider.Addr(i) // the highest index wins, as after inserts
+	}
+	a.mu.Unlock()
+	a.notify()
+	return nil
 }
 
 // Close releases the addresses. Later inserts and removals return EBADF;
@@ -641,4 +758,43 @@ func (a *AV) Close() error {
 	a.rev = map[string]provider.Addr{}
 	a.live = 0
 	return nil
+}
+
+// The AV is an fi_peer(3) AV owner too (peer.AVAddrOwner), so that a
+// provider given it as its endpoint's AV (provider.Resources.AV) can have
+// another provider's AV import it (a composite such as lnx).
+var _ peer.AVAddrOwner = (*AV)(nil)
+
+// Query implements peer.AVOwner (fi_ops_av_owner.query): the type, the
+// number of addresses, the receive context bits and FI_AV_USER_ID when
+// every insert carries user ids. EBADF after Close.
+func (a *AV) Query() (peer.AVAttr, error) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if a.closed {
+		return peer.AVAttr{}, provider.EBADF
+	}
+	var f provider.Flags
+	if a.cfg.UserID {
+		f = provider.FlagAVUserID
+	}
+	return peer.AVAttr{Type: a.cfg.Type, Count: uint64(a.live), RxCtxBits: a.cfg.RxCtxBits, Flags: f}, nil
+}
+
+// EPAddr implements peer.AVOwner (fi_ops_av_owner.ep_addr): the fi_addr
+// of ep's address, or AddrNotAvail.
+func (a *AV) EPAddr(ep peer.Named) provider.Addr {
+	if ep == nil {
+		return provider.AddrNotAvail
+	}
+	name, err := ep.Name()
+	if err != nil {
+		return provider.AddrNotAvail
+	}
+	return a.ReverseIndex(name)
+}
+
+// ForeachAddr implements peer.AVAddrOwner: Foreach.
+func (a *AV) ForeachAddr(fn func(fiAddr provider.Addr, addr []byte, userID provider.Addr, hasUserID bool)) {
+	a.Foreach(fn)
 }

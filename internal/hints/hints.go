@@ -619,7 +619,10 @@ func alterRx(attr, h *provider.RxAttr, caps provider.Caps) {
 	}
 	attr.Caps = getCaps(caps, h.Caps, attr.Caps)
 	attr.OpFlags = h.OpFlags
-	attr.TotalBufferedRecv = h.TotalBufferedRecv
+	// total_buffered_recv stays the provider's: a hint is checked against
+	// it (checkRx) but not copied, as C's ofi_alter_rx_attr copies it, so
+	// that the value returned is what the endpoint buffers (fi_endpoint(3):
+	// the provider may adjust or ignore the hint; ours ignore it).
 	if h.Size != 0 {
 		attr.Size = h.Size
 	}

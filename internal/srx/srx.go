@@ -54,6 +54,7 @@ const (
 	stGot            // returned with ENOENT, not queued yet
 	stUnexp          // queued unexpected message
 	stReleased       // multi-recv buffer released, waiting for in-flight children
+	stBuffered       // reported buffered receive (bufrecv.go), in bufState.list
 )
 
 // entry is the owner's receive entry; rx.OwnerContext points back to it.
@@ -65,7 +66,8 @@ type entry struct {
 	st   state
 	tag  bool // tagged list
 
-	// posted tagged receives: the tag index (tagIndex)
+	// posted tagged receives: the tag index (tagIndex); buffered
+	// receives: the report's generation (BufRef)
 	seq          uint64
 	bkt          *bucket // nil: in the index's wild list
 	bprev, bnext *entry
@@ -270,6 +272,8 @@ type Queue struct {
 	res  provider.CQReserver // cq, when rm and cq can reserve
 
 	roomKicks []chan<- struct{} // armed with NotifyRoom, fired when nunexp drops
+
+	buf *bufState // FI_BUFFERED_RECV (bufrecv.go); nil when off
 }
 
 var (
@@ -510,6 +514,9 @@ func (q *Queue) get(tagged bool, addr provider.Addr, size, tag uint64) (*provide
 		q.mu.Unlock()
 		return nil, provider.EBADF
 	}
+	if q.buf != nil && (tagged || q.postedMsg.head == nil) {
+		return q.getBuffered(tagged, addr, size, tag) // unlocks
+	}
 	if p := q.findPosted(tagged, addr, tag); p != nil {
 		// FI_RM_ENABLED: the completion's room is claimed before the
 		// message is taken; without it the peer keeps the message (EAGAIN).
@@ -661,6 +668,9 @@ func (q *Queue) queue(re *provider.RxEntry, tagged bool) error {
 		_ = discard(u)
 		return nil
 	}
+	if q.buf != nil {
+		return q.queueBuffered(u, tagged) // unlocks
+	}
 	if p := q.findPosted(tagged, re.Addr, re.Tag); p != nil {
 		q.bindPosted(u, p)
 		u.st = stHanded
@@ -741,6 +751,9 @@ func (q *Queue) FreeEntry(re *provider.RxEntry) {
 		q.unexpLeft()
 	case stUnexp:
 		q.unexp(e.tag).remove(e)
+		q.unexpLeft()
+	case stBuffered:
+		q.buf.list.remove(e)
 		q.unexpLeft()
 	}
 	p := e.parent
@@ -844,6 +857,9 @@ func (q *Queue) post(m *provider.Msg, tagged bool) error {
 	if q.closed {
 		q.mu.Unlock()
 		return provider.EBADF
+	}
+	if tagged && q.buf != nil {
+		return q.postBufferedTag(m, addr) // unlocks
 	}
 	if u := q.findUnexp(tagged, addr, m.Tag, m.Ignore); u != nil {
 		// FI_RM_ENABLED: the message completes now; without room for its
@@ -1160,7 +1176,11 @@ func (q *Queue) Close() error {
 			q.free(p)
 		}
 	}
-	for _, l := range []*list{&q.unexpMsg, &q.unexpTag} {
+	lists := []*list{&q.unexpMsg, &q.unexpTag}
+	if q.buf != nil {
+		lists = append(lists, &q.buf.list)
+	}
+	for _, l := range lists {
 		for l.head != nil {
 			u := l.head
 			l.remove(u)

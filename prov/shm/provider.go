@@ -162,11 +162,12 @@ func baseInfo(hints *provider.Info) *provider.Info {
 			RMAIOVLimit: RMAIOVLimit,
 		},
 		RxAttr: &provider.RxAttr{
-			Caps:      rx,
-			MsgOrder:  rxOrder,
-			CompOrder: provider.CompOrderStrict,
-			Size:      QueueSize,
-			IOVLimit:  IOVLimit,
+			Caps:              rx,
+			MsgOrder:          rxOrder,
+			CompOrder:         provider.CompOrderStrict,
+			TotalBufferedRecv: MaxUnexpectedBytes,
+			Size:              QueueSize,
+			IOVLimit:          IOVLimit,
 		},
 		EPAttr: &provider.EPAttr{
 			Type:            provider.EPRDM,

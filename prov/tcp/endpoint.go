@@ -89,6 +89,8 @@ type endpoint struct {
 	roomKick chan struct{} // armed with provider.RoomNotifier while the stream waits for room
 	wg       sync.WaitGroup
 	goAuto   bool // auto-progress goroutines started
+
+	buf bufRx // FI_BUFFERED_RECV (bufrecv.go)
 }
 
 var (
@@ -258,6 +260,7 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 		ep.txRes, _ = r.TxCQ.(provider.CQReserver)
 		ep.rxRes, _ = r.RxCQ.(provider.CQReserver)
 	}
+	ep.enableBuffered(r.SRX)
 	ep.enabled = true
 	return nil
 }

@@ -192,11 +192,12 @@ func baseInfo(hints *provider.Info) *provider.Info {
 			RMAIOVLimit: IOVLimit,
 		},
 		RxAttr: &provider.RxAttr{
-			Caps:      rx,
-			MsgOrder:  msgOrder,
-			CompOrder: provider.CompOrderStrict,
-			Size:      rs,
-			IOVLimit:  IOVLimit,
+			Caps:              rx,
+			MsgOrder:          msgOrder,
+			CompOrder:         provider.CompOrderStrict,
+			TotalBufferedRecv: ubufLimit,
+			Size:              rs,
+			IOVLimit:          IOVLimit,
 		},
 		EPAttr: &provider.EPAttr{
 			Type:            provider.EPMsg,

@@ -79,6 +79,7 @@ func rdmBaseInfo(hints *provider.Info) *provider.Info {
 	info.TxAttr.CompOrder = provider.CompOrderNone
 	info.RxAttr.Caps = rdmRxCaps | info.Caps&rdmRxExtra
 	info.RxAttr.Size = RDMQueueSize
+	info.RxAttr.TotalBufferedRecv = RDMMaxUnexpectedBytes
 	info.RxAttr.CompOrder = provider.CompOrderNone
 	info.EPAttr.Type = provider.EPRDM
 	info.EPAttr.Protocol = provider.ProtoRXM

@@ -327,7 +327,23 @@ func (ep *endpoint) match() bool {
 			return true
 		}
 	}
-	// Keep the payload in the stream until a receive matches.
+	if ep.buf.on {
+		// FI_BUFFERED_RECV: read the start of the message first
+		// (bufrecv.go), then wait in the stream.
+		ep.readPrefix(e)
+		return true
+	}
+	ep.waitInStream(e)
+	return true
+}
+
+// waitInStream queues unexpected message e, whose payload (what is left
+// of it) stays in the stream until a receive matches it.
+func (ep *endpoint) waitInStream(e *provider.RxEntry) {
+	r := &ep.rx
+	h := &r.h
+	q := ep.res.SRX
+	var err error
 	e.PeerContext = ep
 	ep.umu.Lock()
 	ep.bpEntry = e
@@ -350,7 +366,6 @@ func (ep *endpoint) match() bool {
 			ep.discardPayload()
 		}
 	}
-	return true
 }
 
 func (ep *endpoint) setEntry(e *provider.RxEntry) {
@@ -382,12 +397,14 @@ func (ep *endpoint) takeStarted() bool {
 		return false
 	}
 	e.PeerContext = nil
+	pre := ep.takePrefix() // FI_BUFFERED_RECV: the start already read
 	if disc {
 		ep.res.SRX.FreeEntry(e)
 		ep.discardPayload()
 		return true
 	}
 	ep.setEntry(e)
+	ep.rx.place(pre)
 	return true
 }
 
@@ -431,6 +448,10 @@ func (ep *endpoint) readPayload() bool {
 func (ep *endpoint) finishPayload() {
 	r := &ep.rx
 	h := &r.h
+	if r.kind == rkPrefix {
+		ep.prefixRead()
+		return
+	}
 	switch r.kind {
 	case rkMsg:
 		srx.Complete(ep.res.RxCQ, ep.res.Cntrs[provider.CntrRecv], r.entry, int(r.placed), r.plen-r.placed,
@@ -570,7 +591,7 @@ func (ep *endpoint) failRx(err provider.Errno) bool {
 			srx.CompleteErr(ep.res.RxCQ, ep.res.Cntrs[provider.CntrRecv], r.entry, err, provider.AddrNotAvail)
 			ep.res.SRX.FreeEntry(r.entry)
 			reported = true
-		case rkUnexp:
+		case rkUnexp, rkPrefix:
 			ep.putUbuf(r.ub)
 			ep.res.SRX.FreeEntry(r.entry)
 		}

@@ -99,10 +99,11 @@ func baseInfoAll(hints *provider.Info) *provider.Info {
 			IOVLimit:   IOVLimit,
 		},
 		RxAttr: &provider.RxAttr{
-			Caps:      rxCaps,
-			CompOrder: provider.CompOrderStrict,
-			Size:      QueueSize,
-			IOVLimit:  IOVLimit,
+			Caps:              rxCaps,
+			CompOrder:         provider.CompOrderStrict,
+			TotalBufferedRecv: totalBufferedRecv,
+			Size:              QueueSize,
+			IOVLimit:          IOVLimit,
 		},
 		EPAttr: &provider.EPAttr{
 			Type:       provider.EPDgram,
