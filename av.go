@@ -273,11 +273,19 @@ func (a *AV) Close() error {
 
 // RxAddr returns the address of receive context rxIndex of the scalable
 // endpoint at a (fi_rx_addr). rxCtxBits must match the AV's RxCtxBits.
+// With rxCtxBits 0 (or out of 1..63) it returns a, which targets receive
+// context 0. It returns AddrNotAvail, which every transfer refuses with
+// ErrInval, for an rxIndex that rxCtxBits cannot hold (negative or at
+// least 1<<rxCtxBits) or an a that overlaps the receive context bits.
 func RxAddr(a Addr, rxIndex int, rxCtxBits int) Addr {
 	if rxCtxBits <= 0 || rxCtxBits > 63 {
 		return a
 	}
-	return Addr(uint64(rxIndex)<<(64-uint(rxCtxBits))) | a
+	shift := 64 - uint(rxCtxBits)
+	if rxIndex < 0 || uint64(rxIndex) >= 1<<uint(rxCtxBits) || a == AddrNotAvail || uint64(a)>>shift != 0 {
+		return AddrNotAvail
+	}
+	return Addr(uint64(rxIndex)<<shift) | a
 }
 
 // ---- hooks for endpoints ----

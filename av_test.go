@@ -270,6 +270,17 @@ func TestRxAddr(t *testing.T) {
 	if got := RxAddr(5, 3, 0); got != 5 {
 		t.Fatalf("no rx bits: %v", got)
 	}
+	for _, c := range []struct {
+		a     Addr
+		index int
+	}{{5, 16}, {5, -1}, {AddrNotAvail, 0}, {Addr(1) << 61, 1}} {
+		if got := RxAddr(c.a, c.index, 4); got != AddrNotAvail {
+			t.Errorf("RxAddr(%#x, %d, 4) = %#x, want FI_ADDR_NOTAVAIL", uint64(c.a), c.index, uint64(got))
+		}
+	}
+	if got := RxAddr(5, 15, 4); got != Addr(15)<<60|5 {
+		t.Fatalf("largest index: %#x", uint64(got))
+	}
 	d := avTestOpenDomain(t, nil)
 	a := avTestOpen(t, d, &AVAttr{RxCtxBits: 4})
 	a.Insert([][]byte{avTestAddr(1)}, nil, 0)

@@ -56,6 +56,7 @@ type Cntr struct {
 	attr CntrAttr
 	c    *cntr.Cntr     // nil for an FI_PEER import
 	peer peer.CntrOwner // the owner's counter of an FI_PEER import
+	mark pollMark       // the last Set or Add, for poll sets (poll.go)
 }
 
 // OpenCntr opens a counter (fi_cntr_open). attr may be nil for the
@@ -155,7 +156,7 @@ func (c *Cntr) Add(v uint64) error {
 	if c.c == nil {
 		return c.noQueue()
 	}
-	return closedErr(c.c.Add(v))
+	return c.mark.after(c, c.c.Add(v))
 }
 
 // Set sets the value (fi_cntr_set). As fi_cntr(3) notes, the result is
@@ -167,7 +168,7 @@ func (c *Cntr) Set(v uint64) error {
 	if c.c == nil {
 		return c.noQueue()
 	}
-	return closedErr(c.c.Set(v))
+	return c.mark.after(c, c.c.Set(v))
 }
 
 // AddErr adds v to the error value (fi_cntr_adderr); it unblocks waiters.

@@ -76,7 +76,7 @@
 //
 // Typed parameters. Where the set of legal values is known the parameter
 // is typed: Endpoint.Bind takes a Bindable (implemented only by *CQ,
-// *Cntr, *AV, *EQ, *SRX and *STX; BindCQ ... BindSRX are the typed
+// *Cntr, *AV, *EQ, *SRX and *STX; BindCQ ... BindSTX are the typed
 // forms), fi_control's commands are methods (FI_GETOPSFLAG/FI_SETOPSFLAG:
 // Endpoint.OpsFlags/SetOpsFlags; FI_ENABLE: Enable; FI_GETWAIT: WaitFD of
 // CQs, counters and EQs; FI_BACKLOG: PassiveEndpoint.SetBacklog), AV.EPAddr takes
@@ -193,7 +193,7 @@
 //	fi_stx_context              Domain.OpenSTX
 //	fi_srx_context              Domain.OpenSRX
 //	fi_close                    Close on every object
-//	fi_ep_bind                  Endpoint.Bind (a Bindable), BindCQ, BindCntr, BindAV, BindEQ, BindSRX
+//	fi_ep_bind                  Endpoint.Bind (a Bindable), BindCQ, BindCntr, BindAV, BindEQ, BindSRX, BindSTX
 //	fi_scalable_ep_bind         ScalableEndpoint.Bind
 //	fi_tx_context / fi_rx_context  ScalableEndpoint.TxContext / RxContext
 //	fi_enable                   Endpoint.Enable

@@ -52,6 +52,7 @@ type Endpoint struct {
 	av      *AV
 	eq      *EQ
 	srxObj  *SRX
+	stxObj  *STX
 	rq      *srx.Queue // receive queue: own, or the shared SRX's
 	ownRQ   bool
 	peerRX  bool // bound to an imported (FI_PEER) SRX: receives are posted to the owner
@@ -70,6 +71,10 @@ type Endpoint struct {
 	parent *Endpoint         // alias parent
 	aliasT bool              // alias for transmit (true) or receive
 	sep    *ScalableEndpoint // owning scalable endpoint of a tx/rx context
+
+	sepTx    bool // a transmit context (else a receive context) of sep
+	sepIndex int  // the context's index in sep
+	noTx     bool // a receive context: transmit calls return ErrNoSys
 
 	avCancel func() // stops AV insert notifications
 
@@ -234,8 +239,8 @@ func (*STX) bindable()  {}
 // FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE; 0 for the others.
 // An endpoint binds at most one CQ or counter per kind of operation, and
 // must be bound before Enable. BindCQ, BindCntr, BindAV, BindEQ and
-// BindSRX are the typed forms. A nil object (or a typed nil) gives
-// ErrInval; an STX gives ErrNoSys (no provider shares transmit contexts).
+// BindSRX and BindSTX are the typed forms (BindSTX gives the rules for a
+// shared transmit context). A nil object (or a typed nil) gives ErrInval.
 func (ep *Endpoint) Bind(obj Bindable, flags Flags) error {
 	if ep == nil {
 		return ErrInval
@@ -254,6 +259,11 @@ func (ep *Endpoint) Bind(obj Bindable, flags Flags) error {
 		return opErr(op, e.prov, ErrOpBadState)
 	}
 	var err error
+	if e.sep != nil {
+		if err = e.sepBindCheck(obj, flags); err != nil {
+			return opErr(op, e.prov, err)
+		}
+	}
 	switch o := obj.(type) {
 	case *CQ:
 		err = e.bindCQ(o, flags)
@@ -266,10 +276,7 @@ func (ep *Endpoint) Bind(obj Bindable, flags Flags) error {
 	case *SRX:
 		err = e.bindSRX(o, flags)
 	case *STX:
-		err = ErrInval
-		if o != nil {
-			err = ErrNoSys
-		}
+		err = e.bindSTX(o, flags)
 	default:
 		err = ErrInval
 	}
@@ -464,17 +471,22 @@ func (e *Endpoint) enableLocked() error {
 		return ErrNoEQ
 	}
 	txCaps := CapMsg | CapTagged | CapRMA | CapAtomic
+	// A context of a scalable endpoint needs only its own direction's.
+	needTx, needRx := e.sep == nil || e.sepTx, e.sep == nil || !e.sepTx
 	if e.caps&txCaps != 0 {
-		if e.txCQ == nil && e.cntrs[provider.CntrSend] == nil && e.cntrs[provider.CntrWrite] == nil &&
+		if needTx && e.txCQ == nil && e.cntrs[provider.CntrSend] == nil && e.cntrs[provider.CntrWrite] == nil &&
 			e.cntrs[provider.CntrRead] == nil {
 			return ErrNoCQ
 		}
-		if e.rxCQ == nil && e.cntrs[provider.CntrRecv] == nil && e.caps&(CapMsg|CapTagged) != 0 {
+		if needRx && e.rxCQ == nil && e.cntrs[provider.CntrRecv] == nil && e.caps&(CapMsg|CapTagged) != 0 {
 			return ErrNoCQ
 		}
 	}
 	if e.info.EPAttr.RxCtxCnt == SharedContext && e.srxObj == nil {
 		return ErrNoRX
+	}
+	if e.needSTX() {
+		return ErrNoCQ
 	}
 	res := provider.Resources{}
 	if e.txCQ != nil {
@@ -496,6 +508,9 @@ func (e *Endpoint) enableLocked() error {
 	}
 	if e.av != nil {
 		res.AV = e.av.view()
+		if e.sep == nil {
+			res.AV = e.dom.namedRxView(res.AV) // scalable.go
+		}
 	}
 	if e.eq != nil {
 		res.EQ = fidWriter{w: e.eq.writer(), prov: e.p, root: e}
@@ -592,11 +607,12 @@ func (ep *Endpoint) Close() error {
 	if ep.eq != nil {
 		ep.eq.unbindEndpoint(ep.p)
 	}
+	ep.unbindSTX()
 	if ep.srxObj != nil {
 		ep.srxObj.unbindEndpoint()
 	}
 	if ep.sep != nil {
-		ep.sep.lc.release()
+		ep.sep.contextClosed(ep)
 	}
 	if ep.xferMain != nil {
 		ep.xferMain.lc.release()

@@ -113,7 +113,7 @@ func (e *Endpoint) msgCapable(tagged bool) bool {
 	if tagged {
 		return e.tagged != nil && e.caps&CapTagged != 0
 	}
-	return e.caps&CapMsg != 0
+	return e.caps&CapMsg != 0 && !e.noTx
 }
 
 // descsOK checks the memory descriptors of m's local buffers: a vector of

@@ -37,6 +37,36 @@ type pollMember struct {
 	cq   *CQ
 	cntr *Cntr
 	last uint64 // counter value + error count when last reported
+	mark uint64 // the counter's pollMark generation last seen
+}
+
+// pollMark records a counter's value at its last Set or Add: fi_poll(3)
+// reports a counter whose values changed since the last fi_poll,
+// fi_cntr_set or fi_cntr_add, so a poll set starts over from there.
+type pollMark struct {
+	mu  sync.Mutex
+	gen uint64 // Set/Add calls so far
+	sum uint64 // cntrSum after the last one
+}
+
+// after records a successful Set or Add of c and returns err (closedErr).
+func (m *pollMark) after(c *Cntr, err error) error {
+	if err != nil {
+		return closedErr(err)
+	}
+	s := cntrSum(c)
+	m.mu.Lock()
+	m.gen++
+	m.sum = s
+	m.mu.Unlock()
+	return nil
+}
+
+// get returns the generation and the value recorded.
+func (m *pollMark) get() (gen, sum uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.gen, m.sum
 }
 
 // OpenPoll opens a poll set on the domain (fi_poll_open). attr may be nil.
@@ -97,6 +127,7 @@ func (p *Poll) Add(obj Pollable, flags Flags) error {
 	}
 	if m.cntr != nil {
 		m.last = cntrSum(m.cntr)
+		m.mark, _ = m.cntr.mark.get()
 	}
 	p.members = append(p.members, m)
 	return nil
@@ -124,7 +155,7 @@ func (p *Poll) Del(obj Pollable, flags Flags) error {
 // Poll drives the progress of every member (fi_poll) and fills out with
 // the members that have work: a CQ with completions (or an error
 // completion, or an overrun) queued, a counter whose value or error count
-// changed since Poll last reported it. It returns how many it wrote (at
+// changed since Poll last reported it, or since its last Set or Add. It returns how many it wrote (at
 // most len(out); 0 when none has work), or ErrClosed after Close. It does
 // not allocate.
 func (p *Poll) Poll(out []Pollable) (int, error) {
@@ -149,6 +180,9 @@ func (p *Poll) Poll(out []Pollable) (int, error) {
 				n++
 			}
 			continue
+		}
+		if gen, sum := m.cntr.mark.get(); gen != m.mark {
+			m.mark, m.last = gen, sum
 		}
 		if v := cntrSum(m.cntr); v != m.last {
 			m.last = v

@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -18,27 +17,19 @@ import (
 type goCntr struct {
 	c       *fabric.Cntr
 	waitObj C.enum_fi_wait_obj
-	wset    inWaitSet // FI_WAIT_SET
-	refs    atomic.Int32
 
-	// The values fi_poll last saw (fi_poll(3): a counter is reported when
-	// its success or error value changed since the last fi_poll,
-	// fi_cntr_set or fi_cntr_add).
-	ckMu       sync.Mutex
-	ckV, ckErr uint64
-
-	// The values the wait set last saw (TryWait below).
+	// The values fi_trywait last saw (TryWait below).
 	wsMu       sync.Mutex
 	wsV, wsErr uint64
 }
 
-// WaitFD is the counter's wait descriptor (wait sets, FI_GETWAIT).
+// WaitFD is the counter's wait descriptor (FI_GETWAIT).
 func (g *goCntr) WaitFD() (int, error) { return g.c.WaitFD() }
 
 // TryWait is the Go TryWait (which clears the descriptor's signal and
 // drives progress), then ErrAgain when the values changed since the last
-// TryWait: a change made before a wait set's fi_wait, whose signal the Go
-// TryWait clears, still ends the wait.
+// TryWait: a change made before the application blocks, whose signal the
+// Go TryWait clears, is still reported.
 func (g *goCntr) TryWait() error {
 	if err := g.c.TryWait(); err != nil {
 		return err
@@ -55,29 +46,6 @@ func (g *goCntr) TryWait() error {
 }
 
 func (g *goCntr) bindTarget() fabric.Bindable { return g.c }
-
-func (g *goCntr) pollRef(d int32) { g.refs.Add(d) }
-
-func (g *goCntr) pollReady() bool {
-	v, _ := g.c.Read()
-	e, _ := g.c.ReadErr()
-	g.ckMu.Lock()
-	defer g.ckMu.Unlock()
-	if v == g.ckV && e == g.ckErr {
-		return false
-	}
-	g.ckV, g.ckErr = v, e
-	return true
-}
-
-// checkpoint records the current values (after fi_cntr_set/fi_cntr_add).
-func (g *goCntr) checkpoint() {
-	v, _ := g.c.Read()
-	e, _ := g.c.ReadErr()
-	g.ckMu.Lock()
-	g.ckV, g.ckErr = v, e
-	g.ckMu.Unlock()
-}
 
 func cntrOf(c *C.struct_fid_cntr) (*goCntr, uint64, bool) {
 	if c == nil || c.fid.fclass != C.FI_CLASS_CNTR {
@@ -103,22 +71,20 @@ func gofab_go_domain_cntr_open(cd *C.struct_fid_domain, attr *C.struct_fi_cntr_a
 	// NULL attr: FI_WAIT_UNSPEC, which waitFromC resolves to a descriptor.
 	a := fabric.CntrAttr{WaitObj: fabric.WaitFD}
 	wobj := C.enum_fi_wait_obj(C.FI_WAIT_UNSPEC)
-	var ws *goWait
+	var ws *fabric.Wait
 	if attr != nil { // NULL: the defaults (fi_cntr(3))
 		var rc C.int
 		if a.WaitObj, ws, rc = waitFromC(attr.wait_obj, attr.wait_set); rc != 0 {
 			return rc
 		}
 		a.Events, a.Flags, wobj = int(attr.events), fabric.Flags(attr.flags), attr.wait_obj
+		a.WaitSet = ws
 	}
 	c, err := d.d.OpenCntr(&a)
 	if err != nil {
 		return errno(err)
 	}
 	g := &goCntr{c: c, waitObj: resolvedWait(wobj)}
-	if rc := g.wset.join(ws, g, c.Close); rc != 0 {
-		return rc
-	}
 	h, ok := handles.add(g)
 	if !ok {
 		g.closeGo()
@@ -134,9 +100,9 @@ func gofab_go_domain_cntr_open(cd *C.struct_fid_domain, attr *C.struct_fi_cntr_a
 	return 0
 }
 
-func (g *goCntr) closeGo() error {
-	return g.wset.leaveAndClose(g.c.Close)
-}
+// closeGo closes the Go counter (which leaves its wait set; -FI_EBUSY
+// while in a poll set or bound).
+func (g *goCntr) closeGo() error { return g.c.Close() }
 
 //export gofab_go_cntr_close
 func gofab_go_cntr_close(fid *C.struct_fid) (rc C.int) {
@@ -144,9 +110,6 @@ func gofab_go_cntr_close(fid *C.struct_fid) (rc C.int) {
 	g, h, ok := cntrOf((*C.struct_fid_cntr)(unsafe.Pointer(fid)))
 	if !ok {
 		return -C.FI_EINVAL
-	}
-	if g.refs.Load() > 0 {
-		return -C.FI_EBUSY
 	}
 	if err := g.closeGo(); err != nil {
 		return errno(err)
@@ -199,9 +162,6 @@ func gofab_go_cntr_update(c *C.struct_fid_cntr, v C.uint64_t, op C.int) (rc C.in
 		err = g.c.AddErr(uint64(v))
 	default:
 		err = g.c.SetErr(uint64(v))
-	}
-	if err == nil && op < 2 {
-		g.checkpoint()
 	}
 	return errno(err)
 }

@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -26,9 +25,7 @@ type goCQ struct {
 	format   fabric.CQFormat // as opened (never CQFormatUnspec)
 	waitObj  C.enum_fi_wait_obj
 	waitCond fabric.CQWaitCond
-	wset     inWaitSet // FI_WAIT_SET
-	legacy   bool      // API < 1.5 (see legacyErrData)
-	refs     atomic.Int32
+	legacy   bool // API < 1.5 (see legacyErrData)
 
 	mu sync.Mutex
 	sc cqScratch
@@ -50,14 +47,6 @@ type cqScratch struct {
 var cqScratchPool = sync.Pool{New: func() any { return new(cqScratch) }}
 
 func (g *goCQ) bindTarget() fabric.Bindable { return g.cq }
-
-func (g *goCQ) pollRef(d int32) { g.refs.Add(d) }
-
-// pollReady: the CQ is not empty (a completion or an error at the head).
-func (g *goCQ) pollReady() bool {
-	_, err := g.cq.Read(nil)
-	return err == nil || err == fabric.ErrAvail
-}
 
 // cqOf returns the object of a C CQ; false for NULL, another class, or a
 // stale or forged handle. No allocation (data path).
@@ -91,6 +80,7 @@ func gofab_go_domain_cq_open(cd *C.struct_fid_domain, attr *C.struct_fi_cq_attr,
 		Flags:           fabric.Flags(attr.flags),
 		Format:          fabric.CQFormat(attr.format),
 		WaitObj:         wo,
+		WaitSet:         ws,
 		SignalingVector: int(attr.signaling_vector),
 		WaitCond:        fabric.CQWaitCond(attr.wait_cond),
 	}
@@ -100,9 +90,6 @@ func gofab_go_domain_cq_open(cd *C.struct_fid_domain, attr *C.struct_fi_cq_attr,
 	}
 	g := &goCQ{cq: cq, format: cq.Attr().Format, waitObj: resolvedWait(attr.wait_obj), waitCond: a.WaitCond,
 		legacy: legacyErrData(d.d.Fabric())}
-	if rc := g.wset.join(ws, cq, cq.Close); rc != 0 {
-		return rc
-	}
 	h, ok := handles.add(g)
 	if !ok {
 		g.closeGo()
@@ -118,11 +105,9 @@ func gofab_go_domain_cq_open(cd *C.struct_fid_domain, attr *C.struct_fi_cq_attr,
 	return 0
 }
 
-// closeGo leaves the wait set and closes the Go CQ; on failure the CQ
-// stays in the set.
-func (g *goCQ) closeGo() error {
-	return g.wset.leaveAndClose(g.cq.Close)
-}
+// closeGo closes the Go CQ (which leaves its wait set; -FI_EBUSY while in
+// a poll set or bound).
+func (g *goCQ) closeGo() error { return g.cq.Close() }
 
 //export gofab_go_cq_close
 func gofab_go_cq_close(fid *C.struct_fid) (rc C.int) {
@@ -130,9 +115,6 @@ func gofab_go_cq_close(fid *C.struct_fid) (rc C.int) {
 	g, h, ok := cqOf((*C.struct_fid_cq)(unsafe.Pointer(fid)))
 	if !ok {
 		return -C.FI_EINVAL
-	}
-	if g.refs.Load() > 0 {
-		return -C.FI_EBUSY // in a poll set
 	}
 	if err := g.closeGo(); err != nil {
 		return errno(err)

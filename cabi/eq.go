@@ -20,7 +20,6 @@ import (
 type goEQ struct {
 	eq      *fabric.EQ
 	waitObj C.enum_fi_wait_obj
-	wset    inWaitSet // FI_WAIT_SET
 	legacy  bool
 
 	// mu serializes the reads that peek before consuming (a buffer too
@@ -109,14 +108,11 @@ func gofab_go_fabric_eq_open(cf *C.struct_fid_fabric, attr *C.struct_fi_eq_attr,
 		return rc
 	}
 	eq, err := f.f.OpenEQ(&fabric.EQAttr{Size: uint64(attr.size), Flags: fabric.Flags(attr.flags), WaitObj: wo,
-		SignalingVector: int(attr.signaling_vector)})
+		WaitSet: ws, SignalingVector: int(attr.signaling_vector)})
 	if err != nil {
 		return errno(err)
 	}
 	g := &goEQ{eq: eq, waitObj: resolvedWait(attr.wait_obj), legacy: legacyErrData(f.f)}
-	if rc := g.wset.join(ws, g, eq.Close); rc != 0 {
-		return rc
-	}
 	h, ok := handles.add(g)
 	if !ok {
 		g.closeGo()
@@ -132,9 +128,8 @@ func gofab_go_fabric_eq_open(cf *C.struct_fid_fabric, attr *C.struct_fi_eq_attr,
 	return 0
 }
 
-func (g *goEQ) closeGo() error {
-	return g.wset.leaveAndClose(g.eq.Close)
-}
+// closeGo closes the Go EQ (which leaves its wait set).
+func (g *goEQ) closeGo() error { return g.eq.Close() }
 
 //export gofab_go_eq_close
 func gofab_go_eq_close(fid *C.struct_fid) (rc C.int) {

@@ -6,27 +6,24 @@ package main
 import "C"
 
 import (
-	"slices"
 	"sync"
 	"time"
 	"unsafe"
 
 	fabric "github.com/gofabric/fabric"
 	"github.com/gofabric/fabric/provider"
-	"golang.org/x/sys/unix"
 )
 
 // Shared by the queue objects (CQ, counter, EQ), and wait sets, poll sets
 // and fi_trywait.
 //
-// A wait set (fi_wait_open) is an epoll descriptor holding the wait
-// descriptors (Go WaitFD) of the CQs, counters and EQs opened with
-// FI_WAIT_SET on it: such an object is opened in Go with WaitFD and its
-// descriptor added to the set. fi_wait calls every member's TryWait (which
-// drives progress and arms the descriptor) and returns at once when one
-// has events; otherwise it blocks in epoll_wait. A poll set (fi_poll_open)
-// lists CQs and counters; fi_poll drives each and returns the contexts of
-// those with events.
+// A wait set (fi_wait_open) is the Go API's *fabric.Wait: the CQs, counters
+// and EQs opened with FI_WAIT_SET on it are opened in Go with WaitObj
+// WaitSet and the set, so a write to any member marks that member ready
+// and wakes fi_wait without the set looking at the others. A poll set
+// (fi_poll_open) is the Go *fabric.Poll over the Go CQs and counters;
+// fi_poll returns the C contexts of the members it reports. FI_WAIT_POLLFD
+// objects answer FI_GETWAIT with a struct fi_wait_pollfd.
 
 // cmem converts a C address (checked by the caller to be at least
 // minPointer) to a pointer, as ctxToGo does.
@@ -121,13 +118,12 @@ type waiter interface {
 }
 
 // waitFromC maps a C wait_obj (and wait_set, for FI_WAIT_SET) to the Go
-// wait object. C's FI_WAIT_NONE is Go's WaitNone (numbered differently).
-// FI_WAIT_UNSPEC opens the Go object with WaitFD, as libfabric's own queues
-// resolve it to a file descriptor: callers such as ofi_rxm ask FI_GETWAITOBJ
-// and FI_GETWAIT of an UNSPEC queue and need a descriptor (resolvedWait
-// reports FD for it). FI_WAIT_SET opens the Go object with WaitFD, which the
-// caller adds to the returned set.
-func waitFromC(wo C.enum_fi_wait_obj, set *C.struct_fid_wait) (fabric.WaitObj, *goWait, C.int) {
+// wait object and, for FI_WAIT_SET, the Go wait set. C's FI_WAIT_NONE is
+// Go's WaitNone (numbered differently). FI_WAIT_UNSPEC opens the Go object
+// with WaitFD, as libfabric's own queues resolve it to a file descriptor:
+// callers such as ofi_rxm ask FI_GETWAITOBJ and FI_GETWAIT of an UNSPEC
+// queue and need a descriptor (resolvedWait reports FD for it).
+func waitFromC(wo C.enum_fi_wait_obj, set *C.struct_fid_wait) (fabric.WaitObj, *fabric.Wait, C.int) {
 	switch wo {
 	case C.FI_WAIT_NONE:
 		return provider.WaitNone, nil, 0
@@ -138,13 +134,9 @@ func waitFromC(wo C.enum_fi_wait_obj, set *C.struct_fid_wait) (fabric.WaitObj, *
 		if !ok {
 			return 0, nil, -C.FI_EINVAL
 		}
-		return provider.WaitFD, w, 0
-	case C.FI_WAIT_FD, C.FI_WAIT_MUTEX_COND, C.FI_WAIT_YIELD:
+		return provider.WaitSet, w.w, 0
+	case C.FI_WAIT_FD, C.FI_WAIT_MUTEX_COND, C.FI_WAIT_YIELD, C.FI_WAIT_POLLFD:
 		return fabric.WaitObj(wo), nil, 0 // same numbers (consts.go)
-	case C.FI_WAIT_POLLFD:
-		// The Go objects offer it (WaitPollFD), but FI_GETWAIT does not
-		// yet fill a struct fi_wait_pollfd here: refuse it at open.
-		return 0, nil, -C.FI_ENOSYS
 	}
 	return 0, nil, -C.FI_EINVAL
 }
@@ -167,39 +159,45 @@ func fidObject(fid *C.struct_fid) any {
 	return handles.get(uint64(C.gofab_fid_handle(fid)))
 }
 
-// queueOf returns the Go wait interface of a CQ, counter or EQ fid and its
-// wait object as C asked for it.
-func queueOf(fid *C.struct_fid) (waiter, C.enum_fi_wait_obj, bool) {
+// pollFDer is the FI_WAIT_POLLFD side of a Go CQ, counter or EQ.
+type pollFDer interface {
+	WaitPollFD() ([]fabric.PollFD, uint64, error)
+}
+
+// queueOf returns the Go wait interface of a CQ, counter or EQ fid, its
+// FI_WAIT_POLLFD side and its wait object as C asked for it.
+func queueOf(fid *C.struct_fid) (waiter, pollFDer, C.enum_fi_wait_obj, bool) {
 	switch o := fidObject(fid).(type) {
 	case *goCQ:
-		return o.cq, o.waitObj, fid.fclass == C.FI_CLASS_CQ
+		return o.cq, o.cq, o.waitObj, fid.fclass == C.FI_CLASS_CQ
 	case *goCntr:
-		return o, o.waitObj, fid.fclass == C.FI_CLASS_CNTR
+		return o, o.c, o.waitObj, fid.fclass == C.FI_CLASS_CNTR
 	case *goEQ:
-		return o, o.waitObj, fid.fclass == C.FI_CLASS_EQ
+		return o, o.eq, o.waitObj, fid.fclass == C.FI_CLASS_EQ
 	}
-	return nil, 0, false
+	return nil, nil, 0, false
 }
 
 // gofab_go_queue_control is fi_control of CQs, counters, EQs and wait
-// sets: FI_GETWAIT (int *: the wait descriptor) and FI_GETWAITOBJ (enum
-// fi_wait_obj *).
+// sets: FI_GETWAIT (int *: the wait descriptor; struct fi_wait_pollfd *
+// for FI_WAIT_POLLFD) and FI_GETWAITOBJ (enum fi_wait_obj *).
 //
 //export gofab_go_queue_control
 func gofab_go_queue_control(fid *C.struct_fid, command C.int, arg C.uintptr_t) (rc C.int) {
 	defer recoverRC("fi_control", &rc)
 	var (
 		w  waiter
+		pf pollFDer
 		wo C.enum_fi_wait_obj
 		ok bool
 	)
 	if fid != nil && fid.fclass == C.FI_CLASS_WAIT {
 		var ws *goWait
 		if ws, ok = fidObject(fid).(*goWait); ok {
-			w, wo = ws, C.FI_WAIT_FD
+			w, wo = ws.w, ws.waitObj
 		}
 	} else {
-		w, wo, ok = queueOf(fid)
+		w, pf, wo, ok = queueOf(fid)
 	}
 	if !ok {
 		return -C.FI_EINVAL
@@ -216,6 +214,9 @@ func gofab_go_queue_control(fid *C.struct_fid, command C.int, arg C.uintptr_t) (
 		*(*C.enum_fi_wait_obj)(cmem(uintptr(arg))) = wo
 		return 0
 	}
+	if wo == C.FI_WAIT_POLLFD && pf != nil {
+		return getWaitPollFD(pf, (*C.struct_fi_wait_pollfd)(cmem(uintptr(arg))))
+	}
 	fd, err := w.WaitFD()
 	if err != nil {
 		return errno(err)
@@ -224,14 +225,41 @@ func gofab_go_queue_control(fid *C.struct_fid, command C.int, arg C.uintptr_t) (
 	return 0
 }
 
+// getWaitPollFD is FI_GETWAIT of an FI_WAIT_POLLFD object (fi_poll(3)
+// NOTES): it sets change_index and nfds (the entries needed) and, when
+// the caller's nfds is at least that, fills its struct pollfd array;
+// otherwise it returns -FI_ETOOSMALL (nfds 0 reads the change index).
+func getWaitPollFD(o pollFDer, p *C.struct_fi_wait_pollfd) C.int {
+	fds, change, err := o.WaitPollFD()
+	if err != nil {
+		return errno(err)
+	}
+	have := uint64(p.nfds)
+	p.change_index = C.uint64_t(change)
+	p.nfds = C.size_t(len(fds))
+	if have < uint64(len(fds)) {
+		return -C.FI_ETOOSMALL
+	}
+	if len(fds) == 0 {
+		return 0
+	}
+	base := getPtr(unsafe.Pointer(&p.fd))
+	if base < minPointer {
+		return -C.FI_EINVAL
+	}
+	out := unsafe.Slice((*C.struct_pollfd)(cmem(base)), len(fds))
+	for i, f := range fds {
+		out[i] = C.struct_pollfd{fd: C.int(f.FD), events: C.short(f.Events)}
+	}
+	return 0
+}
+
 // ---- wait sets ----
 
-// goWait is a wait set: an epoll descriptor over its members' wait
-// descriptors.
+// goWait is a wait set: the Go API's, and the wait object C asked for.
 type goWait struct {
-	epfd    int
-	mu      sync.Mutex
-	members []waiter
+	w       *fabric.Wait
+	waitObj C.enum_fi_wait_obj // as FI_GETWAITOBJ reports it
 }
 
 func waitOf(w *C.struct_fid_wait) (*goWait, bool) {
@@ -242,83 +270,6 @@ func waitOf(w *C.struct_fid_wait) (*goWait, bool) {
 	return g, ok
 }
 
-// add puts member m (opened with WaitFD) into the set.
-// inWaitSet is a queue's membership in a wait set (FI_WAIT_SET): the set
-// and the member the set watches. The zero value is no membership.
-type inWaitSet struct {
-	ws *goWait
-	m  waiter
-}
-
-// join adds m to ws (nil ws: no wait set). On failure it closes the queue
-// with closeQ, as an open that fails leaves nothing behind.
-func (s *inWaitSet) join(ws *goWait, m waiter, closeQ func() error) C.int {
-	if ws == nil {
-		return 0
-	}
-	if rc := ws.add(m); rc != 0 {
-		_ = closeQ()
-		return rc
-	}
-	s.ws, s.m = ws, m
-	return 0
-}
-
-// leaveAndClose leaves the wait set and closes the queue with closeQ; when
-// the close fails the queue stays in the set.
-func (s *inWaitSet) leaveAndClose(closeQ func() error) error {
-	if s.ws != nil {
-		s.ws.del(s.m)
-	}
-	err := closeQ()
-	if err != nil && s.ws != nil {
-		s.ws.add(s.m)
-	}
-	return err
-}
-
-func (w *goWait) add(m waiter) C.int {
-	fd, err := m.WaitFD()
-	if err != nil {
-		return errno(err)
-	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
-	if err := unix.EpollCtl(w.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		return -C.FI_EOTHER
-	}
-	w.mu.Lock()
-	w.members = append(w.members, m)
-	w.mu.Unlock()
-	return 0
-}
-
-// del removes member m (before it closes).
-func (w *goWait) del(m waiter) {
-	if fd, err := m.WaitFD(); err == nil {
-		_ = unix.EpollCtl(w.epfd, unix.EPOLL_CTL_DEL, fd, nil)
-	}
-	w.mu.Lock()
-	if i := slices.Index(w.members, m); i >= 0 {
-		w.members = slices.Delete(w.members, i, i+1)
-	}
-	w.mu.Unlock()
-}
-
-// TryWait is fi_trywait of the set: ErrAgain when a member has events.
-func (w *goWait) TryWait() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, m := range w.members {
-		if err := m.TryWait(); err == fabric.ErrAgain {
-			return err
-		}
-	}
-	return nil
-}
-
-// WaitFD is FI_GETWAIT of the set: its epoll descriptor.
-func (w *goWait) WaitFD() (int, error) { return w.epfd, nil }
-
 //export gofab_go_fabric_wait_open
 func gofab_go_fabric_wait_open(cf *C.struct_fid_fabric, attr *C.struct_fi_wait_attr,
 	out **C.struct_fid_wait) (rc C.int) {
@@ -327,39 +278,54 @@ func gofab_go_fabric_wait_open(cf *C.struct_fid_fabric, attr *C.struct_fi_wait_a
 		return -C.FI_EINVAL
 	}
 	*out = nil
-	if _, _, ok := fabricOf(&cf.fid); !ok {
+	f, _, ok := fabricOf(&cf.fid)
+	if !ok {
 		return -C.FI_EINVAL
 	}
 	if attr.flags != 0 {
 		return -C.FI_EBADFLAGS
 	}
+	var wo fabric.WaitObj
 	switch attr.wait_obj {
 	case C.FI_WAIT_UNSPEC, C.FI_WAIT_FD:
-	case C.FI_WAIT_MUTEX_COND, C.FI_WAIT_YIELD, C.FI_WAIT_POLLFD:
+		// UNSPEC resolves to a descriptor, as for the queues.
+		wo = fabric.WaitFD
+	case C.FI_WAIT_YIELD:
+		wo = fabric.WaitYield
+	case C.FI_WAIT_MUTEX_COND:
+		// fi_wait works; FI_GETWAIT cannot hand C a pthread mutex and
+		// condition of Go's (the Go set answers ENOSYS).
+		wo = fabric.WaitMutexCond
+	case C.FI_WAIT_POLLFD:
+		// A set is one wait object; its members' descriptors are not
+		// gathered into a pollfd list (ask the members instead).
 		return -C.FI_ENOSYS
 	default:
 		return -C.FI_EINVAL
 	}
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	ws, err := f.f.OpenWait(&fabric.WaitAttr{WaitObj: wo})
 	if err != nil {
-		return -C.FI_EMFILE
+		return errno(err)
 	}
-	w := &goWait{epfd: epfd}
-	h, ok := handles.add(w)
+	g := &goWait{w: ws, waitObj: resolvedWait(attr.wait_obj)}
+	h, ok := handles.add(g)
 	if !ok {
-		unix.Close(epfd)
+		_ = ws.Close()
 		return -C.FI_ENOMEM
 	}
 	cw := C.gofab_wait_alloc(C.uint64_t(h))
 	if cw == nil {
 		handles.remove(h)
-		unix.Close(epfd)
+		_ = ws.Close()
 		return -C.FI_ENOMEM
 	}
 	*out = &cw.wait
 	return 0
 }
 
+// gofab_go_wait_wait is fi_wait: 0 once a member has work, -FI_ETIMEDOUT
+// after timeout milliseconds (negative: forever).
+//
 //export gofab_go_wait_wait
 func gofab_go_wait_wait(cw *C.struct_fid_wait, timeout C.int) (rc C.int) {
 	defer recoverRC("fi_wait", &rc)
@@ -367,30 +333,7 @@ func gofab_go_wait_wait(cw *C.struct_fid_wait, timeout C.int) (rc C.int) {
 	if !ok {
 		return -C.FI_EINVAL
 	}
-	if w.TryWait() == fabric.ErrAgain {
-		return 0
-	}
-	var deadline time.Time
-	if timeout >= 0 {
-		deadline = time.Now().Add(timeoutFromC(timeout))
-	}
-	var evs [8]unix.EpollEvent
-	ms := int(timeout)
-	for {
-		n, err := unix.EpollWait(w.epfd, evs[:], ms)
-		switch {
-		case err == unix.EINTR:
-			if ms >= 0 {
-				ms = max(int(time.Until(deadline)/time.Millisecond), 0)
-			}
-			continue
-		case err != nil:
-			return -C.FI_EOTHER
-		case n == 0:
-			return -C.FI_ETIMEDOUT
-		}
-		return 0
-	}
+	return errno(w.w.Wait(timeoutFromC(timeout)))
 }
 
 //export gofab_go_wait_close
@@ -400,14 +343,10 @@ func gofab_go_wait_close(fid *C.struct_fid) (rc C.int) {
 	if !ok {
 		return -C.FI_EINVAL
 	}
-	w.mu.Lock()
-	busy := len(w.members) > 0
-	w.mu.Unlock()
-	if busy {
-		return -C.FI_EBUSY
+	if err := w.w.Close(); err != nil {
+		return errno(err) // -FI_EBUSY while a CQ, counter or EQ uses it
 	}
 	handles.remove(uint64((*C.struct_gofab_wait)(unsafe.Pointer(fid)).h))
-	unix.Close(w.epfd)
 	C.free(unsafe.Pointer(fid))
 	return 0
 }
@@ -435,10 +374,10 @@ func gofab_go_fabric_trywait(cf *C.struct_fid_fabric, fids C.uintptr_t, count C.
 			if !ok {
 				return -C.FI_EINVAL
 			}
-			w = ws
+			w = ws.w
 		} else {
 			var ok bool
-			if w, _, ok = queueOf(fid); !ok {
+			if w, _, _, ok = queueOf(fid); !ok {
 				return -C.FI_EINVAL
 			}
 		}
@@ -451,23 +390,14 @@ func gofab_go_fabric_trywait(cf *C.struct_fid_fabric, fids C.uintptr_t, count C.
 
 // ---- poll sets ----
 
-// pollable is a CQ or counter wrapper a poll set can hold.
-type pollable interface {
-	// pollReady drives progress and reports whether there are events.
-	pollReady() bool
-	// pollRef counts the poll sets holding the object (its close gives
-	// -FI_EBUSY while any does).
-	pollRef(delta int32)
-}
-
-type pollMember struct {
-	fid unsafe.Pointer // C struct fid *, whose context fi_poll returns
-	obj pollable
-}
-
+// goPoll is a poll set: the Go API's, with the C fid of each member
+// (fi_poll returns the fid's context).
 type goPoll struct {
-	mu      sync.Mutex
-	members []pollMember
+	p *fabric.Poll
+
+	mu   sync.Mutex
+	fids map[fabric.Pollable]unsafe.Pointer // guarded by mu
+	out  []fabric.Pollable                  // fi_poll's scratch; guarded by mu
 }
 
 func pollOf(p *C.struct_fid_poll) (*goPoll, bool) {
@@ -485,26 +415,34 @@ func gofab_go_domain_poll_open(cd *C.struct_fid_domain, attr *C.struct_fi_poll_a
 		return -C.FI_EINVAL
 	}
 	*out = nil
-	if _, _, ok := domainOf(&cd.fid); !ok {
+	d, _, ok := domainOf(&cd.fid)
+	if !ok {
 		return -C.FI_EINVAL
 	}
 	if attr.flags != 0 {
 		return -C.FI_EBADFLAGS
 	}
-	h, ok := handles.add(&goPoll{})
+	ps, err := d.d.OpenPoll(nil)
+	if err != nil {
+		return errno(err)
+	}
+	h, ok := handles.add(&goPoll{p: ps, fids: map[fabric.Pollable]unsafe.Pointer{}})
 	if !ok {
+		_ = ps.Close()
 		return -C.FI_ENOMEM
 	}
 	cp := C.gofab_poll_alloc(C.uint64_t(h))
 	if cp == nil {
 		handles.remove(h)
+		_ = ps.Close()
 		return -C.FI_ENOMEM
 	}
 	*out = &cp.poll
 	return 0
 }
 
-// gofab_go_poll_add is fi_poll_add (add != 0) and fi_poll_del.
+// gofab_go_poll_add is fi_poll_add (add != 0) and fi_poll_del. A member
+// cannot be closed (-FI_EBUSY) until it is deleted.
 //
 //export gofab_go_poll_add
 func gofab_go_poll_add(cp *C.struct_fid_poll, fid *C.struct_fid, flags C.uint64_t, add C.int) (rc C.int) {
@@ -516,15 +454,15 @@ func gofab_go_poll_add(cp *C.struct_fid_poll, fid *C.struct_fid, flags C.uint64_
 	if flags != 0 {
 		return -C.FI_EBADFLAGS
 	}
-	var obj pollable
+	var obj fabric.Pollable
 	switch o := fidObject(fid).(type) {
 	case *goCQ:
 		if fid.fclass == C.FI_CLASS_CQ {
-			obj = o
+			obj = o.cq
 		}
 	case *goCntr:
 		if fid.fclass == C.FI_CLASS_CNTR {
-			obj = o
+			obj = o.c
 		}
 	}
 	if obj == nil {
@@ -532,20 +470,23 @@ func gofab_go_poll_add(cp *C.struct_fid_poll, fid *C.struct_fid, flags C.uint64_
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	i := slices.IndexFunc(p.members, func(m pollMember) bool { return m.obj == obj })
-	switch {
-	case add != 0 && i >= 0, add == 0 && i < 0:
-		return -C.FI_EINVAL
-	case add != 0:
-		p.members = append(p.members, pollMember{fid: unsafe.Pointer(fid), obj: obj})
-		obj.pollRef(1)
-	default:
-		p.members = slices.Delete(p.members, i, i+1)
-		obj.pollRef(-1)
+	if add == 0 {
+		if err := p.p.Del(obj, 0); err != nil {
+			return errno(err)
+		}
+		delete(p.fids, obj)
+		return 0
 	}
+	if err := p.p.Add(obj, 0); err != nil {
+		return errno(err)
+	}
+	p.fids[obj] = unsafe.Pointer(fid)
 	return 0
 }
 
+// gofab_go_poll_poll is fi_poll: the contexts of the members with events
+// (at most count), 0 for none.
+//
 //export gofab_go_poll_poll
 func gofab_go_poll_poll(cp *C.struct_fid_poll, ctxs C.uintptr_t, count C.int) (rc C.int) {
 	defer recoverRC("fi_poll", &rc)
@@ -556,15 +497,16 @@ func gofab_go_poll_poll(cp *C.struct_fid_poll, ctxs C.uintptr_t, count C.int) (r
 	out := unsafe.Slice((*uintptr)(cmem(uintptr(ctxs))), int(count))
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := 0
-	for _, m := range p.members {
-		if n == len(out) {
-			break
-		}
-		if m.obj.pollReady() {
-			out[n] = getPtr(unsafe.Pointer(&(*C.struct_fid)(m.fid).context))
-			n++
-		}
+	if want := min(len(out), len(p.fids)); len(p.out) < want {
+		p.out = make([]fabric.Pollable, want)
+	}
+	n, err := p.p.Poll(p.out[:min(len(out), len(p.out))])
+	if err != nil {
+		return errno(err)
+	}
+	for i, m := range p.out[:n] {
+		out[i] = getPtr(unsafe.Pointer(&(*C.struct_fid)(p.fids[m]).context))
+		p.out[i] = nil
 	}
 	return C.int(n)
 }
@@ -576,11 +518,8 @@ func gofab_go_poll_close(fid *C.struct_fid) (rc C.int) {
 	if !ok {
 		return -C.FI_EINVAL
 	}
-	p.mu.Lock()
-	busy := len(p.members) > 0
-	p.mu.Unlock()
-	if busy {
-		return -C.FI_EBUSY
+	if err := p.p.Close(); err != nil {
+		return errno(err) // -FI_EBUSY while it has members
 	}
 	handles.remove(uint64((*C.struct_gofab_poll)(unsafe.Pointer(fid)).h))
 	C.free(unsafe.Pointer(fid))

@@ -678,8 +678,6 @@ func scalableEPUnclaimedENOSYS(t *testing.T, tg Target) {
 	}
 	_, err := e.dom.OpenScalableEndpoint(e.info)
 	isErr(t, "fi_scalable_ep", err, fabric.ErrNoSys)
-	_, err = e.dom.OpenSTX(nil)
-	isErr(t, "fi_stx_context", err, fabric.ErrNoSys)
 }
 
 func srxSharedRxServesEveryBoundEndpoint(t *testing.T, tg Target) {

@@ -356,7 +356,24 @@ func pollPollReportsMembers(t *testing.T, tg Target) {
 	if k, err := b.rxcq.Read(ent); k != 1 || err != nil {
 		t.Fatalf("read the polled CQ = %d, %v", k, err)
 	}
-	c.Add(2)
+	// fi_poll(3): a counter is reported when its values changed since the
+	// last fi_poll, fi_cntr_set or fi_cntr_add: the application's own Add
+	// or Set is not news, a change of the error value is.
+	if err := c.Add(2); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ps.Poll(out); n != 0 || err != nil {
+		t.Fatalf("fi_poll after fi_cntr_add = %d, %v %v; want nothing", n, err, out[:n])
+	}
+	if err := c.Set(7); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ps.Poll(out); n != 0 || err != nil {
+		t.Fatalf("fi_poll after fi_cntr_set = %d, %v %v; want nothing", n, err, out[:n])
+	}
+	if err := c.AddErr(1); err != nil {
+		t.Fatal(err)
+	}
 	if n, err := ps.Poll(out); n != 1 || err != nil || out[0] != fabric.Pollable(c) {
 		t.Fatalf("fi_poll after a counter change = %d, %v", n, err)
 	}

@@ -20,6 +20,7 @@ var processCases = []testCase{
 	{"process/msg_pingpong_with_separate_process", processMsgPingpongWithSeparateProcess},
 	{"process/pingpong_with_separate_process", processPingpongWithSeparateProcess},
 	{"process/wait_set_pingpong_with_separate_process", processWaitSetPingpong},
+	{"process/scalable_ep_contexts_with_separate_process", processSEPContexts}, // fi_scalable_ep.go
 }
 
 func processMsgPingpongWithSeparateProcess(t *testing.T, tg Target) {
@@ -182,6 +183,8 @@ func Helper(t *testing.T) {
 		helperAtomicSum(t, tg, peer, iters)
 	case "rma-rw":
 		helperRMAReadWrite(t, tg, peer)
+	case "sep-echo":
+		helperSEPEcho(t, tg, peer, iters)
 	default:
 		t.Fatalf("unknown helper role %q", role)
 	}

@@ -18,6 +18,7 @@ var cases = slices.Concat(
 	getinfoCases,  // fi_getinfo.go
 	domainCases,   // fi_domain.go: fi_domain, fi_close
 	endpointCases, // fi_endpoint.go: fi_endpoint, fi_scalable_ep, fi_srx_context
+	scalableCases, // fi_scalable_ep.go: scalable endpoints, fi_tx/rx_context, fi_rx_addr
 	avCases,       // fi_av.go
 	avSetCases,    // fi_av_set.go
 	cqCases,       // fi_cq.go
@@ -28,6 +29,7 @@ var cases = slices.Concat(
 	rmaCases,      // fi_rma.go
 	atomicCases,   // fi_atomic.go
 	cmCases,       // fi_cm.go
+	stxCases,      // fi_stx_context.go: shared transmit contexts (fi_endpoint)
 	peerCases,     // fi_peer.go
 	pollCases,     // fi_poll.go: wait sets, poll sets
 	processCases,  // process.go: behaviours across processes

@@ -422,14 +422,29 @@ type ScalableEndpoint interface {
 	Close() error
 }
 
+// RxCtxAddresser is implemented by providers with scalable endpoints
+// whose receive contexts have addresses of their own: RxCtxAddr returns
+// the address of receive context idx (> 0) of the scalable endpoint at
+// base, or nil. The root package resolves, through it, the fi_rx_addr
+// addresses that endpoints which are not scalable send to, when their AV
+// has rx_ctx_bits.
+type RxCtxAddresser interface {
+	RxCtxAddr(base []byte, idx int) []byte
+}
+
 // SharedTxDomain is implemented by domains with shared transmit contexts
 // (fi_stx_context). Domains without it answer ENOSYS.
 type SharedTxDomain interface {
 	SharedTx(attr *TxAttr) (SharedTx, error)
 }
 
-// SharedTx is a shared transmit context.
+// SharedTx is a shared transmit context. SharedTxDomain.SharedTx gets
+// the attributes asked for (never nil: the root fills the domain's
+// defaults) and refuses what the provider cannot grant with EINVAL.
 type SharedTx interface {
+	// Attr returns the attributes granted; endpoints bound to the
+	// context must use a subset of them.
+	Attr() TxAttr
 	Close() error
 }
 

@@ -16,7 +16,7 @@
 //	-B <src_port>   source control port number (server: 47592, client: auto)
 //	-P <dst_port>   destination control port number (client: 47592)
 //	-d <domain>     domain name
-//	-p <provider>   specific provider name, e.g. udp, tcp, shm
+//	-p <provider>   specific provider name, e.g. udp, tcp, shm, lnx
 //	-e <ep_type>    endpoint type: msg|rdm|dgram (dgram)
 //	-I <number>     number of iterations (10)
 //	-S <size>       specific transfer size or 'all' (default list)

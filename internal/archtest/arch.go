@@ -7,6 +7,11 @@
 //   - a provider never imports another provider (prov/all, which gathers
 //     them, excepted), nor the root package or fabtest; its external test
 //     package may import those, to run the conformance suite as a user would;
+//     prov/lnx, the composite, may import the root package (it opens the
+//     providers it links, shm and tcp, through the public API by name and
+//     joins them with fi_peer(3)), but neither fabtest nor another
+//     provider nor an internal package; its tests may import the providers
+//     it links (a user linking lnx links them too);
 //   - internal/* never imports prov/*, the root package or fabtest;
 //   - cmd/*, prov/lnx, and the external test packages of the root package and
 //     of the providers import only public packages;
@@ -233,7 +238,7 @@ func checkImport(pkg string, f File, imp string) string {
 			return RulePeerOnlyProvider
 		}
 	case prov != "":
-		if o := provider(r); o != "" && o != prov && pkg != "prov/all" {
+		if o := provider(r); o != "" && o != prov && pkg != "prov/all" && !(pkg == "prov/lnx" && f.Kind != Lib) {
 			return RuleProviderCross
 		}
 		if f.Kind == XTest || pkg == "prov/lnx" {
@@ -241,7 +246,9 @@ func checkImport(pkg string, f File, imp string) string {
 				return RulePublicOnly
 			}
 		}
-		if rootLike && f.Kind != XTest {
+		if rootLike && f.Kind != XTest && !(pkg == "prov/lnx" && r == "") {
+			// prov/lnx, the composite, opens its linked providers
+			// through the root package's public API (and fi_peer(3)).
 			return RuleProviderImportsRoot
 		}
 	case internal(pkg):

@@ -34,7 +34,7 @@ func TestModule(t *testing.T) {
 		files += len(p.Files)
 	}
 	// The rules must have met the packages and file kinds they speak about.
-	for _, p := range []string{"", "provider", "peer", "prov/tcp", "prov/udp", "prov/all", "internal/sys", "internal/testutil", "cmd/fi_info", "fabtest"} {
+	for _, p := range []string{"", "provider", "peer", "prov/tcp", "prov/udp", "prov/lnx", "prov/all", "internal/sys", "internal/testutil", "cmd/fi_info", "fabtest"} {
 		if !seen[p] {
 			t.Errorf("go list did not report package %q", p)
 		}
@@ -97,6 +97,11 @@ func TestRulesBite(t *testing.T) {
 		{"provider imports fabtest", Package{"prov/tcp", []File{lib("ep.go", m+"fabtest")}}, RuleProviderImportsRoot},
 		{"provider external test imports internal", Package{"prov/tcp", []File{xtest("x_test.go", m+"internal/cq")}}, RulePublicOnly},
 		{"lnx imports internal", Package{"prov/lnx", []File{lib("lnx.go", m+"internal/srx")}}, RulePublicOnly},
+		{"lnx imports shm", Package{"prov/lnx", []File{lib("lnx.go", m+"prov/shm")}}, RuleProviderCross},
+		{"lnx imports tcp", Package{"prov/lnx", []File{lib("lnx.go", m+"prov/tcp")}}, RuleProviderCross},
+		{"lnx imports fabtest", Package{"prov/lnx", []File{lib("lnx.go", m+"fabtest")}}, RuleProviderImportsRoot},
+		{"lnx internal test imports internal", Package{"prov/lnx", []File{test("lnx_test.go", m+"internal/av")}}, RulePublicOnly},
+		{"other provider imports root", Package{"prov/shm", []File{lib("ep.go", Module)}}, RuleProviderImportsRoot},
 		{"internal imports provider", Package{"internal/cq", []File{lib("cq.go", m+"prov/udp")}}, RuleInternalImportsUp},
 		{"internal test imports root", Package{"internal/eq", []File{test("eq_test.go", Module)}}, RuleInternalImportsUp},
 		{"internal external test imports fabtest", Package{"internal/eq", []File{xtest("x_test.go", m+"fabtest")}}, RuleInternalImportsUp},
@@ -145,7 +150,9 @@ func TestRulesAllow(t *testing.T) {
 			xtest("suite_test.go", Module, m+"fabtest", m+"prov/tcp", m+"prov/tcp/internal/x"),
 		}},
 		{"prov/all", []File{lib("all.go", m+"prov/tcp", m+"prov/udp")}},
-		{"prov/lnx", []File{lib("lnx.go", m+"peer", m+"provider", m+"prov/lnx/internal/x")}},
+		{"prov/lnx", []File{lib("lnx.go", Module, m+"peer", m+"provider", m+"prov/lnx/internal/x"),
+			test("route_test.go", Module, m+"prov/shm", m+"prov/tcp", m+"internal/testutil"),
+			xtest("conformance_test.go", Module, m+"fabtest", m+"prov/all", m+"prov/lnx")}},
 		{"internal/sys", []File{
 			lib("socket_linux.go", "golang.org/x/sys/unix", "unsafe"),
 			lib("ring_unsafe.go", "unsafe"),

@@ -179,7 +179,9 @@ const (
 )
 
 // publishLocked stores the lock-guarded counts into q.state; q.mu is held
-// by every caller that changed n, held, overrun or closed. Readers of
+// by every caller that changed n, held, overrun or closed, and every such
+// critical section publishes before it unlocks (push and readLocked, which
+// change only n, add the difference to the state instead). Readers of
 // state see a value at least as old as the last critical section, which
 // is all the empty-read and Full checks need: they race with writers
 // anyway.
@@ -204,8 +206,10 @@ func (q *CQ) push(reserved bool) (*slot, error) {
 	if q.closed {
 		return nil, provider.EBADF
 	}
+	held := false
 	if reserved && q.held > 0 {
 		q.held--
+		held = true
 	} else if !q.cfg.ResourceMgmt && (q.overrun || q.n+q.held >= q.cfg.Size) {
 		q.overrun = true
 		q.dropped++
@@ -217,7 +221,13 @@ func (q *CQ) push(reserved bool) (*slot, error) {
 	}
 	s := &q.ring[(q.head+q.n)&(len(q.ring)-1)]
 	q.n++
-	q.publishLocked()
+	if !held && q.n <= stateCount {
+		// Only n changed, by one, since the last critical section
+		// published the state: every write of a completion.
+		q.state.Add(1)
+	} else {
+		q.publishLocked()
+	}
 	return s, nil
 }
 
@@ -502,7 +512,15 @@ func (q *CQ) readLocked(entries []provider.CQEntry, src []provider.Addr) (int, e
 		q.n--
 		k++
 	}
-	q.publishLocked()
+	switch {
+	case k == 0:
+	case q.n+k <= stateCount:
+		// Only n changed, by k, since the last critical section
+		// published the state.
+		q.state.Add(^uint64(k - 1))
+	default:
+		q.publishLocked()
+	}
 	return k, nil
 }
 

@@ -249,8 +249,8 @@ func Format(info *provider.Info) string {
 	line(2, "max_order_war_size", u(ep.MaxOrderWARSize))
 	line(2, "max_order_waw_size", u(ep.MaxOrderWAWSize))
 	line(2, "mem_tag_format", fmt.Sprintf("0x%016x", ep.MemTagFormat))
-	line(2, "tx_ctx_cnt", u(ep.TxCtxCnt))
-	line(2, "rx_ctx_cnt", u(ep.RxCtxCnt))
+	line(2, "tx_ctx_cnt", ctxCnt(ep.TxCtxCnt))
+	line(2, "rx_ctx_cnt", ctxCnt(ep.RxCtxCnt))
 	line(2, "auth_key_size", u(uint64(len(ep.AuthKey))))
 
 	b.WriteString("    fi_domain_attr:\n")
@@ -288,4 +288,13 @@ func Format(info *provider.Info) string {
 	line(2, "api_version", provider.VersionString(fab.APIVersion))
 	line(1, "nic", "(nil)")
 	return b.String()
+}
+
+// ctxCnt prints an ep_attr tx_ctx_cnt or rx_ctx_cnt as fi_tostr does:
+// FI_SHARED_CONTEXT by name, any other count as a number.
+func ctxCnt(v uint64) string {
+	if v == provider.SharedContext {
+		return "FI_SHARED_CONTEXT"
+	}
+	return strconv.FormatUint(v, 10)
 }

@@ -71,7 +71,13 @@ func (q *Queue) ReceiveDirect(r Receiver) DirectStatus {
 		return DirectEmpty
 	}
 	n, olen := size, uint64(0)
-	if room := p.rx.IOVLen(); uint64(size) > room {
+	var room uint64
+	if len(p.rx.IOV) == 1 {
+		room = uint64(len(p.rx.IOV[0])) // fi_recv's one buffer, without IOVLen's loop
+	} else {
+		room = p.rx.IOVLen()
+	}
+	if uint64(size) > room {
 		n, olen = int(room), uint64(size)-room
 	}
 	q.postedMsg.remove(p)

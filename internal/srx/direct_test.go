@@ -296,7 +296,7 @@ func BenchmarkPostReceiveDirect(b *testing.B) {
 
 // TestReceiveDirectFreesClean checks that the entries the direct path
 // gives back (freePosted resets only what a plain posted receive uses)
-// return to the pool as a fresh entry, holding no reference to the
+// return to the queue (as its spare) as a fresh entry, holding no reference to the
 // application's buffers, descriptors or context: single buffer with a
 // descriptor, and a scatter list with one.
 func TestReceiveDirectFreesClean(t *testing.T) {
@@ -317,8 +317,11 @@ func TestReceiveDirectFreesClean(t *testing.T) {
 			t.Fatalf("%v: status %v", m.Context, st)
 		}
 		q.mu.Lock()
-		e := q.pool[len(q.pool)-1]
+		e := q.spare // the entry freed last (alloc took the spare for the receive)
 		q.mu.Unlock()
+		if e == nil {
+			t.Fatalf("%v: the freed entry is not the spare", m.Context)
+		}
 		want := entry{q: q}
 		want.rx.OwnerContext = e
 		if !reflect.DeepEqual(*e, want) {

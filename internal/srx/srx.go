@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/gofabric/fabric/internal/cq"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -265,11 +266,16 @@ type Queue struct {
 	nposted              int // pending receives (multi-recv buffers count once)
 	nunexp               int // unexpected messages got or queued
 
-	pool []*entry
+	// spare is the last freed entry, taken first by alloc: a receive
+	// posted after one completed (a ping-pong's repost) reuses it without
+	// the pool slice's pop and append. pool holds the other free entries.
+	spare *entry
+	pool  []*entry
 
 	cq   provider.CQOwner
 	cntr provider.CntrOwner
 	res  provider.CQReserver // cq, when rm and cq can reserve
+	resq *cq.CQ              // res, when it is this module's CQ (PostBuf's room check without an interface call)
 
 	roomKicks []chan<- struct{} // armed with NotifyRoom, fired when nunexp drops
 
@@ -315,12 +321,13 @@ func New(cfg Config) *Queue {
 // FI_ENOMSG) and which counter it bumps. Either may be nil. With
 // Config.ResourceMgmt, cq is also where receive completions are reserved
 // when it implements provider.CQReserver.
-func (q *Queue) SetCompletion(cq provider.CQOwner, cntr provider.CntrOwner) {
+func (q *Queue) SetCompletion(c provider.CQOwner, cntr provider.CntrOwner) {
 	q.mu.Lock()
-	q.cq, q.cntr = cq, cntr
-	q.res = nil
+	q.cq, q.cntr = c, cntr
+	q.res, q.resq = nil, nil
 	if q.rm {
-		q.res, _ = cq.(provider.CQReserver)
+		q.res, _ = c.(provider.CQReserver)
+		q.resq, _ = c.(*cq.CQ)
 	}
 	q.mu.Unlock()
 }
@@ -412,6 +419,10 @@ func (q *Queue) unexpLeft() {
 }
 
 func (q *Queue) alloc() *entry {
+	if e := q.spare; e != nil {
+		q.spare = nil
+		return e
+	}
 	if n := len(q.pool); n > 0 {
 		e := q.pool[n-1]
 		q.pool[n-1] = nil
@@ -426,6 +437,15 @@ func (q *Queue) alloc() *entry {
 func (q *Queue) free(e *entry) {
 	*e = entry{q: q}
 	e.rx.OwnerContext = e
+	q.release(e)
+}
+
+// release keeps the free entry e for alloc; q.mu is held.
+func (q *Queue) release(e *entry) {
+	if q.spare == nil {
+		q.spare = e
+		return
+	}
 	q.pool = append(q.pool, e)
 }
 
@@ -440,9 +460,19 @@ func (q *Queue) freePosted(e *entry) {
 	if len(e.rx.Desc) > 0 && &e.rx.Desc[0] == &e.desc[0] {
 		e.desc = [inlineIOV]provider.MRDesc{}
 	}
-	e.rx = provider.RxEntry{OwnerContext: e}
+	// Field by field rather than e.rx = provider.RxEntry{OwnerContext:
+	// e}: the composite literal is built on the stack and copied in
+	// with a write-barrier check on the whole entry, half as many
+	// instructions again on every message of the direct path.
+	// OwnerContext stays e.
+	r := &e.rx
+	r.Addr, r.MsgSize, r.Tag, r.Ignore, r.CQData, r.Flags = 0, 0, 0, 0, 0, 0
+	r.Context, r.PeerContext, r.Peer = nil, nil, nil
+	r.SetBuf(nil) // clears the inline buffer SetBuf fills
+	r.IOV, r.Desc = nil, nil
+	r.Complete = false
 	e.st, e.tag = stFree, false
-	q.pool = append(q.pool, e)
+	q.release(e)
 }
 
 func baseFlags(tagged bool) provider.Flags {
@@ -912,8 +942,14 @@ func (q *Queue) PostBuf(buf []byte, addr provider.Addr, ctx any, flags provider.
 		q.mu.Unlock()
 		return q.post(&provider.Msg{Buf: buf, Addr: addr, Context: ctx, Flags: flags}, false)
 	}
-	if q.res != nil && q.res.Full() {
-		// FI_RM_ENABLED, fi_domain(3) "Rx CQ": EAGAIN while the CQ is full.
+	// FI_RM_ENABLED, fi_domain(3) "Rx CQ": EAGAIN while the CQ is full
+	// (on this module's CQ without an interface call).
+	if c := q.resq; c != nil {
+		if c.Full() {
+			q.mu.Unlock()
+			return provider.EAGAIN
+		}
+	} else if q.res != nil && q.res.Full() {
 		q.mu.Unlock()
 		return provider.EAGAIN
 	}

@@ -174,5 +174,7 @@
 // FI_PEEK/FI_CLAIM/FI_DISCARD, multi-receive buffers, cancellation).
 //
 // Differences from libfabric's shm: names are not "fi_shm://<pid>";
-// endpoints are not limited to 256 per host.
+// endpoints are not limited to 256 per host; scalable endpoints
+// (fi_scalable_ep, up to MaxEPCtx transmit and receive contexts,
+// FI_NAMED_RX_CTX; a region per context, see scalable.go).
 package shm

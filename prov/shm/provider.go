@@ -74,7 +74,7 @@ const (
 // and the secondary FI_SOURCE, FI_MULTI_RECV and FI_FENCE are offered as asked for
 // by the hints; without hints (or without caps in them) all are listed.
 const (
-	txCaps     = provider.CapMsg | provider.CapTagged | provider.CapSend | provider.CapFence | rmaTxCaps
+	txCaps     = provider.CapMsg | provider.CapTagged | provider.CapSend | provider.CapFence | provider.CapNamedRxCtx | rmaTxCaps
 	rxCaps     = provider.CapMsg | provider.CapTagged | provider.CapRecv | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv | rmaRxCaps
 	domainCaps = provider.CapLocalComm
 	infoCaps   = txCaps | rxCaps | domainCaps
@@ -191,9 +191,11 @@ func baseInfo(hints *provider.Info) *provider.Info {
 			EPCnt:           1 << 16,
 			TxCtxCnt:        1024,
 			RxCtxCnt:        1024,
-			MaxEPTxCtx:      1,
-			MaxEPRxCtx:      1,
+			MaxEPTxCtx:      MaxEPCtx,
+			MaxEPRxCtx:      MaxEPCtx,
 			MRIOVLimit:      IOVLimit,
+			MaxEPStxCtx:     1 << 16, // stx.go; one STX may serve every endpoint
+			MaxEPSrxCtx:     1 << 16,
 			Caps:            domainCaps,
 		},
 		FabricAttr: &provider.FabricAttr{

@@ -281,7 +281,10 @@ func (ep *endpoint) lookupSrc(buf []byte, id uint64) provider.Addr {
 	if a := ep.av.Reverse(name); a != provider.AddrNotAvail {
 		return a
 	}
-	return ep.av.Reverse(name[:len(name)-1])
+	if a := ep.av.Reverse(name[:len(name)-1]); a != provider.AddrNotAvail {
+		return a
+	}
+	return ep.sepSource(buf, id) // a transmit context of a scalable endpoint
 }
 
 func (ep *endpoint) get(tagged bool, src provider.Addr, size, tag uint64) (*provider.RxEntry, error) {

@@ -175,4 +175,9 @@
 // FI_TCP_RDM_STREAM_LIMIT, FI_TCP_RDM_CMA, FI_TCP_RDM_CMA_MIN (RDM). As in libfabric, these are the sizes fi_getinfo reports when the
 // hints name none; hints may ask for up to 1024 (tx) and 65536 (rx), and an endpoint
 // on a shared receive context gets an rx size of 65536 by default.
+//
+// RDM endpoints also come as scalable endpoints (fi_scalable_ep, up to
+// MaxEPCtx transmit and receive contexts, FI_NAMED_RX_CTX), which
+// tcp;ofi_rxm 1.17 lacks: an RDM endpoint per context, receive context i
+// listening on the port base+i, see scalable.go.
 package tcp

@@ -225,6 +225,7 @@ func baseInfo(hints *provider.Info) *provider.Info {
 			MaxEPTxCtx:      1,
 			MaxEPRxCtx:      1,
 			MaxEPSrxCtx:     8192,
+			MaxEPStxCtx:     8192, // stx.go
 			MRIOVLimit:      1,
 			Caps:            domainCaps,
 		},

@@ -38,9 +38,9 @@ const (
 		provider.CapRMA | provider.CapRemoteRead | provider.CapRemoteWrite
 	rdmInfoCaps  = rdmTxCaps | rdmRxCaps | domainCaps
 	rdmExtraCaps = provider.CapSource | provider.CapSourceErr | provider.CapDirectedRecv |
-		provider.CapAtomic | provider.CapRMAEvent | provider.CapFence
+		provider.CapAtomic | provider.CapRMAEvent | provider.CapFence | provider.CapNamedRxCtx
 	// rdmTxExtra and rdmRxExtra are the extra capabilities of each side.
-	rdmTxExtra = provider.CapAtomic | provider.CapFence
+	rdmTxExtra = provider.CapAtomic | provider.CapFence | provider.CapNamedRxCtx
 	rdmRxExtra = provider.CapSource | provider.CapSourceErr | provider.CapDirectedRecv |
 		provider.CapAtomic | provider.CapRMAEvent
 	// rdmTxOpFlags are the default transmit flags (tx_attr.op_flags) a
@@ -85,7 +85,7 @@ func rdmBaseInfo(hints *provider.Info) *provider.Info {
 	info.EPAttr.Protocol = provider.ProtoRXM
 	info.EPAttr.ProtocolVersion = 1
 	info.EPAttr.MemTagFormat = RDMMemTagFormat
-	info.DomainAttr.MaxEPSrxCtx = 0
+	info.DomainAttr.MaxEPTxCtx, info.DomainAttr.MaxEPRxCtx = MaxEPCtx, MaxEPCtx // scalable.go
 	return info
 }
 

@@ -53,4 +53,7 @@
 // matched receive or kept as unexpected.
 //   - No FI_MULTICAST (fi_join is not implemented).
 //   - Bound counters are incremented, although none are advertised.
+//   - Scalable endpoints (fi_scalable_ep, up to MaxEPCtx transmit and
+//     receive contexts, FI_NAMED_RX_CTX), which libfabric's udp lacks:
+//     receive context i on the port base+i, see scalable.go.
 package udp

@@ -42,6 +42,7 @@ type endpoint struct {
 	txRes          provider.CQReserver // txCQ's reservations, with rm, when it is not txDirect (nil if it has none)
 	txDirect       *cq.CQ              // txCQ, when it is this module's CQ: sends complete through it (see Send)
 	rxFull         provider.CQReserver // rxCQ's fullness, with rm (nil if unknown)
+	rxFullCQ       *cq.CQ              // rxFull, when it is this module's CQ: Full without an interface call
 	txCntr, rxCntr provider.CntrOwner
 	av             provider.AVView
 	rq             provider.SRXOwner
@@ -113,6 +114,12 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newEndpointOn(info, sock), nil
+}
+
+// newEndpointOn returns an endpoint on the socket sock (which it owns)
+// for the validated info.
+func newEndpointOn(info *provider.Info, sock *sys.Conn) *endpoint {
 	ep := &endpoint{sock: sock, caps: info.Caps, fmt: info.AddrFormat, bounce: make([]byte, maxDatagram)}
 	if ep.caps == 0 {
 		ep.caps = infoCaps
@@ -121,7 +128,7 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 		ep.auto = true
 	}
 	ep.rm = info.DomainAttr == nil || info.DomainAttr.ResourceMgmt != provider.RMDisabled
-	return ep, nil
+	return ep
 }
 
 // checkLimits refuses an Info whose limits exceed the provider's (an
@@ -208,6 +215,7 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 			ep.txRes, _ = r.TxCQ.(provider.CQReserver)
 		}
 		ep.rxFull, _ = r.RxCQ.(provider.CQReserver)
+		ep.rxFullCQ, _ = r.RxCQ.(*cq.CQ)
 	}
 	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
 	ep.av, ep.rq = r.AV, r.SRX
@@ -253,8 +261,29 @@ func (ep *endpoint) Send(m provider.Msg) error {
 }
 
 // SendBuf is Send of one buffer (provider.BufSender).
+//
+// fi_send's common case, spelled out: this module's AV and transmit CQ, a
+// completion wanted, and the datagram accepted by the kernel. It is send's
+// outcome for that case, without send's case analysis; anything else
+// (including every error) takes send, before anything was sent.
 func (ep *endpoint) SendBuf(buf []byte, dest provider.Addr, ctx any, flags provider.Flags) error {
-	return ep.send(buf, nil, dest, ctx, flags)
+	d, a := ep.txDirect, ep.dav
+	if d == nil || a == nil || flags&(provider.FlagInject|provider.FlagCompletion) != provider.FlagCompletion ||
+		ep.state.Load() != stateEnabled || (ep.rm && d.Full()) {
+		return ep.send(buf, nil, dest, ctx, flags)
+	}
+	to := a.Lookup(dest)
+	if to == nil {
+		return provider.EINVAL
+	}
+	if _, e := ep.sock.SendTo(buf, to); e != 0 {
+		return ep.sendFailed(e, ctx, flags, nil)
+	}
+	if ep.txCntr != nil {
+		ep.txCntr.Inc()
+	}
+	_ = d.WriteMsg(ctx, provider.FlagSend|provider.FlagMsg, 0, 0, provider.AddrNotAvail)
+	return nil
 }
 
 // send is Send of the message m with Buf buf, IOV iov, Addr to, Context
@@ -336,6 +365,17 @@ func (ep *endpoint) send(buf []byte, iov [][]byte, to provider.Addr, ctx any, fl
 			res.Unreserve()
 		}
 		return nil
+	}
+	return ep.sendFailed(e, ctx, flags, res)
+}
+
+// sendFailed is the outcome of a send whose datagram the kernel refused
+// with e: EAGAIN (nothing sent, try again) or EBADF once closed, with the
+// reservation res given back; otherwise the error counted and completed
+// (into res when reserved), or returned by an inject that asked for no
+// completion.
+func (ep *endpoint) sendFailed(e provider.Errno, ctx any, flags provider.Flags, res provider.CQReserver) error {
+	switch e {
 	case provider.EAGAIN, provider.ENOBUFS, provider.EINTR:
 		if res != nil {
 			res.Unreserve()
@@ -351,6 +391,9 @@ func (ep *endpoint) send(buf []byte, iov [][]byte, to provider.Addr, ctx any, fl
 		ep.txCntr.IncErr()
 	}
 	if flags&(provider.FlagInject|provider.FlagCompletion) == provider.FlagInject {
+		if res != nil {
+			res.Unreserve()
+		}
 		return e.AsError() // fi_inject: no completion at all, so the call reports it
 	}
 	// Errors complete even under selective completion.
@@ -423,9 +466,14 @@ func (ep *endpoint) Progress() {
 		return
 	}
 	if q := ep.direct; q != nil {
-		// receiveDirect, spelled out: this is every busy poll.
-		if ep.rxFull != nil && ep.rxFull.Full() {
-			return // see progressLocked
+		// receiveDirect and rxCQFull, spelled out: this is every busy
+		// poll (rxCQFull does not inline).
+		if c := ep.rxFullCQ; c != nil {
+			if c.Full() {
+				return // see progressLocked
+			}
+		} else if ep.rxFull != nil && ep.rxFull.Full() {
+			return
 		}
 		if q.ReceiveDirect(ep) != srx.DirectUnavailable {
 			return
@@ -441,16 +489,27 @@ func (ep *endpoint) Progress() {
 // receiveDirect is one poll of the direct path. It reports false when the
 // queue does not allow it now, and the bounce path is to run instead.
 func (ep *endpoint) receiveDirect() bool {
-	if ep.rxFull != nil && ep.rxFull.Full() {
+	if ep.rxCQFull() {
 		return true // see progressLocked
 	}
 	return ep.direct.ReceiveDirect(ep) != srx.DirectUnavailable
 }
 
+// rxCQFull reports whether the receive CQ has no room for a completion
+// (with FI_RM_ENABLED; always false without): the receive path then leaves
+// datagrams in the socket. On this module's CQ it is one atomic load
+// (cq.CQ.Full inlines), without an interface call.
+func (ep *endpoint) rxCQFull() bool {
+	if c := ep.rxFullCQ; c != nil {
+		return c.Full()
+	}
+	return ep.rxFull != nil && ep.rxFull.Full()
+}
+
 func (ep *endpoint) progressLocked() {
 	sock := ep.sock
 	for i := 0; i < ProgressBudget; i++ {
-		if ep.rxFull != nil && ep.rxFull.Full() {
+		if ep.rxCQFull() {
 			// FI_RM_ENABLED: a receive CQ without room is never overrun;
 			// datagrams wait in the socket buffer until the application
 			// reads the CQ (the kernel drops them if that fills up, which
@@ -508,20 +567,19 @@ func (ep *endpoint) ReceiveInto(iov [][]byte) (size int, ok bool) {
 // ReceivedDirect implements srx.Receiver: the completion of the receive
 // ReceiveInto filled, under the queue's lock.
 func (ep *endpoint) ReceivedDirect(e *provider.RxEntry, n int, olen uint64) {
-	from := ep.dfrom[:ep.dfromLen]
 	src := provider.AddrNotAvail
 	if ep.reportSrc {
 		if ep.dav != nil {
-			src = ep.dav.ReverseCached(&ep.drev, from)
+			src = ep.dav.ReverseCached(&ep.drev, ep.dfrom[:ep.dfromLen])
 		} else {
-			src = ep.av.Reverse(from)
+			src = ep.av.Reverse(ep.dfrom[:ep.dfromLen])
 		}
 	}
-	if olen == 0 && ep.directCQ != nil && (src != provider.AddrNotAvail || !ep.sourceErr) {
-		srx.CompleteDirect(ep.directCQ, ep.rxCntr, e, n, src)
+	if c := ep.directCQ; c != nil && olen == 0 && (src != provider.AddrNotAvail || !ep.sourceErr) {
+		srx.CompleteDirect(c, ep.rxCntr, e, n, src)
 		return
 	}
-	srx.CompleteFrom(ep.rxCQ, ep.rxCntr, e, n, olen, src, from, ep.sourceErr)
+	srx.CompleteFrom(ep.rxCQ, ep.rxCntr, e, n, olen, src, ep.dfrom[:ep.dfromLen], ep.sourceErr)
 }
 
 // deliver matches one datagram against the receive queue: into the posted

@@ -33,9 +33,11 @@ const (
 	defaultDomainName = "udp"
 )
 
-// Capabilities. FI_MULTICAST is not offered (no fi_join).
+// Capabilities. FI_MULTICAST is not offered (no fi_join). FI_NAMED_RX_CTX
+// (scalable.go) is a transmit capability: the initiator names the receive
+// context (fabtests' fi_getinfo_test holds rx_attr to the others).
 const (
-	txCaps     = provider.CapMsg | provider.CapSend
+	txCaps     = provider.CapMsg | provider.CapSend | provider.CapNamedRxCtx
 	rxCaps     = provider.CapMsg | provider.CapRecv | provider.CapSource | provider.CapSourceErr | provider.CapDirectedRecv | provider.CapMultiRecv
 	domainCaps = provider.CapLocalComm | provider.CapRemoteComm
 	infoCaps   = txCaps | rxCaps | domainCaps
@@ -126,9 +128,11 @@ func baseInfoAll(hints *provider.Info) *provider.Info {
 			EPCnt:           256,
 			TxCtxCnt:        256,
 			RxCtxCnt:        256,
-			MaxEPTxCtx:      1,
-			MaxEPRxCtx:      1,
+			MaxEPTxCtx:      MaxEPCtx,
+			MaxEPRxCtx:      MaxEPCtx,
 			CntrCnt:         0,
+			MaxEPStxCtx:     256, // stx.go; one STX may serve every endpoint
+			MaxEPSrxCtx:     256,
 			Caps:            domainCaps,
 		},
 		FabricAttr: &provider.FabricAttr{

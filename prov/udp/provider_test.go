@@ -67,7 +67,7 @@ func TestGetInfoLoopback(t *testing.T) {
 			t.Errorf("mode %v", i.Mode)
 		}
 		tx, rx, ep, d := i.TxAttr, i.RxAttr, i.EPAttr, i.DomainAttr
-		if tx.Caps != provider.CapMsg|provider.CapSend || tx.CompOrder != provider.CompOrderStrict ||
+		if tx.Caps != provider.CapMsg|provider.CapSend|provider.CapNamedRxCtx || tx.CompOrder != provider.CompOrderStrict ||
 			tx.InjectSize != 1472 || tx.Size != 1024 || tx.IOVLimit != 4 || tx.RMAIOVLimit != 0 || tx.MsgOrder != 0 {
 			t.Errorf("tx_attr %+v", tx)
 		}
@@ -82,7 +82,7 @@ func TestGetInfoLoopback(t *testing.T) {
 		if d.Threading != provider.ThreadSafe || d.ControlProgress != provider.ProgressAuto ||
 			d.DataProgress != provider.ProgressManual || d.ResourceMgmt != provider.RMEnabled ||
 			d.MRMode != 0 || d.MRKeySize != 8 || d.CQDataSize != 0 || d.CQCnt != 256 || d.EPCnt != 256 ||
-			d.CntrCnt != 0 || d.MaxEPTxCtx != 1 || d.MaxEPRxCtx != 1 ||
+			d.CntrCnt != 0 || d.MaxEPTxCtx != MaxEPCtx || d.MaxEPRxCtx != MaxEPCtx ||
 			d.Caps != provider.CapLocalComm|provider.CapRemoteComm {
 			t.Errorf("domain_attr %+v", d)
 		}

@@ -1,0 +1,45 @@
+// Package lnx is the "lnx" provider: one FI_EP_RDM endpoint whose peers on
+// the same host are reached over shared memory (the shm provider) and whose
+// remote peers over tcp's RDM endpoint, joined only through fi_peer(3), as
+// libfabric 2.x's lnx does.
+//
+// The application sees one endpoint, one CQ per direction, one receive
+// queue, one AV and one set of counters, all the root package's. At
+// Enable, lnx imports them (FI_PEER) into both linked domains: the linked
+// endpoints write their completions into the lnx CQs (peer CQ), bump the
+// lnx counters (peer counters), match incoming messages against the lnx
+// receive queue (peer SRX: a receive posted with FI_ADDR_UNSPEC is matched
+// exactly once, in posting order, by whichever path delivers first) and
+// use the lnx AV's fi_addrs (peer AV: each linked AV follows the lnx AV and
+// keeps, at each fi_addr, its own part of the composite address), so a
+// remote keeps one fi_addr across both paths and completions carry it as
+// their source (FI_SOURCE). The shm domain imports the tcp domain (peer
+// domain), so that the linked domains share one memory registration table.
+//
+// Linked providers are selected with FI_LNX_PROV_LINKS (EnvLinks): only
+// shm+tcp, the default, is accepted. Addresses are described in addr.go:
+// FI_ADDR_STR strings "fi_lnx://<host>;shm=<hex>;tcp=<hex>", where <host>
+// identifies the kernel and network namespace; FI_LNX_HOST_ID overrides it
+// (tests force the tcp path between endpoints of one host with it).
+//
+// Capabilities: FI_MSG and FI_TAGGED (send, sendv, sendmsg, senddata,
+// inject, injectdata and their tagged forms; receives through the root's
+// queue, with directed receive and FI_SOURCE). FI_RMA, FI_ATOMIC, FI_MULTI_RECV
+// and the peer EQ are not offered yet: remote accesses arrive at the linked
+// endpoints, which check keys against their own domains, so the linked
+// domains must import the lnx domain's registrations (peer domains of the
+// root package's lnx *Domain), which the provider SPI does not hand to a
+// provider yet; and a peer domain holds its owner open, so the lnx domain
+// would also need to close its linked domains before the root's busy check.
+//
+// Progress: lnx reads of the linked peer CQs drive both paths (manual
+// progress), or the linked providers progress themselves (FI_PROGRESS_AUTO).
+// Blocking reads (CQ.SRead, Cntr.Wait) poll both paths with pauses of 20 to
+// 500 µs (Waiter), and FI_WAIT_FD objects get a goroutine that drives both
+// paths every 500 µs while the endpoint is open: the linked endpoints'
+// descriptors are not reachable through FI_PEER imports.
+//
+// The package imports only the root package, peer and provider (the
+// architecture test, internal/archtest, enforces it): the linked providers
+// are opened by name, through fabric.GetInfoProvider.
+package lnx
