@@ -86,6 +86,7 @@ func cmaSend(t *testing.T, from, to *fltNode, dest provider.Addr, msg []byte, rl
 // the threshold messages stream.
 func TestRDMCMA(t *testing.T) {
 	leakCheck(t)
+	freeMemory(t)
 	const minSize = 128 << 10
 	a, b, ab, _ := cmaPair(t, minSize)
 	first := cmaSend(t, a, b, ab, streamPattern(minSize, 1), minSize, false, false)
@@ -249,6 +250,7 @@ func waitDone(t *testing.T, done chan struct{}, n *fltNode) {
 // first are copied by CMA and arrive intact.
 func TestRDMCMAProcesses(t *testing.T) {
 	leakCheck(t)
+	freeMemory(t)
 	t.Setenv(envCMA, "1")
 	t.Setenv(envCMAMin, "131072")
 	a := newFlt(t, fltOpts{})

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -75,6 +76,7 @@ func streamPattern(size int, seed byte) []byte {
 // tag and data.
 func TestRDMStreamSizes(t *testing.T) {
 	leakCheck(t)
+	freeMemory(t)
 	a, b, ab, ba := streamPair(t)
 	const limit = 2 << 20
 	for _, n := range []*fltNode{a, b} {
@@ -157,6 +159,7 @@ func waitRx(t *testing.T, n, other *fltNode) provider.CQEntry {
 // and the connection carries the next message intact.
 func TestRDMStreamTruncated(t *testing.T) {
 	leakCheck(t)
+	freeMemory(t)
 	a, b, ab, _ := streamPair(t)
 	const size = 200 << 10
 	for _, unexpected := range []bool{false, true} {
@@ -224,6 +227,7 @@ func waitUnexp(t *testing.T, n *fltNode, want int64) {
 // another order than they came; the accounting returns to zero.
 func TestRDMStreamUnexpected(t *testing.T) {
 	leakCheck(t)
+	freeMemory(t)
 	a, b, ab, _ := streamPair(t)
 	sizes := []int{20000, 100 << 10, 1 << 20, 3<<20 + 1}
 	msgs := make([][]byte, len(sizes))
@@ -264,6 +268,7 @@ func TestRDMStreamUnexpected(t *testing.T) {
 // streamed message is being read gets it once it is whole.
 func TestRDMStreamRecvPostedMidway(t *testing.T) {
 	leakCheck(t)
+	freeMemory(t)
 	a, b, ab, _ := streamPair(t)
 	smallSockBufs(a, b) // so that the message cannot be read at once
 	const size = 8 << 20
@@ -379,6 +384,7 @@ func TestRDMStreamMultiRecv(t *testing.T) {
 // receives come.
 func TestRDMStreamUnexpectedBounded(t *testing.T) {
 	leakCheck(t)
+	freeMemory(t)
 	a, b, ab, _ := streamPair(t)
 	const size, n, bound = 100 << 10, 300, 1 << 20
 	b.ep.mu.Lock()
@@ -442,6 +448,7 @@ func TestRDMStreamUnexpectedBounded(t *testing.T) {
 // the peer is killed: every send completes within 5 s, some in error.
 func TestRDMPeerKilledStreamSend(t *testing.T) {
 	leakCheck(t)
+	freeMemory(t)
 	t.Setenv(envCMA, "0")
 	a, other := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
 	p := startPeer(t, "stall")
@@ -543,6 +550,7 @@ func goEagerFrame(rh rxmwire.Header, size uint64, body []byte) []byte {
 // released.
 func TestRDMPeerKilledStreamRecv(t *testing.T) {
 	leakCheck(t)
+	freeMemory(t)
 	a, other := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
 	for _, unexpected := range []bool{false, true} {
 		if !unexpected {
@@ -685,3 +693,8 @@ func cmaReqFrame(size, cmaLen uint64) []byte {
 	(&rxmwire.GoCMA{Base: 0x1000, Len: cmaLen}).Put(body[rxmwire.RndvSize:])
 	return rxmFrame(rxmwire.Header{Type: rxmwire.TypeGoCMAReq, Op: rxmwire.OpMsg, Size: size, MsgID: 1}, body)
 }
+
+// freeMemory returns the test's large buffers to the system when it ends,
+// so that the runtime's scavenger does not do it during a later test that
+// counts this process's context switches (testutil.ExpectIdle).
+func freeMemory(t *testing.T) { t.Cleanup(debug.FreeOSMemory) }
