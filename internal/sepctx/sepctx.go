@@ -45,13 +45,52 @@ type TxAV struct {
 	bits   uint
 	mask   uint64
 	derive Derive
-
-	mu    sync.Mutex                                 // writers of cache
-	cache atomic.Pointer[map[provider.Addr]*derived] // copy on write
+	cache  derivedCache
 }
 
 type derived struct {
 	base, addr []byte
+}
+
+// derivedCache remembers the derived addresses of receive contexts by
+// the address that names them, with the base address they were derived
+// from (an AV entry may be replaced). Readers do not lock.
+type derivedCache struct {
+	mu sync.Mutex                                 // writers
+	m  atomic.Pointer[map[provider.Addr]*derived] // copy on write
+}
+
+// get returns the address of receive context idx (> 0) of the peer at
+// base, which a names: from the cache, or derive's (then remembered).
+func (c *derivedCache) get(a provider.Addr, base []byte, idx int, derive Derive) []byte {
+	if m := c.m.Load(); m != nil {
+		if d := (*m)[a]; d != nil && bytes.Equal(d.base, base) {
+			return d.addr
+		}
+	}
+	return c.add(a, base, derive(base, idx))
+}
+
+func (c *derivedCache) add(a provider.Addr, base, addr []byte) []byte {
+	if addr == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.m.Load()
+	n := 1
+	if old != nil {
+		n += len(*old)
+	}
+	m := make(map[provider.Addr]*derived, n)
+	if old != nil {
+		for k, d := range *old {
+			m[k] = d
+		}
+	}
+	m[a] = &derived{base: append([]byte(nil), base...), addr: addr}
+	c.m.Store(&m)
+	return addr
 }
 
 // NewTxAV returns the transmit context view of inner.
@@ -88,38 +127,7 @@ func (a *TxAV) Lookup(v provider.Addr) []byte {
 	if base == nil || idx == 0 {
 		return base
 	}
-	if m := a.cache.Load(); m != nil {
-		if d := (*m)[v]; d != nil && bytes.Equal(d.base, base) {
-			return d.addr
-		}
-	}
-	return a.slow(v, base, int(idx))
-}
-
-func (a *TxAV) slow(v provider.Addr, base []byte, idx int) []byte {
-	addr := a.derive(base, idx)
-	if addr == nil {
-		return nil
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	old := a.cache.Load()
-	m := make(map[provider.Addr]*derived, 1+lenOf(old))
-	if old != nil {
-		for k, d := range *old {
-			m[k] = d
-		}
-	}
-	m[v] = &derived{base: append([]byte(nil), base...), addr: addr}
-	a.cache.Store(&m)
-	return addr
-}
-
-func lenOf(m *map[provider.Addr]*derived) int {
-	if m == nil {
-		return 0
-	}
-	return len(*m)
+	return a.cache.get(v, base, int(idx), a.derive)
 }
 
 // Reverse implements provider.AVView: the virtual address of receive
@@ -143,9 +151,7 @@ type NamedAV struct {
 	inner  provider.AVView
 	bits   uint
 	derive Derive
-
-	mu    sync.Mutex
-	cache atomic.Pointer[map[provider.Addr]*derived]
+	cache  derivedCache
 }
 
 // NewNamedAV returns the view of inner for an endpoint that is not
@@ -168,27 +174,7 @@ func (a *NamedAV) Lookup(addr provider.Addr) []byte {
 	if idx == 0 {
 		return base
 	}
-	if m := a.cache.Load(); m != nil {
-		if d := (*m)[addr]; d != nil && bytes.Equal(d.base, base) {
-			return d.addr
-		}
-	}
-	b := a.derive(base, int(idx))
-	if b == nil {
-		return nil
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	old := a.cache.Load()
-	m := make(map[provider.Addr]*derived, 1+lenOf(old))
-	if old != nil {
-		for k, d := range *old {
-			m[k] = d
-		}
-	}
-	m[addr] = &derived{base: append([]byte(nil), base...), addr: b}
-	a.cache.Store(&m)
-	return b
+	return a.cache.get(addr, base, int(idx), a.derive)
 }
 
 // Reverse implements provider.AVView.

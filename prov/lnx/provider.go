@@ -180,7 +180,11 @@ func (lnxProvider) GetInfo(version uint32, node, service string, flags provider.
 	info.DomainAttr.Caps = domainCaps
 	info.DomainAttr.CQDataSize = min64(s.DomainAttr.CQDataSize, t.DomainAttr.CQDataSize)
 	info.DomainAttr.Threading = provider.ThreadSafe
+	// No scalable endpoints or shared transmit contexts (yet): one
+	// context each way, whatever the linked providers could do.
 	info.DomainAttr.MaxEPStxCtx = 0
+	info.DomainAttr.MaxEPTxCtx, info.DomainAttr.MaxEPRxCtx = 1, 1
+	info.EPAttr.TxCtxCnt, info.EPAttr.RxCtxCnt = 1, 1
 	info.FabricAttr.Name = Name
 	info.FabricAttr.ProvName = Name
 	info.FabricAttr.ProvVersion = Version

@@ -1,8 +1,6 @@
 package shm
 
 import (
-	"sync"
-
 	"github.com/gofabric/fabric/internal/sepctx"
 	"github.com/gofabric/fabric/provider"
 )
@@ -34,17 +32,9 @@ const MaxEPCtx = 64
 // sepTxBit marks the region ids of transmit contexts.
 const sepTxBit = 0x80
 
-// sep is a scalable endpoint.
-type sep struct {
-	d    *domain
-	info *provider.Info
-	base uint64
-	name []byte
-
-	mu     sync.Mutex
-	closed bool
-	rx     []*endpoint // receive contexts created and not yet handed out
-}
+// sepTries bounds the attempts to find a random base id whose receive
+// context regions are all free.
+const sepTries = 8
 
 var _ provider.ScalableDomain = (*domain)(nil)
 
@@ -53,9 +43,9 @@ func (d *domain) ScalableEndpoint(info *provider.Info) (provider.ScalableEndpoin
 	if info == nil || info.EPAttr == nil {
 		return nil, provider.EINVAL
 	}
-	nRx := int(max(info.EPAttr.RxCtxCnt, 1))
-	if info.EPAttr.TxCtxCnt > MaxEPCtx || nRx > MaxEPCtx {
-		return nil, provider.EINVAL
+	nRx, err := sepctx.RxCount(info, MaxEPCtx)
+	if err != nil {
+		return nil, err
 	}
 	var given uint64
 	if len(info.SrcAddr) > 0 {
@@ -64,61 +54,30 @@ func (d *domain) ScalableEndpoint(info *provider.Info) (provider.ScalableEndpoin
 			return nil, provider.EINVAL
 		}
 	}
-	s := &sep{d: d, info: info.Dup()}
-	var err error
-	for try := 0; try < 8; try++ {
-		s.base = given
-		if s.base == 0 {
-			s.base = randomID()
-		}
-		if err = s.createRx(nRx); err == nil {
-			s.name = appendName(nil, s.base)
-			return s, nil
-		}
-		if given != 0 || err != provider.EADDRINUSE {
-			break
-		}
+	ops := sepctx.Ops[*endpoint]{
+		Derive: deriveName,
+		OpenRx: func(_ int, ci *provider.Info) (*endpoint, error) { return newEndpoint(d, ci) },
+		// Transmit context j has the region base+0x80+j.
+		TxAddr: func(name []byte, j int) []byte {
+			base, _ := parseName(name)
+			return appendName(nil, base+sepTxBit+uint64(j))
+		},
+		TxProgress: true,
 	}
-	return nil, err
-}
-
-// createRx creates the n receive contexts' endpoints.
-func (s *sep) createRx(n int) error {
-	s.rx = make([]*endpoint, n)
-	for i := range s.rx {
-		ep, err := s.open(s.base+uint64(i), nil, nil)
-		if err != nil {
-			s.closeRx()
-			return err
+	var s *sepctx.Sep[*endpoint]
+	err = sepctx.Retry(sepTries, given != 0, func() error {
+		base := given
+		if base == 0 {
+			base = randomID()
 		}
-		s.rx[i] = ep
+		var err error
+		s, err = sepctx.Open(info, appendName(nil, base), nRx, ops)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil
-}
-
-func (s *sep) closeRx() {
-	for i, ep := range s.rx {
-		if ep != nil {
-			ep.Close()
-			s.rx[i] = nil
-		}
-	}
-}
-
-// open opens an endpoint with region id and the context's attributes.
-func (s *sep) open(id uint64, ta *provider.TxAttr, ra *provider.RxAttr) (*endpoint, error) {
-	ci := s.info.Dup()
-	ci.SrcAddr = appendName(nil, id)
-	if ta != nil {
-		t := *ta
-		ci.TxAttr = &t
-	}
-	if ra != nil {
-		r := *ra
-		ci.RxAttr = &r
-	}
-	ci.EPAttr.TxCtxCnt, ci.EPAttr.RxCtxCnt = 1, 1
-	return newEndpoint(s.d, ci)
+	return s, nil
 }
 
 // deriveName is the name of receive context idx of the scalable endpoint
@@ -140,71 +99,6 @@ func (ep *endpoint) sepSource(buf []byte, id uint64) provider.Addr {
 		}
 	}
 	return provider.AddrNotAvail
-}
-
-// TxContext opens transmit context index: an endpoint with region
-// base+0x80+index.
-func (s *sep) TxContext(index int, attr *provider.TxAttr) (provider.Endpoint, error) {
-	if index < 0 || uint64(index) >= max(s.info.EPAttr.TxCtxCnt, 1) {
-		return nil, provider.EINVAL
-	}
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		return nil, provider.EBADF
-	}
-	ep, err := s.open(s.base+sepTxBit+uint64(index), attr, nil)
-	if err != nil {
-		return nil, err
-	}
-	return sepctx.NewTx(ep, deriveName, s.name, true), nil
-}
-
-// RxContext hands out receive context index, created with the scalable
-// endpoint (or anew after it was closed).
-func (s *sep) RxContext(index int, attr *provider.RxAttr) (provider.Endpoint, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, provider.EBADF
-	}
-	if index < 0 || index >= len(s.rx) {
-		return nil, provider.EINVAL
-	}
-	ep := s.rx[index]
-	if ep == nil || attr != nil && s.info.RxAttr != nil && *attr != *s.info.RxAttr {
-		// Reopened, or with attributes of its own: a new region (the
-		// old one, if any, gives way).
-		if ep != nil {
-			ep.Close()
-			s.rx[index] = nil
-		}
-		var err error
-		if ep, err = s.open(s.base+uint64(index), nil, attr); err != nil {
-			return nil, err
-		}
-	}
-	s.rx[index] = nil
-	return sepctx.NewRx(ep, s.name, nil), nil
-}
-
-// Name returns the scalable endpoint's name (receive context 0's).
-func (s *sep) Name() ([]byte, error) { return append([]byte(nil), s.name...), nil }
-
-// Enable has nothing to start: the contexts are enabled one by one.
-func (s *sep) Enable(provider.AVView) error { return nil }
-
-// Close closes the receive contexts never handed out.
-func (s *sep) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return provider.EBADF
-	}
-	s.closed = true
-	s.closeRx()
-	return nil
 }
 
 // RxCtxAddr implements provider.RxCtxAddresser: receive context idx of

@@ -1,7 +1,6 @@
 package udp
 
 import (
-	"encoding/binary"
 	"sync"
 
 	"github.com/gofabric/fabric/internal/sepctx"
@@ -37,12 +36,17 @@ const MaxEPCtx = 64
 // sepBindTries bounds the attempts to find R free consecutive ports.
 const sepBindTries = 32
 
-// sep is a scalable endpoint.
-type sep struct {
-	info  *provider.Info
-	name  []byte
+// sepSocks are the sockets of a scalable endpoint's receive contexts;
+// every context is an endpoint on a duplicate of one of them.
+type sepSocks struct {
 	mu    sync.Mutex
-	socks []*sys.Conn // receive context i's socket; [0] is the base
+	socks []*sys.Conn // receive context i's socket; [0] is the base; nil once closed
+}
+
+// sep is a scalable endpoint: its contexts (sepctx.Sep) on its sockets.
+type sep struct {
+	*sepctx.Sep[*endpoint]
+	*sepSocks
 }
 
 var _ provider.ScalableDomain = (*domain)(nil)
@@ -58,165 +62,79 @@ func (*domain) ScalableEndpoint(info *provider.Info) (provider.ScalableEndpoint,
 	if err := checkLimits(info); err != nil {
 		return nil, err
 	}
-	rx := int(max(info.EPAttr.RxCtxCnt, 1))
-	if info.EPAttr.TxCtxCnt > MaxEPCtx || rx > MaxEPCtx {
-		return nil, provider.EINVAL
-	}
-	src := info.SrcAddr
-	if src == nil {
-		src = defaultSource(info)
-	}
-	sa, f, ok := decodeSockaddr(src)
-	if !ok || !formatOK(info.AddrFormat, f) {
-		return nil, provider.EINVAL
-	}
-	fixed := sa.AP.Port() != 0
-	var err error
-	for try := 0; try < sepBindTries; try++ {
-		var socks []*sys.Conn
-		if socks, err = bindConsecutive(src, rx); err == nil {
-			name, nerr := socks[0].Name()
-			if nerr != nil {
-				closeAll(socks)
-				return nil, nerr
-			}
-			return &sep{info: info.Dup(), name: name, socks: socks}, nil
-		}
-		if fixed || err != provider.EADDRINUSE {
-			break
-		}
-	}
-	return nil, err
-}
-
-// bindConsecutive binds n sockets at src's port (or an ephemeral one) and
-// the n-1 ports that follow it.
-func bindConsecutive(src []byte, n int) ([]*sys.Conn, error) {
-	base, err := sys.OpenUDP(src)
+	rx, err := sepctx.RxCount(info, MaxEPCtx)
 	if err != nil {
 		return nil, err
 	}
-	socks := []*sys.Conn{base}
-	name, err := base.Name()
+	src, fixed, err := sepctx.IPSource(info, defaultSource)
 	if err != nil {
-		closeAll(socks)
 		return nil, err
 	}
-	for i := 1; i < n; i++ {
-		a := deriveAddr(name, i)
-		if a == nil {
-			closeAll(socks)
-			return nil, provider.EADDRINUSE
-		}
-		s, err := sys.OpenUDP(a)
-		if err != nil {
-			closeAll(socks)
-			return nil, err
-		}
-		socks = append(socks, s)
+	ss := &sepSocks{}
+	var name []byte
+	err = sepctx.Retry(sepBindTries, fixed, func() error {
+		var err error
+		ss.socks, name, err = sepctx.OpenConsecutive(src, rx, sepctx.DerivePort, func(_ int, a []byte) (*sys.Conn, error) {
+			return sys.OpenUDP(a)
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return socks, nil
-}
-
-func closeAll(socks []*sys.Conn) {
-	for _, s := range socks {
-		s.Close()
-	}
-}
-
-// deriveAddr is the address of receive context idx of the scalable
-// endpoint at base: the port base+idx (nil beyond 65535).
-func deriveAddr(base []byte, idx int) []byte {
-	if len(base) < 4 {
-		return nil
-	}
-	p := int(binary.BigEndian.Uint16(base[2:])) + idx
-	if p > 0xffff {
-		return nil
-	}
-	return withPort(base, uint16(p))
+	ops := sepctx.Ops[*endpoint]{Derive: sepctx.DerivePort, OpenRx: ss.openRx, OpenTx: ss.openTx, Close: ss.close}
+	return &sep{Sep: sepctx.New(info, name, ops), sepSocks: ss}, nil
 }
 
 // sock returns a duplicate of receive context i's socket.
-func (s *sep) sock(i int) (*sys.Conn, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.socks == nil {
+func (ss *sepSocks) sock(i int) (*sys.Conn, error) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.socks == nil {
 		return nil, provider.EBADF
 	}
-	return s.socks[i].Dup()
+	return ss.socks[i].Dup()
 }
 
-// ctxInfo is the info of a context: the scalable endpoint's, with the
-// context's attributes.
-func (s *sep) ctxInfo(ta *provider.TxAttr, ra *provider.RxAttr) *provider.Info {
-	ci := s.info.Dup()
-	if ta != nil {
-		t := *ta
-		ci.TxAttr = &t
-	}
-	if ra != nil {
-		r := *ra
-		ci.RxAttr = &r
-	}
-	ci.EPAttr.TxCtxCnt, ci.EPAttr.RxCtxCnt = 1, 1
-	return ci
-}
-
-// TxContext opens transmit context index: an endpoint on a duplicate of
-// the base socket that never receives on it.
-func (s *sep) TxContext(index int, attr *provider.TxAttr) (provider.Endpoint, error) {
-	if index < 0 || uint64(index) >= max(s.info.EPAttr.TxCtxCnt, 1) {
-		return nil, provider.EINVAL
-	}
-	ci := s.ctxInfo(attr, nil)
+// openTx opens a transmit context: an endpoint on a duplicate of the
+// base socket that never receives on it (receive context 0 receives on
+// this socket).
+func (ss *sepSocks) openTx(_ int, ci *provider.Info) (provider.Endpoint, error) {
 	if err := checkLimits(ci); err != nil {
 		return nil, err
 	}
-	sock, err := s.sock(0)
+	sock, err := ss.sock(0)
 	if err != nil {
 		return nil, err
 	}
 	ep := newEndpointOn(ci, sock)
-	ep.auto = false // receive context 0 receives on this socket
-	return sepctx.NewTx(ep, deriveAddr, s.name, false), nil
+	ep.auto = false
+	return ep, nil
 }
 
-// RxContext opens receive context index: an endpoint on a duplicate of
-// the socket of port base+index.
-func (s *sep) RxContext(index int, attr *provider.RxAttr) (provider.Endpoint, error) {
-	if index < 0 || index >= len(s.socks) {
-		return nil, provider.EINVAL
-	}
-	ci := s.ctxInfo(nil, attr)
+// openRx opens receive context index: an endpoint on a duplicate of the
+// socket of port base+index.
+func (ss *sepSocks) openRx(index int, ci *provider.Info) (*endpoint, error) {
 	if err := checkLimits(ci); err != nil {
 		return nil, err
 	}
-	sock, err := s.sock(index)
+	sock, err := ss.sock(index)
 	if err != nil {
 		return nil, err
 	}
-	return sepctx.NewRx(newEndpointOn(ci, sock), s.name, nil), nil
+	return newEndpointOn(ci, sock), nil
 }
 
-// Name returns the base socket's address.
-func (s *sep) Name() ([]byte, error) { return append([]byte(nil), s.name...), nil }
-
-// Enable has nothing to start: the contexts are enabled one by one.
-func (s *sep) Enable(provider.AVView) error { return nil }
-
-// Close closes the sockets (the root package closed every context).
-func (s *sep) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.socks == nil {
-		return provider.EBADF
+// close closes the sockets (the root package closed every context).
+func (ss *sepSocks) close() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for _, s := range ss.socks {
+		s.Close()
 	}
-	closeAll(s.socks)
-	s.socks = nil
-	return nil
+	ss.socks = nil
 }
 
 // RxCtxAddr implements provider.RxCtxAddresser: receive context idx of
 // the scalable endpoint at base is at the port base+idx.
-func (udpProvider) RxCtxAddr(base []byte, idx int) []byte { return deriveAddr(base, idx) }
+func (udpProvider) RxCtxAddr(base []byte, idx int) []byte { return sepctx.DerivePort(base, idx) }
