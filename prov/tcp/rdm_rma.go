@@ -384,6 +384,8 @@ func (c *rdmConn) serveRead(h *tcpwire.Header) {
 func (c *rdmConn) failRead(rd *rdmRead, err provider.Errno, report bool) {
 	ep := c.ep
 	switch {
+	case rd.pend != nil:
+		c.failStream(rd)
 	case rd.op != nil:
 		ep.finishTx(rd.op, err, report)
 	case rd.wr != nil:
