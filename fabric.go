@@ -109,6 +109,13 @@ func (f *Fabric) OpenDomain(info *Info) (*Domain, error) {
 	}
 	d := &Domain{fabric: f, d: pd, info: ci, prov: f.prov}
 	d.initExt()
+	if s, ok := pd.(provider.MRSharer); ok {
+		// A composite domain: its registrations are those of the
+		// domain it names (see provider.MRSharer).
+		if o, ok := s.MRDomain().(*Domain); ok && o != nil {
+			d.ext.mr = o.ext.mr
+		}
+	}
 	d.mrLocal = d.localMR()
 	d.atomicQ, _ = pd.(provider.AtomicDomain)
 	return d, nil

@@ -285,6 +285,20 @@ type Domain interface {
 	Close() error
 }
 
+// MRSharer is an optional Domain extension for composite providers (lnx):
+// a domain whose memory registrations are those of another open domain of
+// this process. MRDomain returns that domain, a *fabric.Domain (typed any
+// here, where the root package is unknown), typically one the provider
+// opened itself and closes in its own Close. The root package, at
+// fi_domain, makes the new domain use that domain's registration table, as
+// a peer domain (fabric.Fabric.OpenPeerDomain) uses its owner's: a region
+// registered through either is one registration, its key valid for remote
+// accesses arriving at either domain's endpoints, and its descriptor for
+// data calls on either. Any other value is ignored.
+type MRSharer interface {
+	MRDomain() any
+}
+
 // PassiveFabric is implemented by fabrics that open passive endpoints
 // (fi_passive_ep, FI_EP_MSG). Fabrics without it answer ENOSYS.
 type PassiveFabric interface {

@@ -41,11 +41,13 @@ echo "== go mod tidy (go.mod and tools.mod)"
 go mod tidy -diff
 go mod tidy -modfile=tools.mod -diff
 
-echo "== bench/plot (a module of its own, so that go.mod keeps x/sys alone)"
+echo "== bench/plot and bench/callgrind (modules of their own)"
 # staticcheck comes from the root tools.mod: go tool resolves it there, and
-# staticcheck loads the packages with bench/plot's own go.mod.
-(cd bench/plot && GOWORK=off go vet ./... && GOWORK=off go tool -modfile=../../tools.mod staticcheck ./... &&
-	GOWORK=off go test -count=1 ./... && GOWORK=off go mod tidy -diff)
+# staticcheck loads the packages with each module's own go.mod.
+for m in bench/plot bench/callgrind; do
+	(cd "$m" && GOWORK=off go vet ./... && GOWORK=off go tool -modfile=../../tools.mod staticcheck ./... &&
+		GOWORK=off go test -count=1 ./... && GOWORK=off go mod tidy -diff)
+done
 
 echo "== cabi (the C plugin)"
 # A module of its own, the only cgo in the repository: builds libgofabric.so

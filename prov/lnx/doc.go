@@ -24,13 +24,22 @@
 //
 // Capabilities: FI_MSG and FI_TAGGED (send, sendv, sendmsg, senddata,
 // inject, injectdata and their tagged forms; receives through the root's
-// queue, with directed receive and FI_SOURCE). FI_RMA, FI_ATOMIC, FI_MULTI_RECV
-// and the peer EQ are not offered yet: remote accesses arrive at the linked
-// endpoints, which check keys against their own domains, so the linked
-// domains must import the lnx domain's registrations (peer domains of the
-// root package's lnx *Domain), which the provider SPI does not hand to a
-// provider yet; and a peer domain holds its owner open, so the lnx domain
-// would also need to close its linked domains before the root's busy check.
+// queue, with directed receive and FI_SOURCE), FI_RMA and FI_ATOMIC (every
+// fi_rma(3) and fi_atomic(3) call, posted on the destination's path; the
+// atomics both linked domains support, with the smaller count). Memory is
+// registered through the lnx domain, whose registration table is the tcp
+// domain's (provider.MRSharer), which the shm domain shares as its peer
+// domain: one key is valid on both paths, and the linked endpoints check
+// remote accesses against it. FI_MULTI_RECV: a multi-receive buffer is
+// posted in the root's receive queue, which both paths match against, so
+// messages from local and remote peers fill one buffer. An EQ bound to
+// the lnx endpoint is imported into both linked fabrics (peer EQ): what a
+// linked endpoint reports about itself reaches it as about the lnx
+// endpoint (shm and tcp RDM endpoints report no events today).
+// FI_RMA_EVENT: remote accesses count on the lnx endpoint's remote
+// counters (peer counters) and on counters bound to the region (the one
+// table). Not offered: FI_SOURCE_ERR (shm does not offer it; an unknown
+// peer's raw address would also have to be turned into an lnx address).
 //
 // Progress: lnx reads of the linked peer CQs drive both paths (manual
 // progress), or the linked providers progress themselves (FI_PROGRESS_AUTO).

@@ -71,13 +71,16 @@ func (d *domain) Endpoint(info *provider.Info) (provider.Endpoint, error) {
 	e := &endpoint{d: d, host: hostID(), shmOff: shmDisabled()}
 	// FI_SOURCE and FI_DIRECTED_RECV as the lnx endpoint has them:
 	// completions report sources only with FI_SOURCE.
-	drop := subCaps &^ info.Caps
+	// RMA and atomics too: a linked endpoint accepts remote accesses
+	// only where the lnx endpoint does.
+	drop := (subCaps | rmaCaps) &^ info.Caps
 	si := d.shmInfo.Dup()
 	ti := d.tcpInfo.Dup()
 	for _, i := range []*provider.Info{si, ti} {
 		i.EPAttr.RxCtxCnt = provider.SharedContext
 		i.Caps &^= drop
 		i.RxAttr.Caps &^= drop
+		i.TxAttr.Caps &^= drop
 	}
 	if a, ok := parseAddr(info.SrcAddr); ok {
 		if a.tcp != nil {
@@ -148,13 +151,14 @@ func (e *endpoint) Enable(r *provider.Resources) error {
 	var err error
 	for _, l := range []struct {
 		ep   *fabric.Endpoint
+		fab  *fabric.Fabric
 		dom  *fabric.Domain
 		conv func([]byte) []byte
 	}{
-		{e.shm, e.d.shmDom, e.shmAddr},
-		{e.tcp, e.d.tcpDom, tcpAddr},
+		{e.shm, e.d.shmFab, e.d.shmDom, e.shmAddr},
+		{e.tcp, e.d.tcpFab, e.d.tcpDom, tcpAddr},
 	} {
-		if err = e.link(l.ep, l.dom, l.conv, r, owner); err != nil {
+		if err = e.link(l.ep, l.fab, l.dom, l.conv, r, owner); err != nil {
 			break
 		}
 	}
@@ -170,8 +174,21 @@ func (e *endpoint) Enable(r *provider.Resources) error {
 }
 
 // link binds ep to imports of r's objects opened in dom and enables it.
-func (e *endpoint) link(ep *fabric.Endpoint, dom *fabric.Domain, conv func([]byte) []byte, r *provider.Resources,
-	owner peer.AVAddrOwner) error {
+func (e *endpoint) link(ep *fabric.Endpoint, fab *fabric.Fabric, dom *fabric.Domain, conv func([]byte) []byte,
+	r *provider.Resources, owner peer.AVAddrOwner) error {
+	if r.EQ != nil {
+		// Peer EQ: what the linked endpoint reports lands in the lnx
+		// endpoint's EQ, about the lnx endpoint.
+		eq, err := fab.OpenEQ(&fabric.EQAttr{Flags: fabric.FlagPeer,
+			Peer: &peer.EQContext{EQ: eqAs{w: r.EQ, from: ep, to: e}}})
+		if err != nil {
+			return err
+		}
+		e.closers = append(e.closers, eq.Close)
+		if err := ep.BindEQ(eq); err != nil {
+			return err
+		}
+	}
 	if r.TxCQ != nil {
 		cq, err := dom.OpenCQ(&fabric.CQAttr{Flags: fabric.FlagPeer, Peer: r.TxCQ, Format: fabric.CQFormatTagged})
 		if err != nil {
@@ -516,4 +533,32 @@ func (e *endpoint) Cancel(ctx any) error {
 		}
 	}
 	return provider.ENOENT
+}
+
+// eqAs is the owner side of a linked endpoint's peer EQ: events about the
+// linked endpoint (from, as its root object reports them) are written to
+// the lnx endpoint's EQ (w) as events about the lnx endpoint (to, which w
+// reports as the application's endpoint); other events pass unchanged.
+type eqAs struct {
+	w    provider.EQWriter
+	from *fabric.Endpoint
+	to   *endpoint
+}
+
+func (q eqAs) Write(ev *provider.EQEntry) error {
+	if f, ok := ev.FID.(*fabric.Endpoint); ok && f == q.from {
+		c := *ev
+		c.FID = q.to
+		return q.w.Write(&c)
+	}
+	return q.w.Write(ev)
+}
+
+func (q eqAs) WriteErr(ev *provider.EQErrEntry) error {
+	if f, ok := ev.FID.(*fabric.Endpoint); ok && f == q.from {
+		c := *ev
+		c.FID = q.to
+		return q.w.WriteErr(&c)
+	}
+	return q.w.WriteErr(ev)
 }

@@ -22,11 +22,27 @@ type node struct {
 	rxcq *fabric.CQ
 	av   *fabric.AV
 	addr []byte
+	dom  *fabric.Domain
+	cntr *fabric.Cntr // openNodeCaps with RMA: bound for FI_READ and FI_WRITE
+	eq   *fabric.EQ   // openNodeEQ
 }
 
 // openNode opens an lnx endpoint with FI_SOURCE and FI_DIRECTED_RECV.
 // hostID, when set, is its host identity (FI_LNX_HOST_ID).
 func openNode(t *testing.T, hostID string) *node {
+	t.Helper()
+	return openNodeCaps(t, hostID, 0)
+}
+
+// openNodeCaps is openNode with extra capabilities; with FI_RMA or
+// FI_ATOMIC a counter is bound for FI_READ and FI_WRITE.
+func openNodeCaps(t *testing.T, hostID string, caps fabric.Caps) *node {
+	t.Helper()
+	return openNodeEQ(t, hostID, caps, false)
+}
+
+// openNodeEQ is openNodeCaps that also binds an EQ (node.eq) when withEQ.
+func openNodeEQ(t *testing.T, hostID string, caps fabric.Caps, withEQ bool) *node {
 	t.Helper()
 	if hostID != "" {
 		t.Setenv(EnvHostID, hostID)
@@ -34,7 +50,7 @@ func openNode(t *testing.T, hostID string) *node {
 	h := fabric.AllocInfo()
 	h.FabricAttr.ProvName = Name
 	h.EPAttr.Type = fabric.EPRDM
-	h.Caps = fabric.CapMsg | fabric.CapTagged | fabric.CapSource | fabric.CapDirectedRecv
+	h.Caps = fabric.CapMsg | fabric.CapTagged | fabric.CapSource | fabric.CapDirectedRecv | caps
 	infos, err := fabric.GetInfo(fabric.APIVersion, "127.0.0.1", "", fabric.FlagSource, h)
 	if err != nil {
 		t.Fatalf("GetInfo: %v", err)
@@ -51,6 +67,7 @@ func openNode(t *testing.T, hostID string) *node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeOK(t, dom.Close()) })
+	n.dom = dom
 	if n.txcq, err = dom.OpenCQ(&fabric.CQAttr{Format: fabric.CQFormatTagged, Size: 4096}); err != nil {
 		t.Fatal(err)
 	}
@@ -63,10 +80,33 @@ func openNode(t *testing.T, hostID string) *node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeOK(t, n.av.Close()) })
+	if caps&(fabric.CapRMA|fabric.CapAtomic) != 0 {
+		if n.cntr, err = dom.OpenCntr(nil); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { closeOK(t, n.cntr.Close()) })
+	}
+	if withEQ {
+		if n.eq, err = fab.OpenEQ(nil); err != nil {
+			t.Fatal(err)
+		}
+		// Registered before the endpoint's: closed after it.
+		t.Cleanup(func() { closeOK(t, n.eq.Close()) })
+	}
 	if n.ep, err = dom.OpenEndpoint(info); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeOK(t, n.ep.Close()) })
+	if n.eq != nil {
+		if err := n.ep.BindEQ(n.eq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n.cntr != nil {
+		if err := n.ep.BindCntr(n.cntr, fabric.FlagRead|fabric.FlagWrite); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, err := range []error{n.ep.BindCQ(n.txcq, fabric.FlagTransmit), n.ep.BindCQ(n.rxcq, fabric.FlagRecv),
 		n.ep.BindAV(n.av), n.ep.Enable()} {
 		if err != nil {
@@ -335,3 +375,133 @@ func atoi(s string) int {
 	}
 	return n
 }
+
+// TestMultiRecvBothPaths: one FI_MULTI_RECV buffer of a takes messages
+// from a local peer b (shm) and a remote one c (tcp): each lands once, in
+// its own part of the buffer, with its source.
+func TestMultiRecvBothPaths(t *testing.T) {
+	a := openNodeCaps(t, "", fabric.CapMultiRecv)
+	b := openNode(t, "")
+	c := openNode(t, "other-host")
+	ab, ac := a.insert(b.addr), a.insert(c.addr)
+	ba, ca := b.insert(a.addr), c.insert(a.addr)
+	big := make([]byte, 4096)
+	if err := a.ep.SetOpt(fabric.OptEndpoint, fabric.OptMinMultiRecv, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ep.RecvMsg(&fabric.Msg{IOV: [][]byte{big}, Addr: fabric.AddrUnspec, Context: "multi"},
+		fabric.FlagMultiRecv|fabric.FlagCompletion); err != nil {
+		t.Fatal(err)
+	}
+	const per = 5
+	for i := 0; i < per; i++ {
+		bm, cm := []byte(fmt.Sprintf("b-%02d", i)), []byte(fmt.Sprintf("c-%02d", i))
+		retry(t, func() error { return b.ep.Send(bm, nil, ba, nil) }, b.txcq)
+		retry(t, func() error { return c.ep.Send(cm, nil, ca, nil) }, c.txcq)
+	}
+	got := map[string]fabric.Addr{}
+	ent := make([]fabric.CQEntry, 1)
+	src := make([]fabric.Addr, 1)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(got) < 2*per {
+		if time.Now().After(deadline) {
+			t.Fatalf("received %d of %d", len(got), 2*per)
+		}
+		n, err := a.rxcq.ReadFrom(ent, src)
+		if errors.Is(err, fabric.ErrAvail) {
+			var ee fabric.CQErrEntry
+			a.rxcq.ReadErr(&ee)
+			t.Fatalf("error completion %+v", ee)
+		}
+		if n == 0 {
+			b.txcq.Read(nil)
+			c.txcq.Read(nil)
+			continue
+		}
+		e := ent[0]
+		if e.OpContext != "multi" || e.Flags&fabric.FlagRecv == 0 || e.Flags&fabric.FlagMultiRecv != 0 || e.Len != 4 {
+			t.Fatalf("completion %+v", e)
+		}
+		if len(e.Buf) < 4 || !sameArray(e.Buf, big) {
+			t.Fatalf("completion buffer outside the multi-receive buffer: %+v", e)
+		}
+		m := string(e.Buf[:4])
+		if _, dup := got[m]; dup {
+			t.Fatalf("%q twice", m)
+		}
+		got[m] = src[0]
+	}
+	for m, s := range got {
+		want := ab
+		if m[0] == 'c' {
+			want = ac
+		}
+		if s != want {
+			t.Errorf("%q from %v, want %v", m, s, want)
+		}
+	}
+}
+
+// sameArray reports whether b lies within buf.
+func sameArray(b, buf []byte) bool {
+	for i := 0; i+len(b) <= len(buf); i++ {
+		if &buf[i] == &b[0] {
+			return true
+		}
+	}
+	return false
+}
+
+// TestPeerEQ: an lnx endpoint bound to an EQ imports it into both linked
+// domains (peer EQs): it enables, talks over both paths and closes
+// cleanly, with nothing spurious in the EQ; and what a linked endpoint
+// reports about itself reaches the EQ as about the lnx endpoint.
+func TestPeerEQ(t *testing.T) {
+	a := openNodeEQ(t, "", 0, true)
+	b := openNode(t, "")
+	c := openNode(t, "other-host")
+	ab, ac := a.insert(b.addr), a.insert(c.addr)
+	b.insert(a.addr)
+	c.insert(a.addr)
+	for _, p := range []struct {
+		n    *node
+		dest fabric.Addr
+	}{{b, ab}, {c, ac}} {
+		buf := make([]byte, 8)
+		if err := p.n.ep.Recv(buf, nil, fabric.AddrUnspec, "r"); err != nil {
+			t.Fatal(err)
+		}
+		retry(t, func() error { return a.ep.Send([]byte("via-eq"), nil, p.dest, "s") }, a.txcq)
+		waitOne(t, a.txcq, p.n.rxcq)
+		if e := waitOne(t, p.n.rxcq, a.txcq); string(buf[:e.Len]) != "via-eq" {
+			t.Fatalf("received %q", buf[:e.Len])
+		}
+	}
+	if _, err := a.eq.Read(0); !errors.Is(err, fabric.ErrAgain) {
+		t.Fatalf("EQ read: %v, want ErrAgain", err)
+	}
+
+	// The owner side of the peer EQ rewrites the linked endpoint's events.
+	rec := &recEQ{}
+	e := &endpoint{}
+	linked := &fabric.Endpoint{}
+	q := eqAs{w: rec, from: linked, to: e}
+	other := "other"
+	for _, f := range []any{linked, other} {
+		if err := q.Write(&provider.EQEntry{FID: f, Data: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.WriteErr(&provider.EQErrEntry{FID: f, Err: provider.ECONNRESET}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(rec.fids) != 4 || rec.fids[0] != any(e) || rec.fids[1] != any(e) || rec.fids[2] != any(other) ||
+		rec.fids[3] != any(other) {
+		t.Fatalf("fids %v", rec.fids)
+	}
+}
+
+type recEQ struct{ fids []any }
+
+func (r *recEQ) Write(e *provider.EQEntry) error       { r.fids = append(r.fids, e.FID); return nil }
+func (r *recEQ) WriteErr(e *provider.EQErrEntry) error { r.fids = append(r.fids, e.FID); return nil }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 
 	fabric "github.com/gofabric/fabric"
 	"github.com/gofabric/fabric/peer"
@@ -31,12 +32,16 @@ const (
 // of the two fi_info answers is taken as well).
 const (
 	lnxCaps = provider.CapMsg | provider.CapTagged | provider.CapSend | provider.CapRecv |
-		provider.CapSource | provider.CapDirectedRecv
+		provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv | rmaCaps
+	rmaCaps = provider.CapRMA | provider.CapAtomic | provider.CapRead | provider.CapWrite |
+		provider.CapRemoteRead | provider.CapRemoteWrite | provider.CapRMAEvent
 	domainCaps = provider.CapLocalComm | provider.CapRemoteComm
 	// subCaps are always asked of the linked endpoints: sources are
 	// resolved on every path, so that directed receives and FI_SOURCE
-	// work whichever path delivers.
-	subCaps = provider.CapSource | provider.CapDirectedRecv
+	// work whichever path delivers; FI_MULTI_RECV so that their answers
+	// tell whether lnx may offer it (multi-receive buffers are the root
+	// receive queue's, which both paths match against).
+	subCaps = provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv
 )
 
 // Version is the provider version.
@@ -99,8 +104,13 @@ func subHints(prov string, caps provider.Caps, hints *provider.Info) *provider.I
 	h.FabricAttr.ProvName = prov
 	h.EPAttr.Type = provider.EPRDM
 	h.Caps = caps&lnxCaps | subCaps
-	if caps&(provider.CapMsg|provider.CapTagged) == 0 {
-		h.Caps |= provider.CapMsg | provider.CapTagged
+	switch {
+	case caps == 0:
+		// Nothing asked: all of lnx's, secondary ones included.
+		h.Caps = lnxCaps
+	case caps&(provider.CapMsg|provider.CapTagged|provider.CapRMA|provider.CapAtomic) == 0:
+		// No primary capability asked: all of lnx's primary ones.
+		h.Caps |= provider.CapMsg | provider.CapTagged | provider.CapRMA | provider.CapAtomic
 	}
 	if hints != nil && hints.DomainAttr != nil {
 		h.DomainAttr.DataProgress = hints.DomainAttr.DataProgress
@@ -167,7 +177,7 @@ func (lnxProvider) GetInfo(version uint32, node, service string, flags provider.
 	info.TxAttr.InjectSize = min64(s.TxAttr.InjectSize, t.TxAttr.InjectSize)
 	info.TxAttr.Size = min64(s.TxAttr.Size, t.TxAttr.Size)
 	info.TxAttr.IOVLimit = min64(s.TxAttr.IOVLimit, t.TxAttr.IOVLimit)
-	info.TxAttr.RMAIOVLimit = 0
+	info.TxAttr.RMAIOVLimit = min64(s.TxAttr.RMAIOVLimit, t.TxAttr.RMAIOVLimit)
 	info.RxAttr.Size = min64(s.RxAttr.Size, t.RxAttr.Size)
 	info.RxAttr.IOVLimit = min64(s.RxAttr.IOVLimit, t.RxAttr.IOVLimit)
 	info.RxAttr.OpFlags = 0
@@ -219,6 +229,9 @@ type domain struct {
 	shmInfo, tcpInfo *provider.Info
 	shmFab, tcpFab   *fabric.Fabric
 	shmDom, tcpDom   *fabric.Domain
+
+	atomicsOnce sync.Once
+	atomics     *atomicTable // see QueryAtomic
 }
 
 // Domain opens the linked fabrics and domains for info.

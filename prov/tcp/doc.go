@@ -146,10 +146,33 @@
 // by whichever side sends next (see rdm_conn.go; a C peer sees a peer
 // closing its connection and reconnects on its next send).
 //
+// Between two endpoints of this implementation (they recognise each other
+// by a marker byte in the padding of rxm's connection data, which rxm
+// zeroes and never reads; internal/wire/rxmwire), two extensions replace
+// rxm's rendezvous, whose four messages cost a 64 KiB message twice what
+// one MSG message costs. A message above the eager limit up to
+// FI_TCP_RDM_STREAM_LIMIT (default 16 MiB; 0 turns streaming off) goes
+// whole in one frame (rxmwire.TypeGoEager) written from the application's
+// buffer and read straight into the matching receive; unexpected, it is
+// buffered whole against the unexpected-message bound, beyond which the
+// connection is not read (backpressure, as for eager messages); see
+// rdm_stream.go. A message of at least FI_TCP_RDM_CMA_MIN bytes (default
+// 768 KiB) to a peer on the same host is announced by a rendezvous
+// request carrying its address (rxmwire.TypeGoCMAReq), and the receiver
+// copies it from the sender's memory with process_vm_readv(2) once it has
+// proved the peer's pid (a nonce it sent must be found at the address the
+// sender names); otherwise, or with FI_TCP_RDM_CMA=0, it reads it with
+// rxm's tcp read request (rdm_cma.go). The first messages to a peer, sent
+// while the first connection to it is set up, use rxm's protocols. Towards
+// a C peer nothing changes on the wire. RDM connections have 4 MiB socket
+// buffers unless FI_OPT_RECV_BUF_SIZE / FI_OPT_SEND_BUF_SIZE say otherwise
+// (with the kernel's autotuning, a message of a few hundred KiB often
+// waited for the receiver's window).
+//
 // Environment: FI_TCP_IFACE, FI_TCP_PORT_LOW_RANGE, FI_TCP_PORT_HIGH_RANGE,
 // FI_TCP_TX_SIZE, FI_TCP_RX_SIZE (default 256), FI_TCP_NODELAY,
-// FI_OFI_RXM_ENABLE_DYN_RBUF, FI_OFI_RXM_SAR_LIMIT, FI_TCP_RDM_MAX_CONNS
-// (RDM). As in libfabric, these are the sizes fi_getinfo reports when the
+// FI_OFI_RXM_ENABLE_DYN_RBUF, FI_OFI_RXM_SAR_LIMIT, FI_TCP_RDM_MAX_CONNS,
+// FI_TCP_RDM_STREAM_LIMIT, FI_TCP_RDM_CMA, FI_TCP_RDM_CMA_MIN (RDM). As in libfabric, these are the sizes fi_getinfo reports when the
 // hints name none; hints may ask for up to 1024 (tx) and 65536 (rx), and an endpoint
 // on a shared receive context gets an rx size of 65536 by default.
 //

@@ -25,6 +25,8 @@ import (
 // rendezvous by RMA read above it: the sender announces the message with a
 // rendezvous request, the receiver reads the data with a tcp read request
 // once a receive matches, then tells the sender with a read-done message.
+// Between two endpoints of this implementation, larger messages are
+// streamed whole or copied by CMA instead (rdm_stream.go, rdm_cma.go).
 //
 // Progress is manual by default (inline in CQ, counter and EQ reads, as
 // for FI_EP_MSG); FI_PROGRESS_AUTO adds one goroutine per endpoint that
@@ -99,7 +101,17 @@ type rdmEP struct {
 	// expects. sarLimit is rxm's: the eager limit while dynRbuf is on.
 	dynRbuf  bool
 	sarLimit int
-	queued   int // operations queued or in flight (tx_attr.size bound)
+	// streamLimit: messages above the eager limit up to it go whole to
+	// peers of this implementation (rdm_stream.go); streamed counts them
+	// (a statistic).
+	streamLimit int
+	streamed    int
+	// cmaOn, cmaMin: messages of at least cmaMin bytes to peers of ours on
+	// this host go by CMA (rdm_cma.go).
+	cmaOn     bool
+	cmaMin    int
+	cmaCopies int // messages received by CMA (a statistic)
+	queued    int // operations queued or in flight (tx_attr.size bound)
 	// acceptTick counts data progress calls: every 256th accepts too.
 	acceptTick uint8
 	txFree     []*rdmTx
@@ -107,6 +119,8 @@ type rdmEP struct {
 	smu      sync.Mutex
 	starts   []*provider.RxEntry // unexpected rendezvous requests matched since the last progress
 	discards []*rdmUnexp         // unexpected rendezvous requests discarded since the last progress
+	// nstarts is len(starts)+len(discards), read without smu by progress.
+	nstarts atomic.Int32
 
 	// Unexpected messages held (rdmUnexpCost each), bounded by maxUnexp
 	// messages and maxUnexpBytes; beyond, connections stop reading
@@ -118,9 +132,10 @@ type rdmEP struct {
 	maxUnexp      int64
 	maxUnexpBytes int64
 
-	kickFD  int // eventfd: wakes the progress goroutines and WaitReady
-	lazyFD  int // timerfd: wakes the control goroutine for lazy frames (manual progress)
-	epfd    int // epoll set of the listener, kickFD and every socket (WaitFD)
+	kickFD  int  // eventfd: wakes the progress goroutines and WaitReady
+	lazyFD  int  // timerfd: wakes the control goroutine for lazy frames (manual progress)
+	epfd    int  // epoll set of the listener, kickFD and (epAll) every socket (WaitFD)
+	epAll   bool // the sockets are in epfd (watchAll)
 	closeCh chan struct{}
 	wg      sync.WaitGroup
 }
@@ -151,6 +166,8 @@ func newRDM(info *provider.Info) (*rdmEP, error) {
 		ep.caps = rdmInfoCaps
 	}
 	ep.dynRbuf, ep.sarLimit = rdmProtoLimits()
+	ep.streamLimit = rdmStreamLimitValue()
+	ep.cmaOn, ep.cmaMin = rdmCMAConfig()
 	ep.rm = true
 	if info.DomainAttr != nil {
 		ep.auto = info.DomainAttr.DataProgress == provider.ProgressAuto
@@ -232,17 +249,43 @@ func (ep *rdmEP) closeWait() {
 }
 
 // watch adds a socket to the WaitFD set (a closed socket leaves it by
-// itself). ep.mu is held.
+// itself), once the set is in use (watchAll). ep.mu is held.
 func (ep *rdmEP) watch(fd int) {
-	if ep.epfd >= 0 {
+	if ep.epAll && ep.epfd >= 0 {
 		_ = sys.EpollAdd(ep.epfd, fd)
 	}
 }
 
 // unwatch removes a socket from the WaitFD set. ep.mu is held.
 func (ep *rdmEP) unwatch(fd int) {
-	if ep.epfd >= 0 {
+	if ep.epAll && ep.epfd >= 0 {
 		_ = sys.EpollDel(ep.epfd, fd)
+	}
+}
+
+// watchAll puts the sockets in the epoll set from the time it is first
+// needed: WaitFD (a wait object watches it) or more than rdmScanMax
+// connections (progress asks it which sockets are readable). Until then
+// the sockets stay out of it: a socket in an epoll set pays for the
+// set's wake-up callback on every segment it receives, which is a few
+// per cent of a small message's latency. ep.mu is held.
+func (ep *rdmEP) watchAll() {
+	if ep.epAll || ep.epfd < 0 {
+		return
+	}
+	ep.epAll = true
+	for _, in := range ep.incoming {
+		ep.watch(in.sock.FD())
+	}
+	for _, c := range ep.conns {
+		if c != nil && c.sock != nil && !c.rx.held && !c.waitDrain && !c.eof {
+			ep.watch(c.sock.FD())
+		}
+	}
+	for _, c := range ep.draining {
+		if c.sock != nil && !c.rx.held {
+			ep.watch(c.sock.FD())
+		}
 	}
 }
 
@@ -253,6 +296,7 @@ func (ep *rdmEP) unwatch(fd int) {
 func (ep *rdmEP) WaitFD() int {
 	ep.mu.Lock()
 	defer ep.mu.Unlock()
+	ep.watchAll()
 	return ep.epfd
 }
 
@@ -317,15 +361,44 @@ func (ep *rdmEP) Enable(r *provider.Resources) error {
 // not reading its CQ still gets connected, and writes the frames queued
 // while a connection was set up. Established connections are left to the
 // application's progress.
-func (ep *rdmEP) ctrlLoop() { ep.pollLoop(ep.progressCtrl, ep.ctrlPollSet) }
+func (ep *rdmEP) ctrlLoop() { ep.pollLoop(ep.progressCtrl, ep.ctrlPollSet, ep.ctrlTimeout) }
 
 // autoLoop is the FI_PROGRESS_AUTO goroutine: all progress.
-func (ep *rdmEP) autoLoop() { ep.pollLoop(ep.progressLocked, ep.pollSet) }
+func (ep *rdmEP) autoLoop() {
+	ep.pollLoop(ep.progressLocked, ep.pollSet, func() int { return rdmPollTimeout })
+}
+
+// Poll timeouts of the progress goroutines, in milliseconds: while
+// something has a deadline or a period (connection setup, drains, the
+// idle-connection bound), and otherwise for the control goroutine, whose
+// every other event has a descriptor (listener, kick, lazy timer). A
+// goroutine asleep in poll(2) holds its thread in a system call, and
+// while it does the runtime's monitor wakes every 20 µs to 10 ms to look
+// at it: with a 50 ms timeout about a thousand times a second, each
+// taking a core from the application's busy-polling threads.
+const (
+	rdmPollTimeout     = 50
+	rdmCtrlIdleTimeout = 1000
+)
+
+// ctrlTimeout is the control goroutine's poll timeout. ep.mu is held.
+func (ep *rdmEP) ctrlTimeout() int {
+	if len(ep.incoming) > 0 || len(ep.draining) > 0 || len(ep.orphans) > 0 ||
+		(ep.maxConns > 0 && ep.nconns > ep.maxConns) {
+		return rdmPollTimeout
+	}
+	for _, c := range ep.conns {
+		if c != nil && (c.state != connUp || len(c.out) > 0) {
+			return rdmPollTimeout
+		}
+	}
+	return rdmCtrlIdleTimeout
+}
 
 // pollLoop runs progress (with ep.mu held), then sleeps in poll(2) on the
 // descriptors set lists until one is ready or the kick descriptor fires,
 // until the endpoint closes.
-func (ep *rdmEP) pollLoop(progress func(), set func([]sys.PollFD) []sys.PollFD) {
+func (ep *rdmEP) pollLoop(progress func(), set func([]sys.PollFD) []sys.PollFD, timeout func() int) {
 	defer ep.wg.Done()
 	var fds []sys.PollFD
 	for {
@@ -341,8 +414,9 @@ func (ep *rdmEP) pollLoop(progress func(), set func([]sys.PollFD) []sys.PollFD) 
 		}
 		progress()
 		fds = set(fds[:0])
+		ms := timeout()
 		ep.mu.Unlock()
-		_, _ = sys.Poll(fds, 50)
+		_, _ = sys.Poll(fds, ms)
 		_ = sys.EventFDDrain(ep.kickFD)
 		if ep.lazyFD >= 0 {
 			_ = sys.TimerFDDrain(ep.lazyFD)
@@ -584,13 +658,13 @@ func (ep *rdmEP) Close() error {
 // takeStarts issues the reads of rendezvous requests that receives matched
 // since the last call (StartMsg runs without ep.mu). ep.mu is held.
 func (ep *rdmEP) takeStarts() {
-	ep.smu.Lock()
-	if len(ep.starts) == 0 && len(ep.discards) == 0 {
-		ep.smu.Unlock()
+	if ep.nstarts.Load() == 0 {
 		return
 	}
+	ep.smu.Lock()
 	s, d := ep.starts, ep.discards
 	ep.starts, ep.discards = nil, nil
+	ep.nstarts.Store(0)
 	ep.smu.Unlock()
 	for _, u := range d {
 		if u.sar != nil {
@@ -601,7 +675,7 @@ func (ep *rdmEP) takeStarts() {
 			u.conn.unexpRndv--
 		}
 		if u.conn.state == connUp && u.conn.gen == u.gen {
-			u.conn.startRead(nil, &u.rndv, u.msgID, u.from)
+			u.conn.startRndv(nil, &u.rndv, u.msgID, u.from, u.cmaPtr())
 		}
 	}
 	for _, e := range s {
@@ -618,7 +692,7 @@ func (ep *rdmEP) takeStarts() {
 			ep.completeRxErr(e, provider.ECONNABORTED)
 			continue
 		}
-		u.conn.startRead(e, &u.rndv, u.msgID, u.from)
+		u.conn.startRndv(e, &u.rndv, u.msgID, u.from, u.cmaPtr())
 	}
 }
 
@@ -632,12 +706,18 @@ func (ep *rdmEP) addConn(c *rdmConn) {
 			c.index = uint32(i)
 			ep.conns[i] = c
 			ep.nconns++
+			if ep.nconns > rdmScanMax {
+				ep.watchAll()
+			}
 			return
 		}
 	}
 	c.index = uint32(len(ep.conns))
 	ep.conns = append(ep.conns, c)
 	ep.nconns++
+	if ep.nconns > rdmScanMax {
+		ep.watchAll()
+	}
 }
 
 // removeConn forgets c. ep.mu is held.

@@ -63,13 +63,24 @@ func BenchmarkRDMPingPong(b *testing.B) {
 }
 
 // TestRDMSteadyStateAllocs: steady-state RDM ping-pongs allocate nothing,
-// eager and rendezvous (the read of a rendezvous receive and the queue of
+// eager, streamed (64 KiB) and CMA (1 MiB) between two of our endpoints,
+// and rendezvous (the read of a rendezvous receive and the queue of
 // outstanding reads are reused).
 func TestRDMSteadyStateAllocs(t *testing.T) {
+	for _, rndv := range []bool{false, true} {
+		if rndv {
+			t.Setenv("FI_TCP_RDM_STREAM_LIMIT", "0")
+			t.Setenv("FI_TCP_RDM_CMA", "0")
+		}
+		rdmSteadyAllocs(t, rndv)
+	}
+}
+
+func rdmSteadyAllocs(t *testing.T, rndv bool) {
 	x, y := openRDM(t), openRDM(t)
 	xy, yx := x.insert(y.name), y.insert(x.name)
 	ents := make([]fabric.CQEntry, 4)
-	for _, size := range []int{64, 4096, 65536} {
+	for _, size := range []int{64, 4096, 65536, 1 << 20} {
 		sbuf, rbuf := make([]byte, size), make([]byte, size)
 		rdmPing(t, x, y, xy, sbuf, rbuf, ents)
 		rdmPing(t, y, x, yx, sbuf, rbuf, ents)
@@ -77,7 +88,7 @@ func TestRDMSteadyStateAllocs(t *testing.T) {
 			rdmPing(t, x, y, xy, sbuf, rbuf, ents)
 			rdmPing(t, y, x, yx, sbuf, rbuf, ents)
 		}); n != 0 {
-			t.Errorf("size %d: %v allocs per ping-pong", size, n)
+			t.Errorf("size %d (rendezvous only: %v): %v allocs per ping-pong", size, rndv, n)
 		}
 	}
 }

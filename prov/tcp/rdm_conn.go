@@ -109,6 +109,14 @@ type rdmConn struct {
 	// ext: the peer is of this implementation (rxmwire.GoMarker), so a
 	// refused RMA access is answered, not fatal (rdm_rma.go).
 	ext bool
+	// CMA (rdm_cma.go): local, the peer is on this host; as receiver, the
+	// state of the check of the peer's pid and the nonce sent; as sender,
+	// the nonce the peer sent.
+	local     bool
+	cmaState  int8
+	cmaNonce  [rxmwire.GoCMANonceSize]byte
+	cmaProof  *[rxmwire.GoCMANonceSize]byte
+	cmaRemote [1]sys.RemoteIOV
 }
 
 // rdmIncome is an accepted socket whose connect request is being read.
@@ -440,6 +448,7 @@ func (c *rdmConn) dial() error {
 	if ep.nodelay {
 		_ = sys.TCPSetNoDelay(s, true)
 	}
+	ep.sockDefaults(s)
 	ep.applySockBufs(s)
 	c.setSock(s)
 	ep.watch(s.FD())
@@ -653,7 +662,7 @@ func (c *rdmConn) readResponse() {
 		return
 	}
 	c.remoteIndex, c.remotePID = rxmwire.ConnIndex(a.ConnID), rxmwire.ConnPID(a.ConnID)
-	c.ext = a.Pad == rxmwire.GoMarker
+	c.setExt(a.Pad == rxmwire.GoMarker)
 	c.state = connUp
 	logCM(provider.LevelInfo, "rdm: connected", c.addr)
 }
@@ -711,6 +720,7 @@ func (ep *rdmEP) acceptAll() {
 		if ep.nodelay {
 			_ = sys.TCPSetNoDelay(s, true)
 		}
+		ep.sockDefaults(s)
 		ep.applySockBufs(s)
 		ep.watch(s.FD())
 		ep.incoming = append(ep.incoming, &rdmIncome{sock: s, peer: peer, need: tcpwire.CMHeaderSize,
@@ -869,7 +879,7 @@ func (ep *rdmEP) handleRequest(in *rdmIncome) bool {
 	c.gen++
 	c.unexpRndv = 0 // the old stream's requests no longer count (their gen differs)
 	c.remoteIndex, c.remotePID = rxmwire.ConnIndex(req.ConnID), pid
-	c.ext = req.Pad == rxmwire.GoMarker
+	c.setExt(req.Pad == rxmwire.GoMarker)
 	acc := rxmwire.AppendAccept(nil, &rxmwire.Accept{ConnID: ep.rdmConnID(c.index), RxSize: rxmwire.RxSize,
 		FlowCtrl: rxmwire.FlowCtrlPeerOff, Pad: goPad(c.ext)})
 	c.out, _ = tcpwire.AppendCM(c.out[:0], tcpwire.CMConnResp, acc)

@@ -383,7 +383,8 @@ const rdmEagerSize = 16384
 //     progressing (says SENDING after the first);
 //   - serve: posts receives and progresses, saying "RECV <len> <text>" for
 //     each message; with TCP_TEST_RDM_HELLO it first sends that text to
-//     TCP_TEST_RDM_PEER, saying "HELLO <status>" when it completes.
+//     TCP_TEST_RDM_PEER, saying "HELLO <status>" when it completes;
+//   - cmarecv: receives large messages (cmaRecvHelper, rdm_cma_test.go).
 //
 // It listens on TCP_TEST_RDM_ADDR (hex) when set, and exits when its stdin
 // closes (the test ended) or after a minute.
@@ -479,6 +480,10 @@ func fltHelperMain() int {
 				}
 			}
 			time.Sleep(100 * time.Microsecond)
+		}
+	case "cmarecv":
+		if err := cmaRecvHelper(n); err != nil {
+			return fail("cmarecv", err)
 		}
 	default:
 		return fail("mode", fmt.Errorf("%q", mode))
@@ -744,6 +749,8 @@ func (n *fltNode) pidOf(addr []byte) uint32 {
 // reaches the new incarnation (no AV change).
 func TestRDMPeerRestartNoticed(t *testing.T) {
 	leakCheck(t)
+	t.Setenv(envStreamLimit, "0") // a rendezvous send, not a streamed one
+	t.Setenv(envCMA, "0")
 	a := newFlt(t, fltOpts{})
 	addr := hex.EncodeToString(loopback(uint16(freePort(t))))
 	p1 := startPeer(t, "stall", "TCP_TEST_RDM_ADDR="+addr)
@@ -786,6 +793,8 @@ func TestRDMPeerRestartNoticed(t *testing.T) {
 // with the new one.
 func TestRDMPeerRestartReconnects(t *testing.T) {
 	leakCheck(t)
+	t.Setenv(envStreamLimit, "0") // a rendezvous send, not a streamed one
+	t.Setenv(envCMA, "0")
 	a := newFlt(t, fltOpts{})
 	addr := hex.EncodeToString(loopback(uint16(freePort(t))))
 	p1 := startPeer(t, "serve", "TCP_TEST_RDM_ADDR="+addr)
@@ -1022,6 +1031,7 @@ func rawRndvSend() error {
 func TestRDMClosedMidFrame(t *testing.T) {
 	leakCheck(t)
 	hub, p := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
+	smallSockBufs(hub, p)
 	ph := p.mustInsert(t, hub.name)
 	const n = 400 // 6.4 MiB of 16 KiB messages: more than the socket buffers
 	msg := make([]byte, fltEager)

@@ -317,9 +317,9 @@ func (c *rdmConn) writeDone(rd *rdmRead) {
 	switch {
 	case w.res:
 		w.res = false
-		_ = ep.rxRes.WriteReserved(nil, fl, rd.total, nil, h.CQData, 0, provider.AddrNotAvail)
+		_ = ep.rxRes.WriteReserved(nil, fl, rd.total, nil, h.CQData, 0, ep.source(c))
 	case h.HasCQData():
-		_ = ep.rxCQ.Write(nil, fl, rd.total, nil, h.CQData, 0, provider.AddrNotAvail)
+		_ = ep.rxCQ.Write(nil, fl, rd.total, nil, h.CQData, 0, ep.source(c))
 	}
 	if h.Flags&(tcpwire.FlagDeliveryComplete|tcpwire.FlagCommitComplete) != 0 {
 		a := tcpwire.ACK()
@@ -384,6 +384,8 @@ func (c *rdmConn) serveRead(h *tcpwire.Header) {
 func (c *rdmConn) failRead(rd *rdmRead, err provider.Errno, report bool) {
 	ep := c.ep
 	switch {
+	case rd.pend != nil:
+		c.failStream(rd)
 	case rd.op != nil:
 		ep.finishTx(rd.op, err, report)
 	case rd.wr != nil:

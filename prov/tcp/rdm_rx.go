@@ -64,6 +64,14 @@ type rdmRead struct {
 	// discard: the message was discarded (FI_DISCARD); its data is read
 	// and dropped, and no receive completes (e is nil).
 	discard bool
+	// stream: a streamed message (rdm_stream.go), read straight into the
+	// receive e or, unexpected, into the buffer of pend (queued once
+	// whole); tagged says which queue, ack whether the sender wants an
+	// ACK.
+	stream bool
+	tagged bool
+	ack    bool
+	pend   *provider.RxEntry
 }
 
 // rdmUnexp is a queued unexpected message (the PeerContext of its entry).
@@ -77,6 +85,17 @@ type rdmUnexp struct {
 	from   []byte
 	sar    *rdmSAR // a SAR message (rdm_sar.go)
 	cost   int64   // counted in ep.unexpBytes
+	one    [1][]byte
+	hasCMA bool // a CMA request (rdm_cma.go): cma says where the data is
+	cma    rxmwire.GoCMA
+}
+
+// cmaPtr returns the CMA extension of a queued rendezvous request, or nil.
+func (u *rdmUnexp) cmaPtr() *rxmwire.GoCMA {
+	if !u.hasCMA {
+		return nil
+	}
+	return &u.cma
 }
 
 // rdmUnexpCost is what an unexpected message costs beyond its payload.
@@ -278,6 +297,25 @@ func (c *rdmConn) progressRx() {
 			}
 			continue
 		}
+		if h.Size > rdmMaxFrame && c.ext && h.Op == tcpwire.OpMsg {
+			// A streamed message (rdm_stream.go): its headers first.
+			if need := hs + rxmwire.HeaderSize; avail < need {
+				if !c.fill(need - avail) {
+					return
+				}
+				continue
+			}
+			switch c.streamStart(&h, hs, plen) {
+			case streamHold:
+				c.hold()
+				return
+			case streamFailed:
+				return
+			case streamDone:
+				frames++
+			}
+			continue
+		}
 		if h.Size > rdmMaxFrame {
 			c.protoFail("frame too large")
 			return
@@ -367,6 +405,9 @@ func (c *rdmConn) readDirect() bool {
 		if uint64(len(dst)) > r.left {
 			dst = dst[:r.left]
 		}
+		if r.idle && !sys.TCPReadable(c.sock) {
+			return false // (see rdmRx.idle)
+		}
 		n, e := c.sock.Read(dst)
 		if !c.readOK(n, e) {
 			return false
@@ -386,6 +427,9 @@ func (c *rdmConn) readDirect() bool {
 func (c *rdmConn) finishRead(rd *rdmRead) {
 	ep := c.ep
 	switch {
+	case rd.stream:
+		c.streamDone(rd)
+		return
 	case rd.op != nil:
 		c.readDone(rd)
 		return
@@ -398,13 +442,7 @@ func (c *rdmConn) finishRead(rd *rdmRead) {
 		ep.completeRx(rd.e, rd.placed, olen, rd.from)
 		ep.rq.FreeEntry(rd.e)
 	}
-	h := tcpwire.Header{Op: tcpwire.OpMsg}
-	h.SetPayload(rxmwire.HeaderSize)
-	c.ctrlFrame(&h, &rxmwire.Header{Type: rxmwire.TypeRndvReadDone, MsgID: rd.msgID})
-	c.tx.lazy++
-	if c.tx.lazy == 1 && !ep.auto {
-		ep.armLazy()
-	}
+	c.sendReadDone(rd.msgID)
 	*rd = rdmRead{}
 	c.rx.spare = rd
 }
@@ -438,7 +476,14 @@ func (c *rdmConn) frame(h *tcpwire.Header, p []byte) bool {
 	}
 	body := p[rxmwire.HeaderSize:]
 	switch rh.Type {
-	case rxmwire.TypeEager:
+	case rxmwire.TypeEager, rxmwire.TypeGoEager:
+		// A streamed message short enough to be read whole (it is only
+		// just above the eager limit) is an eager one; only a peer of
+		// ours sends them.
+		if rh.Type == rxmwire.TypeGoEager && !c.ext {
+			c.protoFail("unsupported rxm message type")
+			return true
+		}
 		if rh.Op != rxmwire.OpMsg && rh.Op != rxmwire.OpTagged {
 			c.protoFail("bad rxm op")
 			return true
@@ -461,7 +506,33 @@ func (c *rdmConn) frame(h *tcpwire.Header, p []byte) bool {
 			c.protoFail(err.Error())
 			return true
 		}
-		return ep.rendezvous(c, &rh, &rv)
+		return ep.rendezvous(c, &rh, &rv, nil)
+	case rxmwire.TypeGoCMAReq:
+		if !c.ext {
+			c.protoFail("unsupported rxm message type")
+			return true
+		}
+		if rh.Op != rxmwire.OpMsg && rh.Op != rxmwire.OpTagged {
+			c.protoFail("bad rxm op")
+			return true
+		}
+		rv, err := rxmwire.ParseRndv(body, rh.Size)
+		if err != nil {
+			c.protoFail(err.Error())
+			return true
+		}
+		g, err := rxmwire.ParseGoCMA(body[rxmwire.RndvSize:], rh.Size)
+		if err != nil {
+			c.protoFail(err.Error())
+			return true
+		}
+		return ep.rendezvous(c, &rh, &rv, &g)
+	case rxmwire.TypeGoCMAChallenge:
+		if !c.ext {
+			c.protoFail("unsupported rxm message type")
+			return true
+		}
+		c.cmaChallenge(body)
 	case rxmwire.TypeSAR:
 		return c.sarSegment(h, &rh, body)
 	case rxmwire.TypeAtomic:
@@ -552,7 +623,7 @@ func (ep *rdmEP) deliver(c *rdmConn, tagged bool, tag uint64, p []byte, data uin
 // rendezvous matches a rendezvous request: a matched receive reads the
 // data at once; otherwise the request is queued as unexpected and read
 // when a receive matches it.
-func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv) bool {
+func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv, g *rxmwire.GoCMA) bool {
 	src := ep.source(c)
 	tagged := rh.Op == rxmwire.OpTagged
 	var e *provider.RxEntry
@@ -566,7 +637,7 @@ func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv) bo
 	switch {
 	case err == nil:
 		setRxData(e, rh.Data, hasData)
-		c.startRead(e, rv, rh.MsgID, c.addr)
+		c.startRndv(e, rv, rh.MsgID, c.addr, g)
 	case err == provider.ENOENT && e != nil:
 		if !ep.takeUnexp(rdmUnexpCost) {
 			ep.rq.FreeEntry(e)
@@ -576,6 +647,9 @@ func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv) bo
 		e.Peer = ep
 		u := &rdmUnexp{isRndv: true, rndv: *rv, msgID: rh.MsgID, conn: c, gen: c.gen, from: c.addr,
 			cost: rdmUnexpCost}
+		if g != nil {
+			u.hasCMA, u.cma = true, *g
+		}
 		e.PeerContext = u
 		c.unexpRndv++ // before QueueTag, which may start it at once
 		if tagged {
@@ -649,6 +723,7 @@ func (ep *rdmEP) StartMsg(e *provider.RxEntry) error {
 	if u.isRndv || u.sar != nil {
 		ep.smu.Lock()
 		ep.starts = append(ep.starts, e)
+		ep.nstarts.Add(1)
 		ep.smu.Unlock()
 		ep.kick()
 		return nil
@@ -677,6 +752,7 @@ func (ep *rdmEP) DiscardMsg(e *provider.RxEntry) error {
 	if u.isRndv || u.sar != nil {
 		ep.smu.Lock()
 		ep.discards = append(ep.discards, u)
+		ep.nstarts.Add(1)
 		ep.smu.Unlock()
 		ep.kick()
 	}

@@ -27,7 +27,7 @@ const (
 
 // rdmHdrMax is the largest frame header of an RDM frame: a tcp header with
 // CQ data, tag or RMA iovs, then an rxm header and a rendezvous descriptor.
-const rdmHdrMax = tcpwire.MaxHeaderSize + rxmwire.HeaderSize + rxmwire.RndvSize
+const rdmHdrMax = tcpwire.MaxHeaderSize + rxmwire.HeaderSize + rxmwire.RndvSize + rxmwire.GoCMASize
 
 type rdmTx struct {
 	kind     txKind
@@ -37,6 +37,7 @@ type rdmTx struct {
 	total    int // bytes to write
 	off      int // bytes written
 	sent     bool
+	stream   bool // a streamed message (rdm_stream.go)
 	ctx      any
 	flags    provider.Flags // completion flags
 	comp     bool           // write a successful completion
@@ -205,10 +206,14 @@ func (ep *rdmEP) post(m *provider.Msg, tagged bool) error {
 	case n <= rxmwire.EagerLimit:
 		// The frame owns a copy of the payload (inject or not).
 		ep.buildEager(t, m, n, tagged, hasData, c)
+	case ep.useCMA(c, n):
+		ep.buildRndv(t, m, n, tagged, hasData, c, true)
+	case c.ext && n <= ep.streamLimit && len(m.IOV) <= IOVLimit:
+		ep.buildStream(t, m, n, tagged, hasData, c)
 	case n <= ep.sarLimit:
 		ep.buildSAR(t, m, n, tagged, hasData, c)
 	default:
-		ep.buildRndv(t, m, n, tagged, hasData, c)
+		ep.buildRndv(t, m, n, tagged, hasData, c, false)
 	}
 	ep.enqueue(c, t)
 	return nil
@@ -283,8 +288,9 @@ func (ep *rdmEP) buildEager(t *rdmTx, m *provider.Msg, n int, tagged, hasData bo
 
 // buildRndv encodes a rendezvous request; the data stays in the
 // application's buffer (copied when it is scattered) until the peer has
-// read it.
-func (ep *rdmEP) buildRndv(t *rdmTx, m *provider.Msg, n int, tagged, hasData bool, c *rdmConn) {
+// read it. With cma, the request also says where the data is in our
+// memory (rdm_cma.go).
+func (ep *rdmEP) buildRndv(t *rdmTx, m *provider.Msg, n int, tagged, hasData bool, c *rdmConn, cma bool) {
 	t.kind = txRndv
 	if m.IOV == nil {
 		t.data = m.Buf
@@ -301,9 +307,15 @@ func (ep *rdmEP) buildRndv(t *rdmTx, m *provider.Msg, n int, tagged, hasData boo
 	ep.rndv[t.key] = t
 	var h tcpwire.Header
 	h.Op = tcpwire.OpMsg
-	h.SetPayload(rxmwire.HeaderSize + rxmwire.RndvSize)
+	typ := uint8(rxmwire.TypeRndvReq)
+	if cma {
+		typ = rxmwire.TypeGoCMAReq
+		h.SetPayload(rxmwire.HeaderSize + rxmwire.RndvSize + rxmwire.GoCMASize)
+	} else {
+		h.SetPayload(rxmwire.HeaderSize + rxmwire.RndvSize)
+	}
 	hl := tcpwire.PutHeader(t.hdr[:], &h, false)
-	rh := rxmwire.Header{Type: rxmwire.TypeRndvReq, ConnID: uint64(c.remoteIndex), MsgID: t.key,
+	rh := rxmwire.Header{Type: typ, ConnID: uint64(c.remoteIndex), MsgID: t.key,
 		Op: rxmwire.OpMsg, Size: uint64(n)}
 	if tagged {
 		rh.Op = rxmwire.OpTagged
@@ -319,6 +331,12 @@ func (ep *rdmEP) buildRndv(t *rdmTx, m *provider.Msg, n int, tagged, hasData boo
 	r.IOV[0] = rxmwire.RndvIOV{Addr: 0, Len: uint64(n), Key: t.key}
 	r.Put(t.hdr[hl:])
 	hl += rxmwire.RndvSize
+	if cma {
+		a := sys.IOVOf(t.data)
+		g := rxmwire.GoCMA{ProofAddr: c.cmaProofAddr(), Base: a.Base, Len: a.Len}
+		g.Put(t.hdr[hl:])
+		hl += rxmwire.GoCMASize
+	}
 	t.add(t.hdr[:hl])
 }
 
@@ -380,7 +398,13 @@ func (c *rdmConn) flush() {
 		if len(iov) == 0 {
 			return
 		}
-		n, e := c.sock.Writev(iov)
+		var n int
+		var e provider.Errno
+		if len(iov) == 1 {
+			n, e = c.sock.Write(iov[0]) // send(2): a little cheaper than sendmsg(2)
+		} else {
+			n, e = c.sock.Writev(iov)
+		}
 		clear(iov)
 		if e == provider.EAGAIN || e == provider.EINTR {
 			return

@@ -16,6 +16,8 @@ import (
 // dropped the connection); every message arrives intact and every send
 // completes.
 func TestRDMRendezvousWindowUnexpected(t *testing.T) {
+	t.Setenv("FI_TCP_RDM_STREAM_LIMIT", "0") // rendezvous, not streamed messages
+	t.Setenv("FI_TCP_RDM_CMA", "0")
 	a, b := openRDM(t), openRDM(t)
 	ab := a.insert(b.name)
 	const win, size = 16, 1 << 20
@@ -54,6 +56,8 @@ func TestRDMRendezvousWindowUnexpected(t *testing.T) {
 // calling into the endpoint once its receive completed still lets the
 // sender's send complete (the control goroutine writes it).
 func TestRDMReadDoneWithoutProgress(t *testing.T) {
+	t.Setenv("FI_TCP_RDM_STREAM_LIMIT", "0") // rendezvous, not streamed messages
+	t.Setenv("FI_TCP_RDM_CMA", "0")
 	a, b := openRDM(t), openRDM(t)
 	ab := a.insert(b.name)
 	msg := bytes.Repeat([]byte{7}, 64<<10)

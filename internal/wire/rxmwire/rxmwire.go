@@ -9,6 +9,19 @@
 //
 // Every parser checks the length of its input and the fields a receiver
 // must trust; none panics on any input.
+//
+// Extensions between two peers of this implementation: a peer puts
+// GoMarker in the padding of its connect and accept data (rxm zeroes that
+// padding and never reads it), and only when both did do they use the
+// control types rxm does not have: TypeGoRMAError (a refused RMA access
+// answered instead of dropping the connection), TypeGoEager (a message
+// above EagerLimit sent whole in one frame instead of by SAR or
+// rendezvous), TypeGoCMAReq and TypeGoCMAChallenge (a rendezvous request
+// that also gives the message's address in the sender's memory, for a
+// receiver on the same host to copy it with process_vm_readv once it has
+// proved the sender's pid; the ordinary read request stays the fallback).
+// Towards a peer without the marker (a C rxm) none of them is sent, and a
+// receiver treats them as malformed from such a peer.
 package rxmwire
 
 import (
@@ -79,6 +92,33 @@ const (
 	// in place of the ACK) or read (op.op 2, in place of the response),
 	// with the libfabric error number in op.data.
 	TypeGoRMAError = 0x47
+	// TypeGoEager is not rxm's either: between two peers of this
+	// implementation, a message above EagerLimit sent whole in one tcp
+	// frame (op 0, no tcp tag), in place of rxm's SAR or rendezvous:
+	// the header (op.op OpMsg or OpTagged, op.size the message's length,
+	// op.tag, op.data with FlagRemoteCQData) is followed by the message
+	// itself, so the frame's payload is HeaderSize + op.size bytes. The
+	// receiver reads it straight into the matching receive, or buffers
+	// it as an unexpected message (bounded: beyond its bound it stops
+	// reading the connection, and the sender backs up). A frame with the
+	// tcp delivery-complete flag is ACKed once the message is placed or
+	// buffered.
+	TypeGoEager = 0x48
+	// TypeGoCMAReq is a rendezvous request between two peers of this
+	// implementation on one host: the rendezvous descriptor (RndvSize
+	// bytes, as for TypeRndvReq, whose read request remains the fallback)
+	// is followed by a GoCMA, the message's address in the sender's
+	// memory. A receiver that has checked the sender's identity (a
+	// TypeGoCMAChallenge answered) copies the message out of the
+	// sender's memory with process_vm_readv(2), then sends the usual
+	// read-done; otherwise it reads it with a tcp read request.
+	TypeGoCMAReq = 0x49
+	// TypeGoCMAChallenge carries GoCMANonceSize random bytes from a
+	// receiver of TypeGoCMAReq to the sender, which keeps them in its
+	// memory and names their address in its later requests
+	// (GoCMA.ProofAddr): finding them there proves to the receiver that
+	// the pid of the connection data is the sender's.
+	TypeGoCMAChallenge = 0x4a
 )
 
 // Operations (op.op).
@@ -120,7 +160,9 @@ func ConnPID(id uint64) uint32 { return uint32(id >> 32) }
 // GoMarker is the padding byte by which two peers of this implementation
 // recognise each other in connect and accept data (rxm zeroes, and never
 // reads, that padding): between them, a refused RMA access is reported
-// with a TypeGoRMAError packet instead of dropping the connection.
+// with a TypeGoRMAError packet instead of dropping the connection, and
+// messages above EagerLimit may go whole as TypeGoEager frames. Towards a
+// peer whose data lacks the marker (a C rxm) neither is ever sent.
 const GoMarker = 'G'
 
 // Connect is the connection data of a connect request.
@@ -258,7 +300,7 @@ func (h *Header) Parse(b []byte) error {
 	if len(b) < HeaderSize {
 		return ErrShort
 	}
-	if b[1] > TypeRndvWrDone && b[1] != TypeGoRMAError {
+	if b[1] > TypeRndvWrDone && (b[1] < TypeGoRMAError || b[1] > TypeGoCMAChallenge) {
 		return ErrType
 	}
 	*h = Header{
@@ -321,4 +363,39 @@ func ParseRndv(b []byte, size uint64) (Rndv, error) {
 		return Rndv{}, ErrRndvLength
 	}
 	return r, nil
+}
+
+// GoCMANonceSize is the length of a TypeGoCMAChallenge nonce.
+const GoCMANonceSize = 16
+
+// GoCMASize is the size of a GoCMA.
+const GoCMASize = 24
+
+// GoCMA is the extension of a TypeGoCMAReq: where the message is in the
+// sender's memory, and where the sender keeps the receiver's nonce (0
+// before it has one).
+type GoCMA struct {
+	ProofAddr uint64
+	Base, Len uint64
+}
+
+// Put encodes g into the first GoCMASize bytes of b.
+func (g *GoCMA) Put(b []byte) {
+	_ = b[GoCMASize-1]
+	binary.LittleEndian.PutUint64(b[0:], g.ProofAddr)
+	binary.LittleEndian.PutUint64(b[8:], g.Base)
+	binary.LittleEndian.PutUint64(b[16:], g.Len)
+}
+
+// ParseGoCMA decodes a GoCMA and checks that it covers size bytes.
+func ParseGoCMA(b []byte, size uint64) (GoCMA, error) {
+	if len(b) < GoCMASize {
+		return GoCMA{}, ErrShort
+	}
+	g := GoCMA{ProofAddr: binary.LittleEndian.Uint64(b), Base: binary.LittleEndian.Uint64(b[8:]),
+		Len: binary.LittleEndian.Uint64(b[16:])}
+	if g.Len != size {
+		return GoCMA{}, ErrRndvLength
+	}
+	return g, nil
 }

@@ -86,9 +86,17 @@ func TestHeaderRoundTrip(t *testing.T) {
 	if err := back.Parse(b[:]); err != nil || back != h {
 		t.Fatalf("Parse = %+v, %v", back, err)
 	}
-	b[1] = 9
-	if err := back.Parse(b[:]); err != ErrType {
-		t.Fatalf("type 9: %v", err)
+	for _, typ := range []uint8{TypeGoRMAError, TypeGoEager, TypeGoCMAReq, TypeGoCMAChallenge} {
+		b[1] = typ
+		if err := back.Parse(b[:]); err != nil || back.Type != typ {
+			t.Fatalf("type %#x: %+v, %v", typ, back, err)
+		}
+	}
+	for _, typ := range []uint8{9, TypeGoRMAError - 1, TypeGoCMAChallenge + 1, 0xff} {
+		b[1] = typ
+		if err := back.Parse(b[:]); err != ErrType {
+			t.Fatalf("type %#x: %v", typ, err)
+		}
 	}
 	if err := back.Parse(b[:HeaderSize-1]); err != ErrShort {
 		t.Fatalf("short: %v", err)
@@ -101,6 +109,18 @@ func TestHeaderRoundTrip(t *testing.T) {
 	}
 	if _, err := ParseRndv(rb[:], 20001); err != ErrRndvLength {
 		t.Fatalf("wrong size: %v", err)
+	}
+	g := GoCMA{ProofAddr: 1, Base: 0x7f0000001000, Len: 20000}
+	var gb [GoCMASize]byte
+	g.Put(gb[:])
+	if got, err := ParseGoCMA(gb[:], 20000); err != nil || got != g {
+		t.Fatalf("ParseGoCMA = %+v, %v", got, err)
+	}
+	if _, err := ParseGoCMA(gb[:], 20001); err != ErrRndvLength {
+		t.Fatalf("GoCMA wrong size: %v", err)
+	}
+	if _, err := ParseGoCMA(gb[:GoCMASize-1], 20000); err != ErrShort {
+		t.Fatalf("GoCMA short: %v", err)
 	}
 	rb[96] = 5
 	if _, err := ParseRndv(rb[:], 20000); err != ErrRndvCount {
@@ -138,6 +158,15 @@ func FuzzParse(f *testing.F) {
 			if err := h2.Parse(out[:]); err != nil || h2 != h {
 				t.Fatalf("header round trip %+v -> %+v %v", h, h2, err)
 			}
+		}
+		if g, err := ParseGoCMA(b, size); err == nil {
+			var out [GoCMASize]byte
+			g.Put(out[:])
+			if g2, err := ParseGoCMA(out[:], size); err != nil || g2 != g {
+				t.Fatalf("GoCMA round trip %+v -> %+v %v", g, g2, err)
+			}
+		} else if len(b) >= GoCMASize && err != ErrRndvLength {
+			t.Fatalf("GoCMA: %v", err)
 		}
 		if r, err := ParseRndv(b, size); err == nil {
 			var out [RndvSize]byte

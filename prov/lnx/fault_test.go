@@ -1,0 +1,239 @@
+package lnx
+
+import (
+	"bufio"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	fabric "github.com/gofabric/fabric"
+)
+
+// envChild, when set, makes TestRemoteChild the body of the remote peer
+// process of TestRemotePathFails.
+const envChild = "LNX_TEST_REMOTE_CHILD"
+
+// TestRemoteChild is the remote peer of TestRemotePathFails when started
+// by it (envChild set; its host identity is another one): it opens an lnx
+// endpoint, prints its address in hexadecimal, and then progresses
+// without posting a receive until it is killed (or for 30 s).
+func TestRemoteChild(t *testing.T) {
+	if os.Getenv(envChild) == "" {
+		return
+	}
+	c := openNode(t, "")
+	fmt.Println(hex.EncodeToString(c.addr))
+	end := time.Now().Add(30 * time.Second)
+	for time.Now().Before(end) {
+		c.txcq.Read(nil)
+		c.rxcq.Read(nil)
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// TestRemotePathFails: a's remote peer c is another process, reached over
+// tcp; a's local peer b over shm. c is killed (SIGKILL) while a's
+// delivery-complete send of 8 MiB waits for it: that send completes in
+// error, so do later sends and RMA writes for c, and the shm path keeps
+// working (messages both ways, RMA) on the same endpoint, CQs and receive
+// queue.
+func TestRemotePathFails(t *testing.T) {
+	rt := watchRoutes(t)
+	a := openNodeCaps(t, "", fabric.CapRMA)
+	b := openNodeCaps(t, "", fabric.CapRMA)
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRemoteChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envChild+"=1", EnvHostID+"=lnx-remote-child", EnvDisableSHM+"=")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	t.Cleanup(func() {
+		if !killed {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	lines := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		lines <- strings.TrimSpace(line)
+	}()
+	var caddr []byte
+	select {
+	case line := <-lines:
+		if caddr, err = hex.DecodeString(line); err != nil || len(caddr) == 0 {
+			t.Fatalf("child address %q: %v", line, err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no address from the child in 20 s")
+	}
+	ac, ab := a.insert(caddr), a.insert(b.addr)
+	ba := b.insert(a.addr)
+
+	// The remote path works: a small send completes.
+	retry(t, func() error { return a.ep.Send([]byte("hello"), nil, ac, "hello") }, a.txcq)
+	if e := waitOne(t, a.txcq); e.OpContext != "hello" {
+		t.Fatalf("hello completion %+v", e)
+	}
+	if p := rt.routeOf(a, ac); p != pathTCP {
+		t.Fatalf("route to the child %d, want tcp", p)
+	}
+	// A delivery-complete send the child never receives (no receive
+	// posted) stays outstanding.
+	big := make([]byte, 8<<20)
+	retry(t, func() error {
+		return a.ep.SendMsg(&fabric.Msg{IOV: [][]byte{big}, Addr: ac, Context: "big"},
+			fabric.FlagCompletion|fabric.FlagDeliveryComplete)
+	}, a.txcq)
+	ent := make([]fabric.CQEntry, 1)
+	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
+		if n, _ := a.txcq.Read(ent); n == 1 {
+			t.Fatalf("delivery-complete send completed before the child received it: %+v", ent[0])
+		}
+	}
+
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	killed = true
+
+	// The outstanding send completes in error.
+	if ee := waitErr(t, a.txcq); ee.OpContext != "big" {
+		t.Fatalf("error completion %+v, want the big send's", ee)
+	}
+	// So does (or is refused) what is posted for the child afterwards.
+	deadline := time.Now().Add(10 * time.Second)
+	for failed := false; !failed; {
+		if time.Now().After(deadline) {
+			t.Fatal("sends to the killed child still succeed after 10 s")
+		}
+		err := a.ep.Send([]byte("late"), nil, ac, "late")
+		switch {
+		case errors.Is(err, fabric.ErrAgain):
+			a.txcq.Read(nil)
+			continue
+		case err != nil:
+			failed = true
+			continue
+		}
+		for {
+			n, err := a.txcq.Read(ent)
+			if n == 1 {
+				if ent[0].OpContext != "late" {
+					t.Fatalf("unexpected completion %+v", ent[0])
+				}
+				break // buffered before the reset was seen; again
+			}
+			if errors.Is(err, fabric.ErrAvail) {
+				var ee fabric.CQErrEntry
+				if err := a.txcq.ReadErr(&ee); err != nil || ee.OpContext != "late" {
+					t.Fatalf("error entry %+v %v", ee, err)
+				}
+				failed = true
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("late send: no completion in 10 s")
+			}
+		}
+	}
+
+	// An RMA write for the child fails too (at posting or in its
+	// completion).
+	switch err := a.ep.RMAWrite([]byte("rma"), nil, ac, 0, 1, "rma-dead"); {
+	case errors.Is(err, fabric.ErrAgain):
+		t.Fatal("RMA write to the dead child: ErrAgain")
+	case err == nil:
+		if ee := waitErr(t, a.txcq); ee.OpContext != "rma-dead" {
+			t.Fatalf("error completion %+v, want the RMA write's", ee)
+		}
+	}
+
+	// The shm path still works, both ways, through the same objects:
+	// messages, and an RMA write into b's region.
+	region := make([]byte, 16)
+	mr, err := b.dom.RegMR(region, fabric.FlagRemoteWrite, 0, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeOK(t, mr.Close()) })
+	retry(t, func() error {
+		return a.ep.RMAWrite([]byte("shm-rma-ok"), nil, ab, mr.Address(), mr.Key(), "rma-b")
+	}, a.txcq)
+	if e := waitOne(t, a.txcq, b.rxcq); e.OpContext != "rma-b" || string(region[:10]) != "shm-rma-ok" {
+		t.Fatalf("RMA write to b: %+v, region %q", e, region)
+	}
+	buf := make([]byte, 32)
+	if err := a.ep.Recv(buf, nil, fabric.AddrUnspec, "from-b"); err != nil {
+		t.Fatal(err)
+	}
+	retry(t, func() error { return b.ep.Send([]byte("b-after-kill"), nil, ba, "bs") }, b.txcq)
+	src := make([]fabric.Addr, 1)
+	for end := time.Now().Add(10 * time.Second); ; {
+		n, err := a.rxcq.ReadFrom(ent, src)
+		if n == 1 {
+			if ent[0].OpContext != "from-b" || src[0] != ab || string(buf[:ent[0].Len]) != "b-after-kill" {
+				t.Fatalf("receive %+v from %v: %q", ent[0], src[0], buf[:ent[0].Len])
+			}
+			break
+		}
+		if err != nil && !errors.Is(err, fabric.ErrAgain) {
+			t.Fatalf("a rx cq: %v", err)
+		}
+		if time.Now().After(end) {
+			t.Fatal("b's message not received in 10 s")
+		}
+		b.txcq.Read(nil)
+	}
+	waitOne(t, b.txcq, a.rxcq)
+	bbuf := make([]byte, 32)
+	if err := b.ep.Recv(bbuf, nil, fabric.AddrUnspec, "from-a"); err != nil {
+		t.Fatal(err)
+	}
+	retry(t, func() error { return a.ep.Send([]byte("a-after-kill"), nil, ab, "as") }, a.txcq)
+	if e := waitOne(t, a.txcq, b.rxcq); e.OpContext != "as" {
+		t.Fatalf("a's send completion %+v", e)
+	}
+	if e := waitOne(t, b.rxcq, a.txcq); e.OpContext != "from-a" || string(bbuf[:e.Len]) != "a-after-kill" {
+		t.Fatalf("b's receive %+v %q", e, bbuf[:e.Len])
+	}
+	if p := rt.routeOf(a, ab); p != pathSHM {
+		t.Errorf("route to b %d, want shm", p)
+	}
+}
+
+// waitErr waits (bounded) for an error completion on cq; a success
+// completion fails the test.
+func waitErr(t *testing.T, cq *fabric.CQ) fabric.CQErrEntry {
+	t.Helper()
+	ent := make([]fabric.CQEntry, 1)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := cq.Read(ent)
+		if n == 1 {
+			t.Fatalf("success completion %+v, want an error", ent[0])
+		}
+		if errors.Is(err, fabric.ErrAvail) {
+			var ee fabric.CQErrEntry
+			if err := cq.ReadErr(&ee); err != nil {
+				t.Fatal(err)
+			}
+			return ee
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no error completion in 10 s")
+		}
+	}
+}
