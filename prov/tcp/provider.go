@@ -108,6 +108,22 @@ func envSize(name string) uint64 {
 	return DefaultQueueSize
 }
 
+// envUint reads a variable holding an unsigned number (decimal, 0x hex or
+// 0 octal): def when unset or empty, and def with a warning when it does
+// not parse. Callers clamp the value to their own range.
+func envUint(name string, def uint64) uint64 {
+	raw, set := os.LookupEnv(name)
+	if !set || strings.TrimSpace(raw) == "" {
+		return def
+	}
+	v, err := strconv.ParseUint(strings.TrimSpace(raw), 0, 64)
+	if err != nil {
+		envFallback(name, raw, "not an unsigned number, using the default")
+		return def
+	}
+	return v
+}
+
 // envFallback warns that a variable's value was not usable.
 func envFallback(name, value, what string) {
 	log.Warn(provider.SubsysCore, name+": "+what, slog.String("value", value))

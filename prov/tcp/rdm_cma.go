@@ -2,9 +2,6 @@ package tcp
 
 import (
 	"crypto/rand"
-	"os"
-	"strconv"
-	"strings"
 
 	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/internal/wire/rxmwire"
@@ -56,15 +53,7 @@ const (
 // rdmCMAConfig reads FI_TCP_RDM_CMA and FI_TCP_RDM_CMA_MIN: whether CMA is
 // used (and works in this process) and its threshold.
 func rdmCMAConfig() (on bool, minSize int) {
-	minSize = rdmCMAMin
-	if raw, ok := os.LookupEnv(envCMAMin); ok && strings.TrimSpace(raw) != "" {
-		v, err := strconv.ParseUint(strings.TrimSpace(raw), 0, 64)
-		if err != nil {
-			envFallback(envCMAMin, raw, "not a size, using the default")
-		} else {
-			minSize = int(min(max(v, rxmwire.EagerLimit+1), 1<<40))
-		}
-	}
+	minSize = int(min(max(envUint(envCMAMin, rdmCMAMin), rxmwire.EagerLimit+1), 1<<40))
 	if !envBool(envCMA, true) {
 		return false, minSize
 	}

@@ -1,10 +1,6 @@
 package tcp
 
 import (
-	"os"
-	"strconv"
-	"strings"
-
 	"github.com/gofabric/fabric/internal/srx"
 	"github.com/gofabric/fabric/internal/wire/rxmwire"
 	"github.com/gofabric/fabric/internal/wire/tcpwire"
@@ -48,21 +44,8 @@ func rdmProtoLimits() (dynRbuf bool, sarLimit int) {
 	if envBool(envRxmDynRbuf, true) {
 		return true, rxmwire.EagerLimit
 	}
-	sarLimit = 8 * rxmwire.EagerLimit
-	if raw, ok := os.LookupEnv(envRxmSARLimit); ok {
-		v, err := strconv.ParseUint(strings.TrimSpace(raw), 0, 64)
-		switch {
-		case err != nil:
-			envFallback(envRxmSARLimit, raw, "not a size, using the default")
-		case v > rdmSARMax:
-			sarLimit = rdmSARMax
-		case v > rxmwire.EagerLimit:
-			sarLimit = int(v)
-		default:
-			sarLimit = rxmwire.EagerLimit
-		}
-	}
-	return false, sarLimit
+	v := envUint(envRxmSARLimit, 8*rxmwire.EagerLimit)
+	return false, int(min(max(v, rxmwire.EagerLimit), rdmSARMax))
 }
 
 // rdmSAR is a SAR message being received on a connection.

@@ -1,12 +1,7 @@
 package tcp
 
 import (
-	"os"
-	"strconv"
-	"strings"
-
 	"github.com/gofabric/fabric/internal/sys"
-
 	"github.com/gofabric/fabric/internal/wire/rxmwire"
 	"github.com/gofabric/fabric/internal/wire/tcpwire"
 	"github.com/gofabric/fabric/provider"
@@ -49,16 +44,7 @@ const (
 // streamed to a peer of this implementation (0: none, rxm's protocols
 // only), capped at rdmSARMax (what a receiver buffers).
 func rdmStreamLimitValue() int {
-	raw, ok := os.LookupEnv(envStreamLimit)
-	if !ok || strings.TrimSpace(raw) == "" {
-		return rdmStreamLimit
-	}
-	v, err := strconv.ParseUint(strings.TrimSpace(raw), 0, 64)
-	if err != nil {
-		envFallback(envStreamLimit, raw, "not a size, using the default")
-		return rdmStreamLimit
-	}
-	return int(min(v, rdmSARMax))
+	return int(min(envUint(envStreamLimit, rdmStreamLimit), rdmSARMax))
 }
 
 // buildStream encodes a streamed message: the tcp and rxm headers, then
