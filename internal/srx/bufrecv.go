@@ -110,17 +110,7 @@ func (q *Queue) getBuffered(tagged bool, addr provider.Addr, size, tag uint64) (
 		}
 		res = q.res
 	}
-	e := q.alloc()
-	e.st = stGot
-	e.tag = tagged
-	e.res = res
-	e.rx.Addr = addr
-	e.rx.MsgSize = size
-	e.rx.Tag = tag
-	e.rx.Flags = baseFlags(tagged)
-	q.nunexp++
-	q.mu.Unlock()
-	return &e.rx, provider.ENOENT
+	return q.getUnexp(tagged, addr, size, tag, res)
 }
 
 // queueBuffered is queue in buffered mode: an untagged message is

@@ -580,9 +580,18 @@ func (q *Queue) get(tagged bool, addr provider.Addr, size, tag uint64) (*provide
 		q.mu.Unlock()
 		return nil, provider.EAGAIN
 	}
+	return q.getUnexp(tagged, addr, size, tag, nil)
+}
+
+// getUnexp hands the peer a new entry for a message no receive matched
+// (ENOENT): it fills it and queues it as unexpected. res holds room
+// reserved for the message's completion, if any. q.mu is held; getUnexp
+// unlocks it.
+func (q *Queue) getUnexp(tagged bool, addr provider.Addr, size, tag uint64, res provider.CQReserver) (*provider.RxEntry, error) {
 	e := q.alloc()
 	e.st = stGot
 	e.tag = tagged
+	e.res = res
 	e.rx.Addr = addr
 	e.rx.MsgSize = size
 	e.rx.Tag = tag
