@@ -1,7 +1,6 @@
 package tcp
 
 import (
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -154,57 +153,5 @@ func TestRDMUnexpectedSARBounded(t *testing.T) {
 	leakCheck(t)
 	t.Setenv(envRxmDynRbuf, "0")
 	a, b := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
-	const size, n, bound = 100 << 10, 300, 1 << 20
-	b.ep.mu.Lock()
-	b.ep.maxUnexpBytes = bound
-	b.ep.mu.Unlock()
-	ab := a.mustInsert(t, b.name)
-	for i := 0; i < n; i++ {
-		msg := make([]byte, size)
-		binary.LittleEndian.PutUint32(msg, uint32(i))
-		if err := a.send(ab, msg, true, uint64(i), i); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var sent []fltComp
-	last, stable := int64(-1), 0
-	deadline := time.Now().Add(10 * time.Second)
-	for stable < 20 {
-		sent = poll(a.tx, sent)
-		b.ep.Progress()
-		time.Sleep(5 * time.Millisecond)
-		if s := b.ep.unexpBytes.Load() + int64(len(sent))<<40; s == last {
-			stable++
-		} else {
-			last, stable = s, 0
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the flood never settled")
-		}
-	}
-	ub := b.ep.unexpBytes.Load()
-	t.Logf("settled: %d sends done, receiver holds %d unexpected bytes (bound %d)", len(sent), ub, bound)
-	if ub > bound {
-		t.Fatalf("%d unexpected bytes held, bound %d", ub, bound)
-	}
-	if len(sent) == n {
-		t.Fatal("every send completed: no backpressure")
-	}
-	rb := make([]byte, size)
-	for i := 0; i < n; i++ {
-		if err := b.recv(rb, true, 0, ^uint64(0), i); err != nil {
-			t.Fatal(err)
-		}
-		c := waitComps(t, b.rx, 1, waitLimit, a)
-		if c[0].err != 0 || c[0].tag != uint64(i) || binary.LittleEndian.Uint32(rb) != uint32(i) {
-			t.Fatalf("receive %d: %+v (message %d)", i, c[0], binary.LittleEndian.Uint32(rb))
-		}
-		sent = poll(a.tx, sent)
-	}
-	sent = append(sent, waitComps(t, a.tx, n-len(sent), waitLimit)...)
-	for _, c := range sent {
-		if c.err != 0 {
-			t.Fatalf("send %+v", c)
-		}
-	}
+	floodUnexpectedBounded(t, a, b, a.mustInsert(t, b.name))
 }

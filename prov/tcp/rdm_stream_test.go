@@ -386,58 +386,7 @@ func TestRDMStreamUnexpectedBounded(t *testing.T) {
 	leakCheck(t)
 	freeMemory(t)
 	a, b, ab, _ := streamPair(t)
-	const size, n, bound = 100 << 10, 300, 1 << 20
-	b.ep.mu.Lock()
-	b.ep.maxUnexpBytes = bound
-	b.ep.mu.Unlock()
-	for i := 0; i < n; i++ {
-		msg := make([]byte, size)
-		binary.LittleEndian.PutUint32(msg, uint32(i))
-		if err := a.send(ab, msg, true, uint64(i), i); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var sent []fltComp
-	last, stable := int64(-1), 0
-	deadline := time.Now().Add(10 * time.Second)
-	for stable < 20 {
-		sent = poll(a.tx, sent)
-		b.ep.Progress()
-		time.Sleep(5 * time.Millisecond)
-		if s := b.ep.unexpBytes.Load() + int64(len(sent))<<40; s == last {
-			stable++
-		} else {
-			last, stable = s, 0
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the flood never settled")
-		}
-	}
-	ub := b.ep.unexpBytes.Load()
-	t.Logf("settled: %d sends done, receiver holds %d unexpected bytes (bound %d)", len(sent), ub, bound)
-	if ub > bound {
-		t.Fatalf("%d unexpected bytes held, bound %d", ub, bound)
-	}
-	if len(sent) == n {
-		t.Fatal("every send completed: no backpressure")
-	}
-	rb := make([]byte, size)
-	for i := 0; i < n; i++ {
-		if err := b.recv(rb, true, 0, ^uint64(0), i); err != nil {
-			t.Fatal(err)
-		}
-		c := waitComps(t, b.rx, 1, waitLimit, a)
-		if c[0].err != 0 || c[0].tag != uint64(i) || binary.LittleEndian.Uint32(rb) != uint32(i) {
-			t.Fatalf("receive %d: %+v (message %d)", i, c[0], binary.LittleEndian.Uint32(rb))
-		}
-		sent = poll(a.tx, sent)
-	}
-	sent = append(sent, waitComps(t, a.tx, n-len(sent), waitLimit)...)
-	for _, c := range sent {
-		if c.err != 0 {
-			t.Fatalf("send %+v", c)
-		}
-	}
+	n := floodUnexpectedBounded(t, a, b, ab)
 	if s := a.streamed(); s != n {
 		t.Fatalf("%d messages streamed, want %d", s, n)
 	}
@@ -698,3 +647,66 @@ func cmaReqFrame(size, cmaLen uint64) []byte {
 // so that the runtime's scavenger does not do it during a later test that
 // counts this process's context switches (testutil.ExpectIdle).
 func freeMemory(t *testing.T) { t.Cleanup(debug.FreeOSMemory) }
+
+// floodUnexpectedBounded sends 300 tagged 100 KiB messages from a to b (at
+// ab) with no receive posted at b, whose unexpected-message bound it sets
+// to 1 MiB: the flood must settle with b holding no more than the bound and
+// some sends not completed (backpressure, nothing dropped); then every
+// message must arrive, in order, once b posts receives, and every send
+// complete without error. It returns the number of messages sent.
+func floodUnexpectedBounded(t *testing.T, a, b *fltNode, ab provider.Addr) int {
+	t.Helper()
+	const size, n, bound = 100 << 10, 300, 1 << 20
+	b.ep.mu.Lock()
+	b.ep.maxUnexpBytes = bound
+	b.ep.mu.Unlock()
+	for i := 0; i < n; i++ {
+		msg := make([]byte, size)
+		binary.LittleEndian.PutUint32(msg, uint32(i))
+		if err := a.send(ab, msg, true, uint64(i), i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sent []fltComp
+	last, stable := int64(-1), 0
+	deadline := time.Now().Add(10 * time.Second)
+	for stable < 20 {
+		sent = poll(a.tx, sent)
+		b.ep.Progress()
+		time.Sleep(5 * time.Millisecond)
+		if s := b.ep.unexpBytes.Load() + int64(len(sent))<<40; s == last {
+			stable++
+		} else {
+			last, stable = s, 0
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the flood never settled")
+		}
+	}
+	ub := b.ep.unexpBytes.Load()
+	t.Logf("settled: %d sends done, receiver holds %d unexpected bytes (bound %d)", len(sent), ub, bound)
+	if ub > bound {
+		t.Fatalf("%d unexpected bytes held, bound %d", ub, bound)
+	}
+	if len(sent) == n {
+		t.Fatal("every send completed: no backpressure")
+	}
+	rb := make([]byte, size)
+	for i := 0; i < n; i++ {
+		if err := b.recv(rb, true, 0, ^uint64(0), i); err != nil {
+			t.Fatal(err)
+		}
+		c := waitComps(t, b.rx, 1, waitLimit, a)
+		if c[0].err != 0 || c[0].tag != uint64(i) || binary.LittleEndian.Uint32(rb) != uint32(i) {
+			t.Fatalf("receive %d: %+v (message %d)", i, c[0], binary.LittleEndian.Uint32(rb))
+		}
+		sent = poll(a.tx, sent)
+	}
+	sent = append(sent, waitComps(t, a.tx, n-len(sent), waitLimit)...)
+	for _, c := range sent {
+		if c.err != 0 {
+			t.Fatalf("send %+v", c)
+		}
+	}
+	return n
+}
