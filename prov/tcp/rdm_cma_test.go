@@ -25,23 +25,7 @@ func cmaPair(t *testing.T, minSize int) (a, b *fltNode, ab, ba provider.Addr) {
 	}
 	t.Setenv(envCMA, "1")
 	t.Setenv(envCMAMin, fmt.Sprint(minSize))
-	a, b = newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
-	ab, ba = a.mustInsert(t, b.name), b.mustInsert(t, a.name)
-	for _, x := range []struct {
-		from, to *fltNode
-		dest     provider.Addr
-	}{{a, b, ab}, {b, a, ba}} {
-		rb := make([]byte, 8)
-		if err := x.to.recv(rb, false, 0, 0, "hi"); err != nil {
-			t.Fatal(err)
-		}
-		if err := x.from.send(x.dest, []byte("hi"), false, 0, "hi"); err != nil {
-			t.Fatal(err)
-		}
-		waitComps(t, x.to.rx, 1, waitLimit, x.from)
-		waitComps(t, x.from.tx, 1, waitLimit, x.to)
-	}
-	return a, b, ab, ba
+	return goPair(t)
 }
 
 func (n *fltNode) cmaCopies() int {

@@ -23,6 +23,13 @@ import (
 func streamPair(t *testing.T) (a, b *fltNode, ab, ba provider.Addr) {
 	t.Helper()
 	t.Setenv(envCMA, "0") // streamed, not CMA, messages (rdm_cma_test.go)
+	return goPair(t)
+}
+
+// goPair opens two nodes and connects them (a small message each way),
+// checking that each recognised the other as of this implementation.
+func goPair(t *testing.T) (a, b *fltNode, ab, ba provider.Addr) {
+	t.Helper()
 	a, b = newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
 	ab, ba = a.mustInsert(t, b.name), b.mustInsert(t, a.name)
 	for _, x := range []struct {
