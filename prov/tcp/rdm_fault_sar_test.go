@@ -57,24 +57,7 @@ func TestRDMPeerKilledSARSend(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d sends done before the kill, a message partly written: %v", len(comps), n, partial)
-	p.kill()
-	start := time.Now()
-	comps = append(comps, waitComps(t, a.tx, n-len(comps), waitLimit)...)
-	t.Logf("all sends done %v after the kill", time.Since(start))
-	failed, seen := 0, map[any]bool{}
-	for _, c := range comps {
-		if seen[c.ctx] {
-			t.Fatalf("send %v completed twice", c.ctx)
-		}
-		seen[c.ctx] = true
-		if c.err != 0 {
-			failed++
-		}
-	}
-	if failed == 0 {
-		t.Fatal("no send failed although messages were queued when the peer died")
-	}
-	fltCheckServes(t, a, other)
+	killSendsFail(t, p, a, other, comps, n)
 }
 
 // TestRDMPeerKilledSARRecv: the peer is killed after the first segment of
@@ -114,14 +97,7 @@ func TestRDMPeerKilledSARRecv(t *testing.T) {
 	if c := poll(a.rx, nil); len(c) > 0 {
 		t.Fatalf("receive completed before the peer died: %+v", c)
 	}
-	p.kill()
-	start := time.Now()
-	c := waitComps(t, a.rx, 1, waitLimit)
-	t.Logf("receive done %v after the kill: %v", time.Since(start), c[0].err)
-	if c[0].ctx != "sar" || c[0].err == 0 {
-		t.Fatalf("receive completion %+v, want an error", c[0])
-	}
-	fltCheckServes(t, a, other)
+	killOneFails(t, p, a, other, a.rx, "receive", "sar")
 }
 
 // sarHelperMain is the rawsarsend peer: it connects to TCP_TEST_RDM_PEER,

@@ -552,12 +552,20 @@ func TestRDMPeerKilledEager(t *testing.T) {
 			t.Fatalf("send %v failed before the peer died: %v", c.ctx, c.err)
 		}
 	}
+	killSendsFail(t, p, a, other, comps, n)
+}
+
+// killSendsFail kills peer p while a has n sends to it under way (comps
+// are those already completed): every send must complete exactly once
+// within waitLimit, at least one in error, and a must still exchange
+// messages with other.
+func killSendsFail(t *testing.T, p *fltPeer, a, other *fltNode, comps []fltComp, n int) {
+	t.Helper()
 	p.kill()
 	start := time.Now()
 	comps = append(comps, waitComps(t, a.tx, n-len(comps), waitLimit)...)
 	t.Logf("%d sends done in %v after the kill", n, time.Since(start))
-	failed := 0
-	seen := map[any]bool{}
+	failed, seen := 0, map[any]bool{}
 	for _, c := range comps {
 		if seen[c.ctx] {
 			t.Fatalf("send %v completed twice", c.ctx)
@@ -568,7 +576,22 @@ func TestRDMPeerKilledEager(t *testing.T) {
 		}
 	}
 	if failed == 0 {
-		t.Fatal("no send failed although frames were queued when the peer died")
+		t.Fatal("no send failed although messages were queued when the peer died")
+	}
+	fltCheckServes(t, a, other)
+}
+
+// killOneFails kills peer p while a's operation with context ctx (a send
+// or a receive, completing on q) is under way: it must complete in error
+// within waitLimit, and a must still exchange messages with other.
+func killOneFails(t *testing.T, p *fltPeer, a, other *fltNode, q *cq.CQ, what string, ctx any) {
+	t.Helper()
+	p.kill()
+	start := time.Now()
+	c := waitComps(t, q, 1, waitLimit)
+	t.Logf("%s done in %v after the kill: %v", what, time.Since(start), c[0].err)
+	if c[0].ctx != ctx || c[0].err == 0 {
+		t.Fatalf("%s completion %+v, want an error", what, c[0])
 	}
 	fltCheckServes(t, a, other)
 }
@@ -633,14 +656,7 @@ func TestRDMPeerKilledRendezvousSend(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	p.kill()
-	start := time.Now()
-	c := waitComps(t, a.tx, 1, waitLimit)
-	t.Logf("send done in %v after the kill: %v", time.Since(start), c[0].err)
-	if c[0].ctx != "big" || c[0].err == 0 {
-		t.Fatalf("send completion %+v, want an error", c[0])
-	}
-	fltCheckServes(t, a, other)
+	killOneFails(t, p, a, other, a.tx, "send", "big")
 }
 
 // TestRDMPeerKilledRendezvousRecv: the peer is killed while we read its
@@ -666,14 +682,7 @@ func TestRDMPeerKilledRendezvousRecv(t *testing.T) {
 			t.Fatalf("%d bytes of the message within 5 s", a.placed())
 		}
 	}
-	p.kill()
-	start := time.Now()
-	c := waitComps(t, a.rx, 1, waitLimit)
-	t.Logf("receive done in %v after the kill: %v", time.Since(start), c[0].err)
-	if c[0].ctx != "big" || c[0].err == 0 {
-		t.Fatalf("receive completion %+v, want an error", c[0])
-	}
-	fltCheckServes(t, a, other)
+	killOneFails(t, p, a, other, a.rx, "receive", "big")
 }
 
 // TestRDMPeerKilledEagerRecv: the peer is killed while it streams eager

@@ -437,24 +437,7 @@ func TestRDMPeerKilledStreamSend(t *testing.T) {
 			t.Fatalf("sends never backed up (%d queued)", q)
 		}
 	}
-	p.kill()
-	start := time.Now()
-	comps = append(comps, waitComps(t, a.tx, n-len(comps), waitLimit)...)
-	t.Logf("all sends done %v after the kill", time.Since(start))
-	failed, seen := 0, map[any]bool{}
-	for _, c := range comps {
-		if seen[c.ctx] {
-			t.Fatalf("send %v completed twice", c.ctx)
-		}
-		seen[c.ctx] = true
-		if c.err != 0 {
-			failed++
-		}
-	}
-	if failed == 0 {
-		t.Fatal("no send failed although messages were queued when the peer died")
-	}
-	fltCheckServes(t, a, other)
+	killSendsFail(t, p, a, other, comps, n)
 }
 
 // newRawGoRDM is newRawRDM for a raw peer that says it is of this
