@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -9,12 +8,7 @@ import (
 // TestCAVSet runs fi_av_set(3) from C over goudp (testdata/av_set.c).
 func TestCAVSet(t *testing.T) {
 	dir := plugin(t)
-	bin := filepath.Join(t.TempDir(), "av_set")
-	src, _ := filepath.Abs("testdata/av_set.c")
-	inc, _ := filepath.Abs(".")
-	if out, err := exec.Command("gcc", "-Wall", "-Werror", "-O1", "-I"+inc, "-o", bin, src, "-lfabric", "-ldl").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	bin := compileC(t, "av_set.c")
 	if out := run(t, dir, bin, "goudp", filepath.Join(dir, "libgofabric.so")); out != "ok\n" {
 		t.Fatalf("output %q", out)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -278,14 +277,7 @@ func TestSendAllocs(t *testing.T) {
 // cProgram compiles testdata/name.c against the C libfabric.
 func cProgram(t *testing.T, name string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), name)
-	src, _ := filepath.Abs(filepath.Join("testdata", name+".c"))
-	inc, _ := filepath.Abs(".")
-	if out, err := exec.Command("gcc", "-Wall", "-Werror", "-O1", "-I"+inc, "-o", bin, src, "-lfabric",
-		"-ldl").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	return bin
+	return compileC(t, name+".c")
 }
 
 // TestCEndpointBasic drives endpoints, passive endpoints, aliases and

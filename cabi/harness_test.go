@@ -196,8 +196,9 @@ func cPingpong(t *testing.T) string {
 }
 
 // compileC compiles testdata/src with gcc against the C libfabric (and
-// gofab.h) into a temporary directory and returns the binary.
-func compileC(t *testing.T, src string) string {
+// gofab.h), and the extra libraries libs (such as "-lpthread"), into a
+// temporary directory and returns the binary.
+func compileC(t *testing.T, src string, libs ...string) string {
 	t.Helper()
 	needTools(t)
 	bin := filepath.Join(t.TempDir(), strings.TrimSuffix(src, ".c"))
@@ -205,8 +206,8 @@ func compileC(t *testing.T, src string) string {
 	inc, _ := filepath.Abs(".")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, "gcc", "-Wall", "-Werror", "-O1", "-g", "-I"+inc, "-o", bin, abs,
-		"-lfabric", "-ldl").CombinedOutput(); err != nil {
+	args := append([]string{"-Wall", "-Werror", "-O1", "-g", "-I" + inc, "-o", bin, abs, "-lfabric", "-ldl"}, libs...)
+	if out, err := exec.CommandContext(ctx, "gcc", args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc %s: %v\n%s", src, err, out)
 	}
 	return bin

@@ -176,12 +176,7 @@ func TestFiInfoMatchesGo(t *testing.T) {
 // and stale/forged fids, and checks that no handle leaks.
 func TestCProgram(t *testing.T) {
 	dir := plugin(t)
-	bin := filepath.Join(t.TempDir(), "basic")
-	src, _ := filepath.Abs("testdata/basic.c")
-	inc, _ := filepath.Abs(".")
-	if out, err := exec.Command("gcc", "-Wall", "-Werror", "-O1", "-I"+inc, "-o", bin, src, "-lfabric", "-ldl").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	bin := compileC(t, "basic.c")
 	for _, p := range []string{"gotcp", "goudp"} {
 		t.Run(p, func(t *testing.T) {
 			if out := run(t, dir, bin, p, filepath.Join(dir, "libgofabric.so")); out != "ok\n" {

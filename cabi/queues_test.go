@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -11,12 +10,7 @@ import (
 // left at the end.
 func TestCQueues(t *testing.T) {
 	dir := plugin(t)
-	bin := filepath.Join(t.TempDir(), "queues")
-	src, _ := filepath.Abs("testdata/queues.c")
-	inc, _ := filepath.Abs(".")
-	if out, err := exec.Command("gcc", "-Wall", "-Werror", "-O1", "-I"+inc, "-o", bin, src, "-lfabric", "-ldl", "-lpthread").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
+	bin := compileC(t, "queues.c", "-lpthread")
 	for _, p := range []string{"gotcp", "goudp"} {
 		t.Run(p, func(t *testing.T) {
 			if out := run(t, dir, bin, p, filepath.Join(dir, "libgofabric.so")); out != "ok\n" {
