@@ -10,15 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gofab.h"
-
-#define CHECK(c)                                                              \
-	do {                                                                  \
-		if (!(c)) {                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
-				__LINE__, #c);                                \
-			exit(1);                                              \
-		}                                                             \
-	} while (0)
+#include "check.h"
 
 /* expect checks that the members of s among fi_addrs 0..universe-1 are
  * exactly want (C has no call that lists them): a member cannot be

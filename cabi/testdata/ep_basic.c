@@ -9,28 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gofab.h"
-
-#define CHECK(c)                                                              \
-	do {                                                                  \
-		if (!(c)) {                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
-				__LINE__, #c);                                \
-			exit(1);                                              \
-		}                                                             \
-	} while (0)
+#include "check.h"
 
 /* CHECKRC prints the value it got on failure. */
-#define CHECKRC(expr, want)                                                    \
-	do {                                                                   \
-		long long got_ = (long long)(expr);                            \
-		if (got_ != (long long)(want)) {                               \
-			fprintf(stderr, "%s:%d: %s = %lld (%s), want %lld\n",  \
-				__FILE__, __LINE__, #expr, got_,               \
-				fi_strerror((int)-got_), (long long)(want));   \
-			exit(1);                                               \
-		}                                                              \
-	} while (0)
-
 int main(int argc, char **argv)
 {
 	struct fi_info *hints, *info = NULL, *info2;

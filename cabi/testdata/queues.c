@@ -13,27 +13,9 @@
 #include <string.h>
 #include <time.h>
 #include "gofab.h"
-
-#define CHECK(c)                                                              \
-	do {                                                                  \
-		if (!(c)) {                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
-				__LINE__, #c);                                \
-			exit(1);                                              \
-		}                                                             \
-	} while (0)
+#include "check.h"
 
 /* CHECKRC prints the value when the check fails. */
-#define CHECKRC(e, want)                                                      \
-	do {                                                                  \
-		long long _v = (long long)(e);                                \
-		if (_v != (long long)(want)) {                                \
-			fprintf(stderr, "%s:%d: %s = %lld, want %lld\n",      \
-				__FILE__, __LINE__, #e, _v, (long long)(want)); \
-			exit(1);                                              \
-		}                                                             \
-	} while (0)
-
 static struct fid_fabric *fab;
 static struct fid_domain *dom;
 static struct fi_info *info;

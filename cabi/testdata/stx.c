@@ -14,26 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include "gofab.h"
-
-#define CHECK(c)                                                              \
-	do {                                                                  \
-		if (!(c)) {                                                   \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
-				__LINE__, #c);                                \
-			exit(1);                                              \
-		}                                                             \
-	} while (0)
-
-#define CHECKRC(expr, want)                                                    \
-	do {                                                                   \
-		long long got_ = (long long)(expr);                            \
-		if (got_ != (long long)(want)) {                               \
-			fprintf(stderr, "%s:%d: %s = %lld (%s), want %lld\n",  \
-				__FILE__, __LINE__, #expr, got_,               \
-				fi_strerror((int)-got_), (long long)(want));   \
-			exit(1);                                               \
-		}                                                              \
-	} while (0)
+#include "check.h"
 
 #define NEP 3
 
