@@ -442,26 +442,48 @@ func sepContextsInParallelGoroutines(t *testing.T, tg Target) {
 	// got[i] counts rx context i's messages: datagram senders keep at
 	// most a window ahead of their receiver (nothing flow-controls them).
 	var got [n]atomic.Int64
+	// rxDone[i] is set when rx context i's receiver returns (done or
+	// failed): its sender stops waiting for it.
+	var rxDone [n]atomic.Bool
 	for i := 0; i < n; i++ {
 		wg.Add(2)
 		go func() { // receiver of rx context i of b
 			defer wg.Done()
-			buf := make([]byte, 64)
-			ent := make([]fabric.CQEntry, 1)
-			for k := 0; k < msgs; k++ {
-				if err := b.rx[i].Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
+			defer rxDone[i].Store(true)
+			// A window of receives stays posted, more than the sender
+			// keeps in flight: a datagram arriving with no receive
+			// posted may be dropped (FI_EP_DGRAM), and with automatic
+			// progress it is. Receives match in posting order, so
+			// message k lands in buffer k%window.
+			const window = 32
+			var bufs [window][64]byte
+			post := func(k int) bool {
+				if err := b.rx[i].Recv(bufs[k%window][:], nil, fabric.AddrUnspec, nil); err != nil {
 					errs <- err
+					return false
+				}
+				return true
+			}
+			for k := 0; k < min(window, msgs); k++ {
+				if !post(k) {
 					return
 				}
+			}
+			ent := make([]fabric.CQEntry, 1)
+			for k := 0; k < msgs; k++ {
 				if _, err := b.rxcq[i].SRead(ent, 1, scaled(10*time.Second)); err != nil {
 					errs <- fmt.Errorf("rx context %d message %d: %w", i, k, err)
 					return
 				}
+				buf := bufs[k%window][:]
 				if want := fmt.Sprintf("%d:%d", i, k); string(buf[:ent[0].Len]) != want {
 					errs <- fmt.Errorf("rx context %d got %q, want %q", i, buf[:ent[0].Len], want)
 					return
 				}
 				got[i].Add(1)
+				if k+window < msgs && !post(k+window) {
+					return
+				}
 			}
 		}()
 		go func() { // sender on tx context i of a, to rx context i of b
@@ -470,7 +492,14 @@ func sepContextsInParallelGoroutines(t *testing.T, tg Target) {
 			dest := fabric.RxAddr(ab, i, a.bits)
 			for k := 0; k < msgs; k++ {
 				deadline := time.Now().Add(scaled(10 * time.Second))
-				for got[i].Load() < int64(k-16) && time.Now().Before(deadline) {
+				for got[i].Load() < int64(k-16) {
+					if rxDone[i].Load() {
+						return // the receiver failed: its error is reported
+					}
+					if time.Now().After(deadline) {
+						errs <- fmt.Errorf("tx context %d: rx context %d took no message for 10 s", i, i)
+						return
+					}
 					time.Sleep(10 * time.Microsecond)
 				}
 				msg := []byte(fmt.Sprintf("%d:%d", i, k))
