@@ -135,7 +135,9 @@ func TestRMManyPosters(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
-	for txDone.Load() < accepted.Load() && fail.Load() == nil && time.Now().Before(deadline) {
+	// Wait for the posters too: one may have had its send accepted (and
+	// even completed) without having counted it in accepted yet.
+	for (accepted.Load() < int64(total) || txDone.Load() < accepted.Load()) && fail.Load() == nil && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	close(stop)
