@@ -219,19 +219,6 @@ func TCPConnectDone(c *Conn) (bool, provider.Errno) {
 // TCPPeerName returns the connected peer's address (getpeername).
 func TCPPeerName(c *Conn) ([]byte, error) { return c.sockName(unix.SYS_GETPEERNAME) }
 
-// TCPReadable reports, without blocking, whether a read on c would not
-// block (data, end of stream or an error is pending). Unlike a read that
-// finds nothing, it does not take the kernel's socket lock, so busy-polling
-// with it does not contend with the delivery of incoming segments.
-func TCPReadable(c *Conn) bool {
-	if !c.acquire() {
-		return true // let the read report ErrClosed
-	}
-	r := pollNow(c.fd, unix.POLLIN)
-	c.release()
-	return r
-}
-
 // TCPPeerShutWrite reports, without blocking or reading, whether the peer
 // of c has shut down its writing side (its FIN arrived, perhaps behind
 // data not read yet) or the connection failed.

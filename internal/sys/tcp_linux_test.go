@@ -205,14 +205,11 @@ func TestTCPRebind(t *testing.T) {
 	}
 }
 
-func TestTCPReadableAndReleaseWaiters(t *testing.T) {
+func TestTCPReleaseWaiters(t *testing.T) {
 	ln, cli, srv := tcpPair(t)
 	defer ln.Close()
 	defer cli.Close()
 	defer srv.Close()
-	if TCPReadable(srv) {
-		t.Fatal("readable before any data")
-	}
 	// A wait that times out leaves no poller registration behind, and
 	// releasing waiters on an idle socket is harmless.
 	if err := srv.WaitReadable(time.Now().Add(time.Millisecond)); err != ErrTimeout {
@@ -226,14 +223,8 @@ func TestTCPReadableAndReleaseWaiters(t *testing.T) {
 		t.Fatalf("%d waiters after release", n)
 	}
 	cli.Write([]byte("x"))
+	// A later wait registers again and sees the data.
 	if err := srv.WaitReadable(time.Now().Add(5 * time.Second)); err != nil {
 		t.Fatal(err)
-	}
-	if !TCPReadable(srv) {
-		t.Fatal("not readable with data pending")
-	}
-	srv.Close()
-	if !TCPReadable(srv) {
-		t.Fatal("a closed conn must report readable (the read reports the error)")
 	}
 }

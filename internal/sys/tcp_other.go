@@ -31,9 +31,6 @@ func TCPConnectDone(c *Conn) (bool, provider.Errno) { return true, provider.ENOS
 // TCPPeerName is not implemented on this platform.
 func TCPPeerName(c *Conn) ([]byte, error) { return nil, provider.ENOSYS }
 
-// TCPReadable reports true (the read then reports ENOSYS).
-func TCPReadable(c *Conn) bool { return true }
-
 // TCPPeerShutWrite is not implemented on this platform.
 func TCPPeerShutWrite(c *Conn) bool { return false }
 

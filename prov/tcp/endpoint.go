@@ -688,7 +688,6 @@ func (ep *endpoint) rxLoop() {
 			ep.mu.Unlock()
 			return
 		}
-		ep.rx.idle = false // woken by readiness: read at once
 		ep.progressRx()
 		if ep.state == epConnected {
 			ep.flushTx()

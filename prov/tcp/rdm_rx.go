@@ -2,7 +2,6 @@ package tcp
 
 import (
 	"github.com/gofabric/fabric/internal/srx"
-	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/internal/wire/rxmwire"
 	"github.com/gofabric/fabric/internal/wire/tcpwire"
 	"github.com/gofabric/fabric/provider"
@@ -36,10 +35,6 @@ type rdmRx struct {
 	scratch    []byte
 	wr         rdmWrite // the RMA write being received (rdm_rma.go)
 	wrd        rdmRead  // its payload read
-	// idle: the last read found nothing; readiness is checked with a poll
-	// before reading again (a poll does not take the socket lock, which a
-	// read finding nothing does, contending with incoming segments).
-	idle bool
 	// held: the frame at the head of the buffer waits for room (in the
 	// receive CQ or the unexpected-message bound); the socket is not
 	// watched for reading meanwhile (backpressure).
@@ -184,9 +179,6 @@ func (c *rdmConn) fill(need int) bool {
 		c.protoFail("receive buffer full") // cannot happen: frames are bounded by rdmMaxFrame
 		return false
 	}
-	if r.idle && !sys.TCPReadable(c.sock) {
-		return false
-	}
 	dst := r.buf[r.end:]
 	if len(r.reads) > 0 && need < len(dst) {
 		dst = dst[:need]
@@ -204,7 +196,6 @@ func (c *rdmConn) fill(need int) bool {
 func (c *rdmConn) readOK(n int, e provider.Errno) bool {
 	switch {
 	case e == provider.EAGAIN || e == provider.EINTR:
-		c.rx.idle = true
 		return false
 	case e != 0:
 		c.fail(e, true)
@@ -213,7 +204,6 @@ func (c *rdmConn) readOK(n int, e provider.Errno) bool {
 		c.peerClosed()
 		return false
 	}
-	c.rx.idle = false
 	return true
 }
 
@@ -404,9 +394,6 @@ func (c *rdmConn) readDirect() bool {
 		}
 		if uint64(len(dst)) > r.left {
 			dst = dst[:r.left]
-		}
-		if r.idle && !sys.TCPReadable(c.sock) {
-			return false // (see rdmRx.idle)
 		}
 		n, e := c.sock.Read(dst)
 		if !c.readOK(n, e) {

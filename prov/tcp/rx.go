@@ -4,7 +4,6 @@ import (
 	"math/bits"
 
 	"github.com/gofabric/fabric/internal/srx"
-	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/internal/wire/tcpwire"
 	"github.com/gofabric/fabric/provider"
 )
@@ -84,7 +83,6 @@ type rxState struct {
 	ub        *ubuf
 	ack       bool           // ACK the frame once its payload is placed
 	cqRes     bool           // room for the frame's completion is reserved in the receive CQ
-	idle      bool           // the last read found nothing: check readiness before reading
 	rdN       int            // validated regions of a read request (in tgtArr)
 	failFlags provider.Flags // flags of the error completion of a hostile frame
 }
@@ -179,7 +177,6 @@ func (ep *endpoint) progressRx() {
 func (ep *endpoint) readOK(n int, e provider.Errno) bool {
 	switch {
 	case e == provider.EAGAIN || e == provider.EINTR:
-		ep.rx.idle = true
 		return false
 	case e != 0:
 		ep.disconnect(e, 0, false)
@@ -191,28 +188,9 @@ func (ep *endpoint) readOK(n int, e provider.Errno) bool {
 	return true
 }
 
-// readable is checked before reading while the connection is idle: a
-// poll for readiness does not take the kernel's socket lock, which a read
-// finding nothing does, and busy-polling reads would contend with the
-// delivery of the very data being waited for (libfabric polls with
-// epoll_wait for the same reason).
-func (ep *endpoint) readable() bool {
-	if !ep.rx.idle {
-		return true
-	}
-	if !sys.TCPReadable(ep.conn) {
-		return false
-	}
-	ep.rx.idle = false
-	return true
-}
-
 // fill reads into the empty prefetch buffer.
 func (ep *endpoint) fill() bool {
 	r := &ep.rx
-	if !ep.readable() {
-		return false
-	}
 	n, e := ep.conn.Read(r.rbuf)
 	if !ep.readOK(n, e) {
 		return false
@@ -424,9 +402,6 @@ func (ep *endpoint) readPayload() bool {
 		if dst := r.cur(); len(dst) >= directMin && r.left >= directMin {
 			if uint64(len(dst)) > r.left {
 				dst = dst[:r.left]
-			}
-			if !ep.readable() {
-				return false
 			}
 			n, e := ep.conn.Read(dst)
 			if !ep.readOK(n, e) {
