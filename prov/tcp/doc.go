@@ -179,5 +179,9 @@
 // RDM endpoints also come as scalable endpoints (fi_scalable_ep, up to
 // MaxEPCtx transmit and receive contexts, FI_NAMED_RX_CTX), which
 // tcp;ofi_rxm 1.17 lacks: an RDM endpoint per context, receive context i
-// listening on the port base+i, see scalable.go.
+// listening on the port base+i, see scalable.go. A transmit context tells
+// a peer of this implementation, in the first frame of each connection
+// (rxmwire.TypeGoSource), the scalable endpoint's port, so that the peer
+// reports the scalable endpoint as the source of its messages; a C peer
+// is told nothing and reports FI_ADDR_NOTAVAIL.
 package tcp

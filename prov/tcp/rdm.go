@@ -64,6 +64,7 @@ type rdmEP struct {
 	state    rdmState
 	lis      *sys.Conn
 	name     []byte // the listening address (fi_getname)
+	srcPort  uint16 // transmit context of a scalable endpoint: its port, our messages' source to peers of ours (rxmwire.TypeGoSource)
 	txCQ     provider.CQOwner
 	rxCQ     provider.CQOwner
 	txRes    provider.CQReserver

@@ -533,6 +533,17 @@ func (c *rdmConn) frame(h *tcpwire.Header, p []byte) bool {
 			return true
 		}
 		c.cmaChallenge(body)
+	case rxmwire.TypeGoSource:
+		if !c.ext {
+			c.protoFail("unsupported rxm message type")
+			return true
+		}
+		port, err := rxmwire.ParseGoSource(&rh, body)
+		if err != nil {
+			c.protoFail(err.Error())
+			return true
+		}
+		c.src = withPort(c.addr, port)
 	case rxmwire.TypeSAR:
 		return c.sarSegment(h, &rh, body)
 	case rxmwire.TypeAtomic:
@@ -568,7 +579,7 @@ func (ep *rdmEP) source(c *rdmConn) provider.Addr {
 	if !ep.needSrc {
 		return provider.AddrNotAvail
 	}
-	return ep.av.Reverse(c.addr)
+	return ep.av.Reverse(c.from())
 }
 
 func setRxData(e *provider.RxEntry, data uint64, has bool) {
@@ -593,7 +604,7 @@ func (ep *rdmEP) deliver(c *rdmConn, tagged bool, tag uint64, p []byte, data uin
 	case err == nil:
 		setRxData(e, data, hasData)
 		n, olen := srx.Deliver(e, p)
-		ep.completeRx(e, n, olen, c.addr)
+		ep.completeRx(e, n, olen, c.from())
 		ep.rq.FreeEntry(e)
 	case err == provider.ENOENT && e != nil:
 		cost := int64(len(p) + rdmUnexpCost)
@@ -603,7 +614,7 @@ func (ep *rdmEP) deliver(c *rdmConn, tagged bool, tag uint64, p []byte, data uin
 		}
 		setRxData(e, data, hasData)
 		e.Peer = ep
-		u := &rdmUnexp{data: append([]byte(nil), p...), from: c.addr, cost: cost}
+		u := &rdmUnexp{data: append([]byte(nil), p...), from: c.from(), cost: cost}
 		e.PeerContext = u
 		if tagged {
 			err = ep.rq.QueueTag(e)
@@ -637,7 +648,7 @@ func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv, g 
 	switch {
 	case err == nil:
 		setRxData(e, rh.Data, hasData)
-		c.startRndv(e, rv, rh.MsgID, c.addr, g)
+		c.startRndv(e, rv, rh.MsgID, c.from(), g)
 	case err == provider.ENOENT && e != nil:
 		if !ep.takeUnexp(rdmUnexpCost) {
 			ep.rq.FreeEntry(e)
@@ -645,7 +656,7 @@ func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv, g 
 		}
 		setRxData(e, rh.Data, hasData)
 		e.Peer = ep
-		u := &rdmUnexp{isRndv: true, rndv: *rv, msgID: rh.MsgID, conn: c, gen: c.gen, from: c.addr,
+		u := &rdmUnexp{isRndv: true, rndv: *rv, msgID: rh.MsgID, conn: c, gen: c.gen, from: c.from(),
 			cost: rdmUnexpCost}
 		if g != nil {
 			u.hasCMA, u.cma = true, *g

@@ -201,7 +201,7 @@ func (c *rdmConn) sarFirst(rh *rxmwire.Header, body []byte) bool {
 	switch {
 	case err == nil:
 		setRxData(e, rh.Data, hasData)
-		s.rd = rdmRead{e: e, iov: e.IOV, total: rh.Size, from: c.addr}
+		s.rd = rdmRead{e: e, iov: e.IOV, total: rh.Size, from: c.from()}
 	case err == provider.ENOENT && e != nil && rh.Size > rdmSARMax:
 		ep.rq.FreeEntry(e)
 		c.protoFail("unexpected SAR message too large to buffer")
@@ -215,7 +215,7 @@ func (c *rdmConn) sarFirst(rh *rxmwire.Header, body []byte) bool {
 			return false
 		}
 		setRxData(e, rh.Data, hasData)
-		u := &rdmUnexp{conn: c, gen: c.gen, from: c.addr, sar: s, cost: cost}
+		u := &rdmUnexp{conn: c, gen: c.gen, from: c.from(), sar: s, cost: cost}
 		s.u = u
 		e.Peer = ep
 		e.PeerContext = u

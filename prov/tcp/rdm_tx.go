@@ -119,6 +119,18 @@ func (q *rdmTxQueue) head() *rdmTx {
 
 func (q *rdmTxQueue) push(t *rdmTx) { q.q = append(q.q, t) }
 
+// pushFront moves t, the frame last pushed, to the head of the queue,
+// before the frames queued when no byte of them has been written yet (a
+// new connection's stream).
+func (q *rdmTxQueue) pushFront(t *rdmTx) {
+	n := len(q.q) - 1
+	if n < q.head0 || q.q[n] != t {
+		return
+	}
+	copy(q.q[q.head0+1:], q.q[q.head0:n])
+	q.q[q.head0] = t
+}
+
 func (q *rdmTxQueue) pop() {
 	q.q[q.head0] = nil
 	q.head0++
