@@ -273,10 +273,15 @@ func (ep *endpoint) newOp(comp bool) (*rmaOp, provider.CQReserver, error) {
 		res = ep.txRes
 	}
 	s := &ep.rma
+	if len(s.free) == 0 && len(s.ops) >= maxRMAOps {
+		return nil, nil, unreserveAgain(res)
+	}
+	// Every operation in the table holds a credit of the shared transmit
+	// context, given back by freeRMA.
+	if ep.credits != nil && !ep.credits.Take() {
+		return nil, nil, unreserveAgain(res)
+	}
 	if len(s.free) == 0 {
-		if len(s.ops) >= maxRMAOps {
-			return nil, nil, unreserveAgain(res)
-		}
 		if s.ops == nil {
 			s.ops = make([]*rmaOp, 0, 64)
 			s.free = make([]int32, 0, 64)
@@ -297,6 +302,9 @@ func (ep *endpoint) freeRMA(o *rmaOp) {
 	i := int32(o.id&0xffff) - 1
 	if o.live {
 		ep.rma.started.Add(-1)
+	}
+	if ep.credits != nil {
+		ep.credits.Give()
 	}
 	*o = rmaOp{}
 	ep.rma.free = append(ep.rma.free, i)

@@ -113,6 +113,9 @@ type rdmEP struct {
 	cmaMin    int
 	cmaCopies int // messages received by CMA (a statistic)
 	queued    int // operations queued or in flight (tx_attr.size bound)
+	// credits: bound to a shared transmit context, its queue; every
+	// operation counted in queued holds one (provider.TxCredits).
+	credits provider.TxCredits
 	// acceptTick counts data progress calls: every 256th accepts too.
 	acceptTick uint8
 	txFree     []*rdmTx
@@ -341,6 +344,7 @@ func (ep *rdmEP) Enable(r *provider.Resources) error {
 	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
 	ep.cntrs, ep.mr = r.Cntrs, r.MR
 	ep.av, ep.rq = r.AV, r.SRX
+	ep.credits = r.TxCredits
 	ep.report = r.Source
 	ep.srcErr = r.Source && r.SourceErr
 	// A shared or imported receive queue is told every message's source:

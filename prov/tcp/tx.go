@@ -76,6 +76,9 @@ func (op *txOp) total() int {
 }
 
 type txState struct {
+	// credits: on a shared transmit context, its queue; every operation
+	// from alloc to release holds one (provider.TxCredits).
+	credits provider.TxCredits
 	cap     int
 	ops     []txOp
 	free    *txOp
@@ -114,7 +117,7 @@ func (t *txState) at(i uint64) *txOp { return t.pend[i%uint64(len(t.pend))] }
 
 func (t *txState) alloc() *txOp {
 	op := t.free
-	if op == nil {
+	if op == nil || t.credits != nil && !t.credits.Take() {
 		return nil
 	}
 	t.free = op.next
@@ -125,6 +128,9 @@ func (t *txState) alloc() *txOp {
 func (t *txState) release(op *txOp) {
 	*op = txOp{next: t.free}
 	t.free = op
+	if t.credits != nil {
+		t.credits.Give()
+	}
 }
 
 func (t *txState) allocCtrl() *txOp {
