@@ -184,4 +184,10 @@
 // (rxmwire.TypeGoSource), the scalable endpoint's port, so that the peer
 // reports the scalable endpoint as the source of its messages; a C peer
 // is told nothing and reports FI_ADDR_NOTAVAIL.
+//
+// Buffered receives (FI_BUFFERED_RECV) are offered on both endpoint
+// types: bufrecv.go for FI_EP_MSG, rdm_bufrecv.go for FI_EP_RDM (where a
+// rendezvous message is reported once its first FI_OPT_BUFFERED_MIN bytes
+// have been read from the sender, and the rest is read when it is
+// claimed).
 package tcp

@@ -389,6 +389,8 @@ func (c *rdmConn) failRead(rd *rdmRead, err provider.Errno, report bool) {
 		ep.finishTx(rd.op, err, report)
 	case rd.wr != nil:
 		c.unreserveWrite()
+	case rd.prefix != nil:
+		c.prefixDone(rd) // shown with what arrived; a claim then fails
 	case rd.discard || rd.e == nil:
 	case report:
 		ep.completeRxErr(rd.e, err)

@@ -1,6 +1,8 @@
 package tcp
 
 import (
+	"sync/atomic"
+
 	"github.com/gofabric/fabric/internal/srx"
 	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/internal/wire/rxmwire"
@@ -72,6 +74,13 @@ type rdmRead struct {
 	tagged bool
 	ack    bool
 	pend   *provider.RxEntry
+	// prefix: the first bytes of buffered rendezvous message prefix, read
+	// before it is reported (rdm_bufrecv.go). preN and preSkip: a claim of
+	// such a message, whose prefix gave the receive preN bytes and could
+	// not place preSkip more.
+	prefix  *rdmUnexp
+	preN    int
+	preSkip uint64
 }
 
 // rdmUnexp is a queued unexpected message (the PeerContext of its entry).
@@ -88,6 +97,14 @@ type rdmUnexp struct {
 	one    [1][]byte
 	hasCMA bool // a CMA request (rdm_cma.go): cma says where the data is
 	cma    rxmwire.GoCMA
+	// Buffered receives (rdm_bufrecv.go), SAR and rendezvous messages:
+	// bufE is the queued entry; pre the first bytes shown, set once
+	// before ready; gone (ep.smu) that the entry was started or
+	// discarded.
+	bufE  *provider.RxEntry
+	pre   []byte
+	ready atomic.Bool
+	gone  bool
 }
 
 // cmaPtr returns the CMA extension of a queued rendezvous request, or nil.
@@ -436,10 +453,13 @@ func (c *rdmConn) finishRead(rd *rdmRead) {
 	case rd.wr != nil:
 		c.writeDone(rd)
 		return
+	case rd.prefix != nil:
+		c.prefixDone(rd)
+		return
 	}
 	if !rd.discard {
-		olen := rd.total - uint64(rd.placed)
-		ep.completeRx(rd.e, rd.placed, olen, rd.from)
+		olen := rd.preSkip + rd.total - uint64(rd.placed)
+		ep.completeRx(rd.e, rd.preN+rd.placed, olen, rd.from)
 		ep.rq.FreeEntry(rd.e)
 	}
 	c.sendReadDone(rd.msgID)
@@ -650,14 +670,18 @@ func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv, g 
 		setRxData(e, rh.Data, hasData)
 		c.startRndv(e, rv, rh.MsgID, c.from(), g)
 	case err == provider.ENOENT && e != nil:
-		if !ep.takeUnexp(rdmUnexpCost) {
+		cost := int64(rdmUnexpCost)
+		if ep.bufOn {
+			cost += int64(min(ep.bufMin, rh.Size)) // its first bytes, read before it is reported
+		}
+		if !ep.takeUnexp(cost) {
 			ep.rq.FreeEntry(e)
 			return false
 		}
 		setRxData(e, rh.Data, hasData)
 		e.Peer = ep
 		u := &rdmUnexp{isRndv: true, rndv: *rv, msgID: rh.MsgID, conn: c, gen: c.gen, from: c.from(),
-			cost: rdmUnexpCost}
+			cost: cost, bufE: e}
 		if g != nil {
 			u.hasCMA, u.cma = true, *g
 		}
@@ -672,6 +696,8 @@ func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv, g 
 			c.unexpRndv--
 			ep.releaseUnexp(u)
 			ep.rq.FreeEntry(e)
+		} else if ep.bufOn && !ep.isGone(u) {
+			c.bufPrefix(u, rh.Size)
 		}
 	case err == provider.EAGAIN:
 		return false
@@ -679,16 +705,24 @@ func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv, g 
 	return true
 }
 
-// startRead sends the read request of a rendezvous receive. ep.mu is held.
-func (c *rdmConn) startRead(e *provider.RxEntry, rv *rxmwire.Rndv, msgID uint64, from []byte) {
+// rndvReadHeader returns the read request of the regions of rv.
+func rndvReadHeader(rv *rxmwire.Rndv) tcpwire.Header {
 	h := tcpwire.Header{Op: tcpwire.OpReadReq, RMACount: rv.Count}
-	var total uint64
 	for i := 0; i < int(rv.Count); i++ {
 		v := rv.IOV[i]
 		h.RMA[i] = tcpwire.RMAIOV{Addr: v.Addr, Len: v.Len, Key: v.Key}
-		total += v.Len
 	}
 	h.SetPayload(0)
+	return h
+}
+
+// startRead sends the read request of a rendezvous receive. ep.mu is held.
+func (c *rdmConn) startRead(e *provider.RxEntry, rv *rxmwire.Rndv, msgID uint64, from []byte) {
+	h := rndvReadHeader(rv)
+	var total uint64
+	for i := 0; i < int(rv.Count); i++ {
+		total += rv.IOV[i].Len
+	}
 	rd := c.rx.spare
 	if rd == nil {
 		rd = new(rdmRead)
@@ -733,6 +767,7 @@ func (ep *rdmEP) StartMsg(e *provider.RxEntry) error {
 	ep.releaseUnexp(u)
 	if u.isRndv || u.sar != nil {
 		ep.smu.Lock()
+		u.gone = true
 		ep.starts = append(ep.starts, e)
 		ep.nstarts.Add(1)
 		ep.smu.Unlock()
@@ -758,6 +793,9 @@ func (ep *rdmEP) DiscardMsg(e *provider.RxEntry) error {
 		return provider.EINVAL
 	}
 	ep.releaseUnexp(u)
+	if u.isRndv || u.sar != nil {
+		ep.markGone(u) // before the entry is freed
+	}
 	e.PeerContext = nil
 	ep.rq.FreeEntry(e)
 	if u.isRndv || u.sar != nil {
