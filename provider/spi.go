@@ -181,9 +181,10 @@ type Resources struct {
 //     (tx_attr.size); when Take reports false, the provider may progress
 //     and try again, then the post fails with EAGAIN and nothing is
 //     started.
-//   - The credit is given back exactly once: when the operation ends
-//     (its completion or error completion is written, or, posted without
-//     a completion, when it would have been; cancelled at close), or when
+//   - The credit is given back exactly once: when the operation ends,
+//     before its completion or error completion is written (a thread that
+//     read the completion may post again at once), or, posted without a
+//     completion, when it would have been; cancelled at close; or when
 //     the post fails after the credit was taken. An operation that is
 //     complete when its post returns gives it back before returning.
 //

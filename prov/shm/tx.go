@@ -478,6 +478,7 @@ func (ep *endpoint) progressTxLocked() {
 			continue
 		}
 		if !o.failed {
+			ep.dropCredit(o) // before the completion: its reader may post at once
 			ep.completeTx(o.res, o.comp, o.ctx, o.op)
 		}
 		ep.freeOp(o)
@@ -566,6 +567,7 @@ func gatherAt(dst []byte, iov [][]byte, off uint64) int {
 // failOp completes o with error e (the operation is dequeued by the
 // caller).
 func (ep *endpoint) failOp(o *txOp, e provider.Errno) {
+	ep.dropCredit(o) // before the completion: its reader may post at once
 	ee := provider.CQErrEntry{OpContext: o.ctx, Flags: compFlags(o.op), Err: e, ProvErrno: int(e),
 		Src: provider.AddrNotAvail, Tag: o.tag}
 	if ep.txCntr != nil {
@@ -614,14 +616,12 @@ func (ep *endpoint) cancelTx() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for o := t.head; o != nil; o = o.next {
-		ep.failOp(o, provider.ECANCELED)
-		ep.dropCredit(o)
+		ep.failOp(o, provider.ECANCELED) // gives its credit back
 	}
 	t.head, t.tail = nil, nil
 	t.pending.Store(0)
 	for id, o := range t.acks {
 		ep.failOp(o, provider.ECANCELED)
-		ep.dropCredit(o)
 		delete(t.acks, id)
 	}
 	t.nacks.Store(0)
@@ -646,6 +646,7 @@ func (ep *endpoint) gotAck(c *shmring.Cmd) {
 	if c.Data != 0 {
 		ep.failOp(o, provider.Errno(min(c.Data, 1<<16)))
 	} else {
+		ep.dropCredit(o) // before the completion: its reader may post at once
 		ep.completeTx(o.res, o.comp, o.ctx, o.op)
 	}
 	ep.freeOp(o)

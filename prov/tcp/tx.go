@@ -77,7 +77,7 @@ func (op *txOp) total() int {
 
 type txState struct {
 	// credits: on a shared transmit context, its queue; every operation
-	// from alloc to release holds one (provider.TxCredits).
+	// from alloc to its end (giveCredit) holds one (provider.TxCredits).
 	credits provider.TxCredits
 	cap     int
 	ops     []txOp
@@ -128,6 +128,12 @@ func (t *txState) alloc() *txOp {
 func (t *txState) release(op *txOp) {
 	*op = txOp{next: t.free}
 	t.free = op
+}
+
+// giveCredit gives back the shared transmit context's credit of an
+// operation that ends, before its completion is written (whoever reads
+// it may post at once).
+func (t *txState) giveCredit() {
 	if t.credits != nil {
 		t.credits.Give()
 	}
@@ -484,6 +490,7 @@ func (ep *endpoint) drain() {
 		}
 		t.pend[t.head%uint64(len(t.pend))] = nil
 		t.head++
+		t.giveCredit()
 		ep.completeOp(op)
 		t.release(op)
 	}
@@ -587,6 +594,7 @@ func (t *txState) discardAll(ep *endpoint) {
 		if op.reserved {
 			ep.txRes.Unreserve()
 		}
+		t.giveCredit()
 		t.release(op)
 	}
 	t.wr = t.tail
