@@ -1,6 +1,7 @@
 package fabtest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -18,6 +19,7 @@ var stxCases = []testCase{
 	{"fi_stx_context/endpoints_complete_on_their_own_cqs", stxEndpointsCompleteOnTheirOwnCQs},
 	{"fi_stx_context/msg_endpoints_share_one_stx", stxMsgEndpointsShareOneSTX},
 	{"fi_stx_context/size_shared_across_endpoints", stxSizeSharedAcrossEndpoints},
+	{"fi_stx_context/rma_gives_its_slots_back", stxRMAGivesItsSlotsBack},
 	{"fi_stx_context/with_srx_endpoints_reach_each_other", stxWithSRXEndpointsReachEachOther},
 	{"fi_stx_context/bind_errors", stxBindErrors},
 	{"fi_stx_context/close_bound_EBUSY_nothing_lost", stxCloseBoundEBUSYNothingLost},
@@ -409,6 +411,84 @@ func stxSizeSharedAcrossEndpoints(t *testing.T, tg Target) {
 	}
 	if err := post(1); !errors.Is(err, fabric.ErrAgain) {
 		t.Fatalf("endpoint 1 with 4 outstanding: %v, want FI_EAGAIN", err)
+	}
+}
+
+// stxRMAGivesItsSlotsBack: RMA writes and reads through endpoints on one
+// STX hold a slot of the context each while outstanding, and give it back
+// when they complete: after many of them, the endpoints can still have
+// exactly the context's size of sends outstanding (1 MiB with
+// FI_DELIVERY_COMPLETE, to an endpoint with no receive posted), and no
+// more.
+func stxRMAGivesItsSlotsBack(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	if tg.EPType == fabric.EPDgram {
+		t.Skip("FI_EP_DGRAM: a send is complete when its post returns; none is ever outstanding")
+	}
+	r := tg.open(t, envOpts{caps: fabric.CapRMA, noEnable: true})
+	if r.info.DomainAttr.MaxEPStxCtx == 0 {
+		t.Skip("the provider reports no shared transmit contexts (max_ep_stx_ctx 0)")
+	}
+	const size = 4
+	attr := *r.info.TxAttr
+	attr.Size = size
+	x := r.openSTX(&attr)
+	info := r.info.Dup()
+	sharedTxInfo(info)
+	info.TxAttr.Size = size
+	var eps [2]*fabric.Endpoint
+	var cqs [2]*fabric.CQ
+	for i := range eps {
+		eps[i], cqs[i] = r.stxEndpoint(info)
+		if err := eps[i].BindSTX(x); err != nil {
+			t.Fatal(err)
+		}
+		if err := eps[i].Enable(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tgt := tg.open(t, envOpts{caps: fabric.CapRMA})
+	dest := r.insert(tgt.addr)
+	mem := make([]byte, 4096)
+	reg := tgt.expose(mem, remoteRW, 0x5300)
+	src, dst := pattern(make([]byte, 4096), 3), make([]byte, 4096)
+	for k := 0; k < 3*size; k++ {
+		i := k % 2
+		ctx := k
+		retry(t, "fi_write", func() error { return eps[i].RMAWrite(src, nil, dest, reg.addr, reg.key, ctx) },
+			cqs[i], tgt.rxcq)
+		if got := waitOK(t, "fi_write", cqs[i], tgt.rxcq); got.OpContext != ctx {
+			t.Fatalf("write completion %+v, want context %d", got, ctx)
+		}
+		retry(t, "fi_read", func() error { return eps[i].RMARead(dst, nil, dest, reg.addr, reg.key, ctx) },
+			cqs[i], tgt.rxcq)
+		if got := waitOK(t, "fi_read", cqs[i], tgt.rxcq); got.OpContext != ctx || !bytes.Equal(dst, src) {
+			t.Fatalf("read completion %+v, want context %d and the data written", got, ctx)
+		}
+	}
+	n := int(min(info.EPAttr.MaxMsgSize, tgt.info.EPAttr.MaxMsgSize, 1<<20))
+	msg := make([]byte, n)
+	send := func(i int) error {
+		return eps[i].SendMsg(&fabric.Msg{IOV: [][]byte{msg}, Addr: dest, Context: i},
+			fabric.FlagDeliveryComplete|fabric.FlagCompletion)
+	}
+	for k := 0; k < size; k++ {
+		if err := send(k % 2); err != nil {
+			t.Fatalf("send %d after the RMA operations completed: %v (a slot not given back?)", k, err)
+		}
+	}
+	for deadline := time.Now().Add(scaled(30 * time.Millisecond)); time.Now().Before(deadline); {
+		for i := range eps {
+			if err := send(i); !errors.Is(err, fabric.ErrAgain) {
+				t.Fatalf("endpoint %d: send beyond the context's size %d: %v", i, size, err)
+			}
+		}
+		var ent [1]fabric.CQEntry
+		for i, c := range cqs {
+			if k, err := c.Read(ent[:]); k != 0 || err != nil && !errors.Is(err, fabric.ErrAgain) {
+				t.Fatalf("endpoint %d: a send completed with no receive posted (%d, %v): it must wait here", i, k, err)
+			}
+		}
 	}
 }
 
