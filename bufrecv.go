@@ -15,7 +15,7 @@ import (
 //
 // An application that can process messages in the provider's own buffers
 // sets ModeBufferedRecv in the hints' Mode; the providers that can expose
-// their receive buffers (udp, shm, tcp FI_EP_MSG) then return it in the
+// their receive buffers (udp, shm, tcp FI_EP_MSG and FI_EP_RDM) then return it in the
 // Info's Mode, and an endpoint opened from that Info works in the mode:
 //
 //   - A message that no posted receive takes is reported at once: the

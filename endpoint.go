@@ -516,6 +516,9 @@ func (e *Endpoint) enableLocked() error {
 		res.EQ = fidWriter{w: e.eq.writer(), prov: e.p, root: e}
 	}
 	res.MR = e.dom.mrKeys()
+	if e.stxObj != nil {
+		res.TxCredits = e.stxObj.credits
+	}
 	res.Source = e.caps&CapSource != 0
 	res.SourceErr = e.caps&CapSourceErr != 0
 	if e.srxObj != nil {

@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/gofabric/fabric/internal/sepctx"
+	"github.com/gofabric/fabric/internal/stx"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -460,6 +461,9 @@ type STX struct {
 	lc  lifecycle
 	dom *Domain
 	p   provider.SharedTx
+	// credits is the context's queue (its tx size), shared by the
+	// endpoints bound to it (provider.TxCredits).
+	credits *stx.Credits
 }
 
 // OpenSTX opens a shared transmit context (fi_stx_context). Providers that
@@ -480,7 +484,7 @@ func (d *Domain) OpenSTX(attr *TxAttr) (*STX, error) {
 		d.lc.release()
 		return nil, opErr("fi_stx_context", d.prov.Name(), err)
 	}
-	return &STX{dom: d, p: p}, nil
+	return &STX{dom: d, p: p, credits: stx.NewCredits(p.Attr().Size)}, nil
 }
 
 // Close closes the shared transmit context; ErrBusy while endpoints use it.

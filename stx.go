@@ -11,7 +11,10 @@ package fabric
 // An endpoint uses one when it is opened with EPAttr.TxCtxCnt set to
 // SharedContext: it must then be bound to exactly one STX of its domain
 // before Enable, and its transmit attributes must be a subset of the
-// context's.
+// context's. The context's size (TxAttr.Size) is one queue for all the
+// endpoints bound to it: at most that many of their transmit operations
+// are outstanding at once, and a post beyond returns ErrAgain
+// (provider.TxCredits), as a post beyond an endpoint's own tx size does.
 
 // stxAttr returns the attributes an STX is asked for: a copy of attr, or
 // the domain's transmit attributes when attr is nil.
@@ -45,7 +48,10 @@ func (x *STX) domain() *Domain { return x.dom }
 // bind), and its transmit attributes (Info.TxAttr) must be a subset of the
 // context's Attr (ErrInval): capabilities, message and completion
 // ordering, and an inject size, queue size and iov limits no larger. The
-// context cannot be closed while the endpoint is open (ErrBusy). An
+// context cannot be closed while the endpoint is open (ErrBusy). The
+// endpoints bound to one context share its size: at most Attr().Size of
+// their transmit operations are outstanding (posted and not yet
+// completed) at once, beyond which a post returns ErrAgain. An
 // endpoint opened for a shared transmit context and enabled without one
 // gets ErrNoCQ. Errors are wrapped in *OpError, as Bind's.
 func (ep *Endpoint) BindSTX(x *STX) error { return ep.Bind(x, 0) }

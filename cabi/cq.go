@@ -120,6 +120,7 @@ func gofab_go_cq_close(fid *C.struct_fid) (rc C.int) {
 		return errno(err)
 	}
 	handles.remove(h)
+	freeReports(g)
 	g.errMu.Lock()
 	g.errBuf.free()
 	g.errMu.Unlock()
@@ -192,6 +193,7 @@ func (g *goCQ) read(buf uintptr, count C.size_t, src uintptr, block bool, thresh
 		n, err = g.cq.Read(e)
 	}
 	if n > 0 {
+		g.toC(e[:n]) // buffered receives' reports (bufrecv.go)
 		g.put(cmem(buf), e[:n])
 		if src != 0 {
 			copy(unsafe.Slice((*fabric.Addr)(cmem(src)), n), s.src[:n])

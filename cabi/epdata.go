@@ -296,6 +296,10 @@ func (g *goEP) xfer(x *C.struct_gofab_xfer) C.ssize_t {
 				return -C.FI_EINVAL
 			}
 		}
+		if isRecv(x.kind) && x.flags&(C.FI_CLAIM|C.FI_DISCARD) != 0 {
+			err = g.claimMsg(x, m, fabric.Flags(x.flags)) // bufrecv.go
+			break
+		}
 		err = g.msg(x, m)
 	default:
 		return -C.FI_EINVAL

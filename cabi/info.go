@@ -37,10 +37,11 @@ func gofab_getinfo(slot C.int, version C.uint32_t, node, service *C.char, flags 
 		if h, err = infoFromC(hints); err != nil {
 			return errno(err)
 		}
-		// FI_BUFFERED_RECV is not offered through the plugin: its
-		// completions would carry a Go RecvContext where C expects a
-		// struct fi_recv_context.
-		h.Mode &^= fabric.ModeBufferedRecv
+		// FI_BUFFERED_RECV only when asked for, not as one of all the
+		// mode bits (bufrecv.go).
+		if !bufferedModeWanted(hints.mode) {
+			h.Mode &^= fabric.ModeBufferedRecv
+		}
 	}
 	// Only this slot's provider answers (the C library asks each provider
 	// in turn, and applies FI_PROVIDER itself, with the C names).

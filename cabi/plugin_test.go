@@ -152,8 +152,9 @@ func TestFiInfoMatchesGo(t *testing.T) {
 			c := infoBlocks(run(t, dir, "fi_info", "-p", "go"+p, "-v"), "go"+p, p)
 			g := infoBlocks(run(t, dir, goBin, "-p", p, "-v"), p, p)
 			for i := range g {
-				// The plugin does not offer FI_BUFFERED_RECV (info.go),
-				// which the Go providers show in mode to fi_info's hints.
+				// The plugin does not offer FI_BUFFERED_RECV to hints with
+				// every mode bit set, as fi_info's (bufrecv.go), which the
+				// Go providers show in mode to such hints.
 				g[i] = strings.ReplaceAll(g[i], "mode: [ FI_BUFFERED_RECV ]", "mode: [  ]")
 			}
 			if len(g) == 0 {

@@ -111,6 +111,10 @@ type env struct {
 	ep   *fabric.Endpoint
 	addr []byte
 	ws   *fabric.Wait // envOpts.waitSet: the wait set of txcq and rxcq
+	// bufSends counts the sends of bufSend whose completions bufPair's
+	// cleanup still waits for; epClosed says the test closed ep.
+	bufSends int
+	epClosed bool
 }
 
 type envOpts struct {

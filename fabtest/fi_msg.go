@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -49,6 +51,7 @@ var msgCases = []testCase{
 	{"fi_msg/buffered_recv_unclaimed_released_at_close", msgBufferedRecvUnclaimedReleasedAtClose},
 	{"fi_msg/buffered_recv_claim_into_small_buffer_ETRUNC", msgBufferedRecvClaimIntoSmallBufferETRUNC},
 	{"fi_msg/buffered_recv_selective_completion", msgBufferedRecvSelectiveCompletion},
+	{"fi_msg/buffered_recv_every_size_shows_min_claim_gets_all", msgBufferedRecvEverySize},
 	{"fi_tagged/buffered_recv_tag_reported_then_claimed", taggedBufferedRecvTagReportedThenClaimed},
 	{"fi_tagged/buffered_recv_unexpected_tag_reported_when_posted", taggedBufferedRecvUnexpectedTagReportedWhenPosted},
 }
@@ -1032,6 +1035,7 @@ func msgBufferedRecvUnclaimedReleasedAtClose(t *testing.T, tg Target) {
 	if err := b.ep.Close(); err != nil {
 		t.Fatalf("close with unclaimed buffered receives: %v", err)
 	}
+	b.epClosed = true
 	for _, rc := range rcs {
 		isErr(t, "claim after close", claim(b.ep, rc, make([]byte, 32), false), fabric.ErrClosed)
 	}
@@ -1084,6 +1088,129 @@ func msgBufferedRecvSelectiveCompletion(t *testing.T, tg Target) {
 		if !bytes.Equal(buf, msg) {
 			t.Fatalf("claim %v: data %q", flags, buf)
 		}
+	}
+}
+
+// msgBufferedRecvEverySize: messages of every size the provider carries
+// (whatever protocol it uses for each: eager, segmented, rendezvous,
+// streamed), all sent before the receiver looks, untagged and tagged: each
+// is reported once with its size, showing its first bytes, at least
+// FI_OPT_BUFFERED_MIN of them (all of a shorter message) and at most
+// FI_OPT_BUFFERED_LIMIT, FI_MORE exactly when not all; a claim gets the
+// whole message, a discard drops it, and every send completes once. Each
+// report is answered at once (fi_msg(3): what follows an unclaimed
+// message may stall).
+func msgBufferedRecvEverySize(t *testing.T, tg Target) {
+	// 64 KiB shown at most and 20000 bytes at least, or the provider's
+	// largest limit if smaller.
+	limit, least := uint64(65536), uint64(20000)
+	var caps fabric.Caps
+	if tg.claims(fabric.CapTagged) {
+		caps = fabric.CapTagged
+	}
+	a, b, ab := bufPair(t, tg, caps, func(e *env) {
+		err := e.ep.SetOpt(fabric.OptEndpoint, fabric.OptBufferedLimit, limit)
+		if errors.Is(err, fabric.ErrMsgSize) {
+			err = e.ep.SetOpt(fabric.OptEndpoint, fabric.OptBufferedLimit, math.MaxUint64)
+			if err == nil {
+				limit, err = e.ep.GetOpt(fabric.OptEndpoint, fabric.OptBufferedLimit)
+			}
+		}
+		if err != nil {
+			t.Fatalf("FI_OPT_BUFFERED_LIMIT %d: %v", limit, err)
+		}
+		least = min(least, limit)
+		if err := e.ep.SetOpt(fabric.OptEndpoint, fabric.OptBufferedMin, least); err != nil {
+			t.Fatalf("FI_OPT_BUFFERED_MIN: %v", err)
+		}
+	})
+	var sizes []int
+	for _, n := range []int{1, 100, 16384, 16385, 20000, 40000, 100000, 300000, 1 << 20} {
+		if uint64(n) <= b.info.EPAttr.MaxMsgSize && uint64(n) <= a.info.EPAttr.MaxMsgSize {
+			sizes = append(sizes, n)
+		}
+	}
+	for _, tagged := range []bool{false, true} {
+		if tagged && caps == 0 {
+			break
+		}
+		msgs := map[uint64][]byte{}
+		for _, n := range sizes {
+			if tagged {
+				// Tags posted first: each message is reported as it comes.
+				if err := b.ep.TRecv(nil, nil, fabric.AddrUnspec, uint64(n), 0, n); err != nil {
+					t.Fatalf("trecv: %v", err)
+				}
+			}
+			m := pattern(make([]byte, n), n+len(msgs))
+			msgs[uint64(n)] = m
+			retry(t, "send", func() error {
+				if tagged {
+					return a.ep.TSend(m, nil, ab, uint64(n), n)
+				}
+				return a.ep.Send(m, nil, ab, n)
+			}, a.txcq, b.rxcq)
+		}
+		// Each report is claimed (every other size) or discarded at once:
+		// a provider may hold back what follows a message until then.
+		reported := map[uint64]bool{}
+		bufs := map[uint64][]byte{}
+		claimed := 0
+		for len(reported) < len(sizes) || claimed < len(bufs) {
+			got, ee := waitCQ(t, b.rxcq, a.txcq)
+			if ee != nil {
+				t.Fatalf("tagged %v: error completion %+v", tagged, *ee)
+			}
+			rc, ok := got.OpContext.(*fabric.RecvContext)
+			if !ok {
+				n, _ := got.OpContext.(uint64)
+				if buf := bufs[n]; buf == nil || got.Flags&fabric.FlagClaim == 0 || got.Len != n ||
+					!bytes.Equal(buf, msgs[n]) {
+					t.Fatalf("tagged %v: claim completion %+v (data ok %v)", tagged, got, bytes.Equal(bufs[n], msgs[n]))
+				}
+				claimed++
+				continue
+			}
+			m, ok := msgs[got.Len]
+			if !ok || reported[got.Len] {
+				t.Fatalf("tagged %v: report of %d bytes: not sent, or reported twice", tagged, got.Len)
+			}
+			reported[got.Len] = true
+			shown := uint64(len(got.Buf))
+			more := got.Flags&fabric.FlagMore != 0
+			if shown > limit || shown < got.Len && shown < least || more != (shown < got.Len) ||
+				!bytes.Equal(got.Buf, m[:shown]) {
+				t.Fatalf("tagged %v, %d bytes: report shows %d (min %d, limit %d), FI_MORE %v, data ok %v",
+					tagged, got.Len, shown, least, limit, more, bytes.Equal(got.Buf, m[:shown]))
+			}
+			if tagged && (rc.Context != int(got.Len) || got.Tag != got.Len) {
+				t.Fatalf("tagged report of %d bytes: context %v, tag %d", got.Len, rc.Context, got.Tag)
+			}
+			n := got.Len
+			if slices.Index(sizes, int(n))%2 == 0 {
+				bufs[n] = make([]byte, n)
+				rc.Context = n
+				err := claim(b.ep, rc, bufs[n], tagged)
+				if err != nil {
+					t.Fatalf("tagged %v, %d bytes: claim: %v", tagged, n, err)
+				}
+			} else if err := discard(b.ep, rc, tagged); err != nil {
+				t.Fatalf("tagged %v, %d bytes: discard: %v", tagged, n, err)
+			}
+		}
+		sent := map[int]bool{}
+		for range sizes {
+			c, ee := waitCQ(t, a.txcq, b.rxcq)
+			if ee != nil {
+				t.Fatalf("tagged %v: send completion %+v", tagged, *ee)
+			}
+			if n, ok := c.OpContext.(int); !ok || sent[n] {
+				t.Fatalf("tagged %v: send completion %+v (twice?)", tagged, c)
+			} else {
+				sent[n] = true
+			}
+		}
+		expectEmpty(t, b.rxcq, scaled(10*time.Millisecond), a.txcq)
 	}
 }
 

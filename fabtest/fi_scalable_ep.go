@@ -20,6 +20,7 @@ import (
 var scalableCases = []testCase{
 	{"fi_getinfo/scalable_ctx_counts", sepGetinfoCtxCounts},
 	{"fi_scalable_ep/contexts_reach_named_rx_contexts", sepContextsReachNamedRxContexts},
+	{"fi_scalable_ep/tx_contexts_source_is_endpoint", sepTxContextsSource},
 	{"fi_scalable_ep/ordinary_endpoint_reaches_rx_context_0", sepOrdinaryEndpointReachesRxContext0},
 	{"fi_scalable_ep/ordinary_endpoint_names_rx_context", sepOrdinaryEndpointNamesRxContext},
 	{"fi_scalable_ep/contexts_own_cqs_and_op_flags", sepContextsOwnCQsAndOpFlags},
@@ -55,12 +56,12 @@ type sepEnv struct {
 // sepInfo returns the target's info for a scalable endpoint with nTx
 // transmit and nRx receive contexts, or skips when the provider does not
 // offer that many, or named receive contexts.
-func (tg Target) sepInfo(t testing.TB, nTx, nRx int) *fabric.Info {
+func (tg Target) sepInfo(t testing.TB, nTx, nRx int, caps fabric.Caps) *fabric.Info {
 	t.Helper()
 	if tg.EPType == fabric.EPMsg {
 		t.Skipf("%v: scalable endpoints are connectionless here", tg.EPType)
 	}
-	info := tg.info(t, fabric.CapNamedRxCtx)
+	info := tg.info(t, fabric.CapNamedRxCtx|caps)
 	da := info.DomainAttr
 	if da.MaxEPTxCtx < uint64(nTx) || da.MaxEPRxCtx < uint64(nRx) {
 		t.Skipf("%s: max_ep_tx_ctx %d, max_ep_rx_ctx %d", tg.Provider, da.MaxEPTxCtx, da.MaxEPRxCtx)
@@ -87,8 +88,15 @@ func closeFirst(t testing.TB, eps ...*fabric.Endpoint) {
 // bound or enabled.
 func (tg Target) openSEP(t testing.TB, nTx, nRx int, noEnable bool) *sepEnv {
 	t.Helper()
-	info := tg.sepInfo(t, nTx, nRx)
-	e := tg.open(t, envOpts{caps: fabric.CapNamedRxCtx, noEnable: true})
+	return tg.openSEPCaps(t, nTx, nRx, noEnable, 0)
+}
+
+// openSEPCaps is openSEP asking for caps too (skipping where the
+// provider does not claim them).
+func (tg Target) openSEPCaps(t testing.TB, nTx, nRx int, noEnable bool, caps fabric.Caps) *sepEnv {
+	t.Helper()
+	info := tg.sepInfo(t, nTx, nRx, caps)
+	e := tg.open(t, envOpts{caps: fabric.CapNamedRxCtx | caps, noEnable: true})
 	// Every scalable endpoint of these cases has at most 1<<sepBits
 	// receive contexts, so that all their AVs agree.
 	s := &sepEnv{env: e, bits: sepBits}
@@ -254,6 +262,79 @@ func sepContextsReachNamedRxContexts(t *testing.T, tg Target) {
 	}
 	if a.info.Caps&fabric.CapSource != 0 && src != ab {
 		t.Errorf("source %v, want %v (the scalable endpoint's address in the AV)", src, ab)
+	}
+}
+
+// sepTxContextsSource: with FI_SOURCE, a message sent from any transmit
+// context of a scalable endpoint is reported with the scalable endpoint's
+// fi_addr as its source (fi_endpoint(3): the endpoint has one address for
+// all its contexts), by an ordinary endpoint and by a receive context of
+// another scalable endpoint (whose AV has rx_ctx_bits), for the first
+// message of each context (a large one, where the provider has protocols
+// by size) and for the next ones; and a receive directed at that fi_addr
+// (FI_DIRECTED_RECV, where claimed) takes them.
+func sepTxContextsSource(t *testing.T, tg Target) {
+	const nTx = 3
+	a := tg.openSEPCaps(t, nTx, 1, false, fabric.CapSource)
+	b := tg.openSEPCaps(t, 1, 2, false, fabric.CapSource)
+	o := tg.open(t, envOpts{caps: fabric.CapSource})
+	fromO := o.insert(a.addr) // a as the ordinary endpoint's AV knows it
+	fromB := b.insertSEP(a.addr)
+	toO := a.insertSEP(o.addr)
+	toB := fabric.RxAddr(a.insertSEP(b.addr), 1, a.bits)
+	large := int(min(a.info.EPAttr.MaxMsgSize, b.info.EPAttr.MaxMsgSize, o.info.EPAttr.MaxMsgSize, 100000))
+	buf := make([]byte, large)
+	msg := func(i, k int) []byte {
+		m := []byte(fmt.Sprintf("tx %d msg %d", i, k))
+		if k == 0 {
+			m = append(m, bytes.Repeat([]byte{byte(i)}, large-len(m))...)
+		}
+		return m
+	}
+	check := func(what string, rx *fabric.Endpoint, rxcq *fabric.CQ, dest, want fabric.Addr, i, k int) {
+		t.Helper()
+		if err := rx.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
+			t.Fatal(err)
+		}
+		m := msg(i, k)
+		sendTo(t, "send", a.tx[i], a.txcq[i], m, dest, nil)
+		ent, src := waitFrom(t, what, rxcq, a.txcq[i])
+		if !bytes.Equal(buf[:ent.Len], m) {
+			t.Fatalf("%s got %d bytes, want %q (%d bytes)", what, ent.Len, m[:min(len(m), 16)], len(m))
+		}
+		if src != want {
+			t.Errorf("%s: message %d (%d bytes) from tx context %d has source %v, want %v (the scalable endpoint)",
+				what, k, len(m), i, src, want)
+		}
+		if _, ee := waitCQ(t, a.txcq[i]); ee != nil {
+			t.Fatalf("tx context %d: send completion %+v", i, *ee)
+		}
+	}
+	for k := 0; k < 3; k++ {
+		for i := 0; i < nTx; i++ {
+			check("ordinary endpoint", o.ep, o.rxcq, toO, fromO, i, k)
+			check("rx context 1 of a scalable endpoint", b.rx[1], b.rxcq[1], toB, fromB, i, k)
+		}
+	}
+	if !tg.claims(fabric.CapSource | fabric.CapDirectedRecv) {
+		return
+	}
+	d := tg.open(t, envOpts{caps: fabric.CapSource | fabric.CapDirectedRecv})
+	fromD := d.insert(a.addr)
+	toD := a.insertSEP(d.addr)
+	for i := 0; i < nTx; i++ {
+		if err := d.ep.Recv(buf, nil, fromD, nil); err != nil {
+			t.Fatal(err)
+		}
+		m := []byte(fmt.Sprintf("directed from %d", i))
+		sendTo(t, "send", a.tx[i], a.txcq[i], m, toD, nil)
+		ent, src := waitFrom(t, "directed receive", d.rxcq, a.txcq[i])
+		if !bytes.Equal(buf[:ent.Len], m) || src != fromD {
+			t.Fatalf("directed receive from %v got %q from %v, want %q", fromD, buf[:ent.Len], src, m)
+		}
+		if _, ee := waitCQ(t, a.txcq[i]); ee != nil {
+			t.Fatalf("tx context %d: send completion %+v", i, *ee)
+		}
 	}
 }
 
@@ -574,7 +655,7 @@ func sepContextIndexTwiceEBUSY(t *testing.T, tg Target) {
 }
 
 func sepMoreContextsThanMaxEINVAL(t *testing.T, tg Target) {
-	info := tg.sepInfo(t, 2, 2)
+	info := tg.sepInfo(t, 2, 2, 0)
 	e := tg.open(t, envOpts{caps: fabric.CapNamedRxCtx, noEnable: true})
 	for _, more := range []func(*fabric.Info){
 		func(i *fabric.Info) { i.EPAttr.TxCtxCnt = e.info.DomainAttr.MaxEPTxCtx + 1 },
@@ -593,7 +674,7 @@ func sepMoreContextsThanMaxEINVAL(t *testing.T, tg Target) {
 }
 
 func sepCloseWithOpenContextsEBUSY(t *testing.T, tg Target) {
-	info := tg.sepInfo(t, 1, 1)
+	info := tg.sepInfo(t, 1, 1, 0)
 	e := tg.open(t, envOpts{caps: fabric.CapNamedRxCtx, noEnable: true})
 	s, err := e.dom.OpenScalableEndpoint(info)
 	if err != nil {

@@ -1,8 +1,10 @@
 package fabtest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -16,6 +18,8 @@ var stxCases = []testCase{
 	{"fi_stx_context/getinfo_reports_shared_context", stxGetinfoReportsSharedContext},
 	{"fi_stx_context/endpoints_complete_on_their_own_cqs", stxEndpointsCompleteOnTheirOwnCQs},
 	{"fi_stx_context/msg_endpoints_share_one_stx", stxMsgEndpointsShareOneSTX},
+	{"fi_stx_context/size_shared_across_endpoints", stxSizeSharedAcrossEndpoints},
+	{"fi_stx_context/rma_gives_its_slots_back", stxRMAGivesItsSlotsBack},
 	{"fi_stx_context/with_srx_endpoints_reach_each_other", stxWithSRXEndpointsReachEachOther},
 	{"fi_stx_context/bind_errors", stxBindErrors},
 	{"fi_stx_context/close_bound_EBUSY_nothing_lost", stxCloseBoundEBUSYNothingLost},
@@ -193,6 +197,297 @@ func stxEndpointsCompleteOnTheirOwnCQs(t *testing.T, tg Target) {
 	for i, c := range next {
 		if c != per {
 			t.Fatalf("endpoint %d: %d messages arrived, want %d", i, c, per)
+		}
+	}
+}
+
+// stxSizeSharedAcrossEndpoints: the endpoints bound to one STX share its
+// size (fi_endpoint(3) "Shared Contexts": a shared transmit context is
+// one transmit queue that several endpoints use). With sends that stay
+// outstanding until the receiver posts a receive (1 MiB with
+// FI_DELIVERY_COMPLETE, to an endpoint with none posted), the endpoints together have at most the context's
+// size outstanding: then a post on any of them returns FI_EAGAIN, also on
+// one with fewer than its own tx size outstanding, and goes on doing so
+// while nothing completes. Each receive lets one more send be posted,
+// every send completes exactly once, and an endpoint closed with sends
+// outstanding gives its share back. FI_EP_RDM endpoints send to one
+// receiver, FI_EP_MSG endpoints each to its own peer.
+//
+// FI_EP_DGRAM is left out: a datagram send is complete when its post
+// returns, so it never holds the context's queue.
+func stxSizeSharedAcrossEndpoints(t *testing.T, tg Target) {
+	if tg.EPType == fabric.EPDgram {
+		t.Skip("FI_EP_DGRAM: a send is complete when its post returns; none is ever outstanding")
+	}
+	r := stxClaimed(t, tg)
+	const size = 4
+	attr := *r.info.TxAttr
+	attr.Size = size
+	x := r.openSTX(&attr)
+	if x.Attr().Size != size {
+		t.Fatalf("fi_stx_context granted size %d, want %d", x.Attr().Size, size)
+	}
+	info := r.info.Dup()
+	sharedTxInfo(info)
+	info.TxAttr.Size = size
+	var eps [2]*fabric.Endpoint
+	var cqs [2]*fabric.CQ
+	var rcv [2]*env // endpoint i's receiver
+	var dest [2]fabric.Addr
+	var l *listener
+	if tg.EPType == fabric.EPMsg {
+		l = tg.listen(t, envOpts{})
+	}
+	for i := range eps {
+		eps[i], cqs[i] = r.stxEndpoint(info)
+		if err := eps[i].BindSTX(x); err != nil {
+			t.Fatal(err)
+		}
+		if l == nil {
+			if err := eps[i].Enable(); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				rcv[i] = tg.open(t, envOpts{})
+				dest[i] = r.insert(rcv[i].addr)
+			} else {
+				rcv[i], dest[i] = rcv[0], dest[0]
+			}
+			continue
+		}
+		if err := eps[i].Connect(l.name, nil); err != nil {
+			t.Fatalf("fi_connect: %v", err)
+		}
+		rcv[i], dest[i] = tg.accept(t, l, envOpts{}, nil), fabric.AddrUnspec
+		for _, c := range []struct {
+			eq *fabric.EQ
+			ep *fabric.Endpoint
+		}{{rcv[i].eq, rcv[i].ep}, {r.eq, eps[i]}} {
+			ev, ee := waitEvent(t, c.eq)
+			if ee != nil || ev.Event != fabric.EventConnected || ev.FID != c.ep {
+				t.Fatalf("want FI_CONNECTED for %p, got %+v %+v", c.ep, ev, ee)
+			}
+		}
+	}
+	n := int(min(r.info.EPAttr.MaxMsgSize, rcv[0].info.EPAttr.MaxMsgSize, 1<<20))
+	msg := make([]byte, n)
+	type sent struct{ ep, k int }
+	var posted, done []sent
+	next := [2]int{}
+	post := func(i int) error {
+		ctx := sent{i, next[i]}
+		err := eps[i].SendMsg(&fabric.Msg{IOV: [][]byte{msg}, Addr: dest[i], Context: ctx},
+			fabric.FlagDeliveryComplete|fabric.FlagCompletion)
+		if err == nil {
+			posted = append(posted, ctx)
+			next[i]++
+		}
+		return err
+	}
+	// reap reads the senders' completions (progress); every one must be a
+	// success of a send posted and not yet completed.
+	reap := func() {
+		t.Helper()
+		var ent [4]fabric.CQEntry
+		for i, cq := range cqs {
+			k, err := cq.Read(ent[:])
+			if errors.Is(err, fabric.ErrAvail) {
+				var ee fabric.CQErrEntry
+				cq.ReadErr(&ee)
+				t.Fatalf("endpoint %d: error completion %+v", i, ee)
+			}
+			for _, e := range ent[:max(k, 0)] {
+				c, ok := e.OpContext.(sent)
+				if !ok || c.ep != i || slices.Contains(done, c) || !slices.Contains(posted, c) {
+					t.Fatalf("endpoint %d: completion %+v (done so far %v)", i, e, done)
+				}
+				done = append(done, c)
+			}
+		}
+		for _, e := range rcv {
+			e.rxcq.Read(nil)
+		}
+	}
+	// full checks that both endpoints answer FI_EAGAIN for a while, and
+	// that no send completes meanwhile.
+	full := func(what string) {
+		t.Helper()
+		before := len(done)
+		for deadline := time.Now().Add(scaled(30 * time.Millisecond)); time.Now().Before(deadline); {
+			for i := range eps {
+				if err := post(i); !errors.Is(err, fabric.ErrAgain) {
+					t.Fatalf("%s: endpoint %d posted a send beyond the context's size %d (%d outstanding): %v",
+						what, i, size, len(posted)-len(done), err)
+				}
+			}
+			reap()
+			if len(done) != before {
+				t.Fatalf("%s: %d sends of %d bytes completed with no receive posted: they must wait for one here",
+					what, len(done)-before, n)
+			}
+		}
+	}
+	// Three sends on endpoint 0 and one on endpoint 1 fill the context:
+	// endpoint 0 has 3 outstanding, below its own size, and yet gets
+	// FI_EAGAIN.
+	for _, i := range []int{0, 0, 0, 1} {
+		if err := post(i); err != nil {
+			t.Fatalf("send %d on endpoint %d with the context not full: %v", len(posted), i, err)
+		}
+	}
+	full("4 outstanding")
+	// Each receive completes one send, and lets one more be posted.
+	buf := make([]byte, n)
+	outstanding := func(i int) int {
+		k := 0
+		for _, c := range posted {
+			if c.ep == i && !slices.Contains(done, c) {
+				k++
+			}
+		}
+		return k
+	}
+	// recvOne posts a receive at the receiver of endpoint i (one with a
+	// send outstanding) and waits for it and for one send completion.
+	recvOne := func(i int) {
+		t.Helper()
+		if outstanding(i) == 0 && outstanding(1-i) != 0 {
+			i = 1 - i
+		}
+		s := rcv[i]
+		if err := s.ep.Recv(buf, nil, fabric.AddrUnspec, nil); err != nil {
+			t.Fatal(err)
+		}
+		want := len(done) + 1
+		deadline := time.Now().Add(scaled(5 * time.Second))
+		for len(done) < want {
+			if time.Now().After(deadline) {
+				t.Fatalf("no send completed within 5 s of a receive (%d posted, %d done)", len(posted), len(done))
+			}
+			reap()
+		}
+		if _, ee := waitCQ(t, s.rxcq, cqs[:]...); ee != nil {
+			t.Fatalf("receive: %+v", *ee)
+		}
+	}
+	for round := 0; round < 4; round++ {
+		recvOne(round % 2)
+		i := 1 - round%2
+		if err := post(i); err != nil {
+			t.Fatalf("endpoint %d: send after a receive freed a slot of the context: %v", i, err)
+		}
+		full(fmt.Sprintf("round %d", round))
+	}
+	for len(done) < len(posted) {
+		recvOne(0)
+	}
+	if len(done) != 8 || next != [2]int{5, 3} {
+		t.Fatalf("%d sends completed (%v), want 8 (5 and 3)", len(done), next)
+	}
+	// Two outstanding on each endpoint; closing endpoint 0 cancels its
+	// two and gives their slots to endpoint 1.
+	posted, done = nil, nil
+	for _, i := range []int{0, 0, 1, 1} {
+		if err := post(i); err != nil {
+			t.Fatalf("send on endpoint %d with the context empty: %v", i, err)
+		}
+	}
+	if err := eps[0].Close(); err != nil {
+		t.Fatalf("close endpoint 0: %v", err)
+	}
+	// A connectionless endpoint completes them (the project's rule, see
+	// stxCloseEndpointCompletesPosted); fi_endpoint(3) lets fi_close
+	// discard them, which a connected endpoint does here.
+	for k := 0; l == nil && k < 2; k++ {
+		_, ee := waitCQ(t, cqs[0])
+		if ee == nil || !errors.Is(ee.Err, fabric.ErrCanceled) {
+			t.Fatalf("send of the closed endpoint: %+v, want FI_ECANCELED", ee)
+		}
+	}
+	for range 2 {
+		if err := post(1); err != nil {
+			t.Fatalf("endpoint 1: send into the closed endpoint's slots: %v", err)
+		}
+	}
+	if err := post(1); !errors.Is(err, fabric.ErrAgain) {
+		t.Fatalf("endpoint 1 with 4 outstanding: %v, want FI_EAGAIN", err)
+	}
+}
+
+// stxRMAGivesItsSlotsBack: RMA writes and reads through endpoints on one
+// STX hold a slot of the context each while outstanding, and give it back
+// when they complete: after many of them, the endpoints can still have
+// exactly the context's size of sends outstanding (1 MiB with
+// FI_DELIVERY_COMPLETE, to an endpoint with no receive posted), and no
+// more.
+func stxRMAGivesItsSlotsBack(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	if tg.EPType == fabric.EPDgram {
+		t.Skip("FI_EP_DGRAM: a send is complete when its post returns; none is ever outstanding")
+	}
+	r := tg.open(t, envOpts{caps: fabric.CapRMA, noEnable: true})
+	if r.info.DomainAttr.MaxEPStxCtx == 0 {
+		t.Skip("the provider reports no shared transmit contexts (max_ep_stx_ctx 0)")
+	}
+	const size = 4
+	attr := *r.info.TxAttr
+	attr.Size = size
+	x := r.openSTX(&attr)
+	info := r.info.Dup()
+	sharedTxInfo(info)
+	info.TxAttr.Size = size
+	var eps [2]*fabric.Endpoint
+	var cqs [2]*fabric.CQ
+	for i := range eps {
+		eps[i], cqs[i] = r.stxEndpoint(info)
+		if err := eps[i].BindSTX(x); err != nil {
+			t.Fatal(err)
+		}
+		if err := eps[i].Enable(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tgt := tg.open(t, envOpts{caps: fabric.CapRMA})
+	dest := r.insert(tgt.addr)
+	mem := make([]byte, 4096)
+	reg := tgt.expose(mem, remoteRW, 0x5300)
+	src, dst := pattern(make([]byte, 4096), 3), make([]byte, 4096)
+	for k := 0; k < 3*size; k++ {
+		i := k % 2
+		ctx := k
+		retry(t, "fi_write", func() error { return eps[i].RMAWrite(src, nil, dest, reg.addr, reg.key, ctx) },
+			cqs[i], tgt.rxcq)
+		if got := waitOK(t, "fi_write", cqs[i], tgt.rxcq); got.OpContext != ctx {
+			t.Fatalf("write completion %+v, want context %d", got, ctx)
+		}
+		retry(t, "fi_read", func() error { return eps[i].RMARead(dst, nil, dest, reg.addr, reg.key, ctx) },
+			cqs[i], tgt.rxcq)
+		if got := waitOK(t, "fi_read", cqs[i], tgt.rxcq); got.OpContext != ctx || !bytes.Equal(dst, src) {
+			t.Fatalf("read completion %+v, want context %d and the data written", got, ctx)
+		}
+	}
+	n := int(min(info.EPAttr.MaxMsgSize, tgt.info.EPAttr.MaxMsgSize, 1<<20))
+	msg := make([]byte, n)
+	send := func(i int) error {
+		return eps[i].SendMsg(&fabric.Msg{IOV: [][]byte{msg}, Addr: dest, Context: i},
+			fabric.FlagDeliveryComplete|fabric.FlagCompletion)
+	}
+	for k := 0; k < size; k++ {
+		if err := send(k % 2); err != nil {
+			t.Fatalf("send %d after the RMA operations completed: %v (a slot not given back?)", k, err)
+		}
+	}
+	for deadline := time.Now().Add(scaled(30 * time.Millisecond)); time.Now().Before(deadline); {
+		for i := range eps {
+			if err := send(i); !errors.Is(err, fabric.ErrAgain) {
+				t.Fatalf("endpoint %d: send beyond the context's size %d: %v", i, size, err)
+			}
+		}
+		var ent [1]fabric.CQEntry
+		for i, c := range cqs {
+			if k, err := c.Read(ent[:]); k != 0 || err != nil && !errors.Is(err, fabric.ErrAgain) {
+				t.Fatalf("endpoint %d: a send completed with no receive posted (%d, %v): it must wait here", i, k, err)
+			}
 		}
 	}
 }

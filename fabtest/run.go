@@ -2,6 +2,7 @@ package fabtest
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -56,6 +57,22 @@ func RunPeer(t *testing.T, tg Target) {
 	}
 	for _, c := range peerCases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, tg) })
+	}
+}
+
+// RunBuffered runs the buffered-receive cases only (fi_msg(3) "Buffered
+// Receives" and the options, flags and attributes that go with it): for a
+// configuration of the target that changes only how messages travel
+// (protocols by size), beside a full Run.
+func RunBuffered(t *testing.T, tg Target) {
+	t.Helper()
+	if !tg.claims(0) {
+		t.Fatalf("provider %q offers no %v endpoint", tg.Provider, tg.EPType)
+	}
+	for _, c := range cases {
+		if strings.Contains(c.name, "/buffered_") {
+			t.Run(c.name, func(t *testing.T) { c.fn(t, tg) })
+		}
 	}
 }
 

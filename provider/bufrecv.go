@@ -22,6 +22,26 @@ type BufferedPeer interface {
 	Buffered(e *RxEntry) []byte
 }
 
+// BufferedWaiter is implemented by a BufferedPeer that may queue a
+// message before it holds the bytes the owner must show of it (at least
+// min(BufferedMin, MsgSize): the first bytes of a rendezvous message,
+// read from the sender after its request was queued to keep the order of
+// messages). BufferedReady reports whether it holds them; while it does
+// not, the owner reports nothing, and the peer calls the owner's
+// BufferedArrived (BufferedNotifier) once it does. BufferedReady must be
+// safe to call from any goroutine.
+type BufferedWaiter interface {
+	BufferedReady(e *RxEntry) bool
+}
+
+// BufferedNotifier is implemented by a BufferedOwner that waits for a
+// BufferedWaiter: BufferedArrived tells it that the peer now holds the
+// first bytes of queued message e (Buffered returns them), so that it
+// may report e. It ignores an entry it does not wait for.
+type BufferedNotifier interface {
+	BufferedArrived(e *RxEntry)
+}
+
 // BufferedOwner is implemented by an SRXOwner that reports buffered
 // receives. A peer reads the limits once per message, before it queues
 // it.

@@ -165,6 +165,36 @@ type Resources struct {
 	// fast paths (the udp provider receives datagrams straight into the
 	// posted buffers through srx.Queue.ReceiveDirect).
 	OwnSRX bool
+	// TxCredits, when the endpoint is bound to a shared transmit context,
+	// is that context's queue: one pool of tx_attr.size credits for all
+	// the endpoints bound to it (fi_endpoint(3) "Shared Contexts"); nil
+	// otherwise.
+	TxCredits TxCredits
+}
+
+// TxCredits is the queue of a shared transmit context, shared by the
+// endpoints bound to it, as credits. The rules for a provider whose
+// endpoint is given one (Resources.TxCredits):
+//
+//   - Every transmit operation the application posts takes one credit
+//     before anything is started, besides the endpoint's own bound
+//     (tx_attr.size); when Take reports false, the provider may progress
+//     and try again, then the post fails with EAGAIN and nothing is
+//     started.
+//   - The credit is given back exactly once: when the operation ends,
+//     before its completion or error completion is written (a thread that
+//     read the completion may post again at once), or, posted without a
+//     completion, when it would have been; cancelled at close; or when
+//     the post fails after the credit was taken. An operation that is
+//     complete when its post returns gives it back before returning.
+//
+// Control traffic of the provider's own (acks, answers to a peer's
+// requests) takes no credit.
+type TxCredits interface {
+	// Take takes one credit; false when none is left.
+	Take() bool
+	// Give returns one credit.
+	Give()
 }
 
 // CQReserver is an optional CQOwner extension through which providers keep

@@ -17,6 +17,10 @@ import "github.com/gofabric/fabric/provider"
 // reported the same way, with the receive's context, and unmatched tagged
 // messages wait for their tag as unexpected messages do.
 //
+// A peer that is a provider.BufferedWaiter may queue a message before it
+// holds its first bytes: the message is then listed as buffered, but its
+// report is written only when the peer calls BufferedArrived.
+//
 // A reported message stays in the queue (counted as unexpected, so that
 // Config.MaxUnexpected bounds them with the others) until
 // ClaimBuffered claims it into the application's buffers, which starts it
@@ -50,7 +54,10 @@ type bufState struct {
 	list list // reported and not yet claimed or discarded (state stBuffered)
 }
 
-var _ provider.BufferedOwner = (*Queue)(nil)
+var (
+	_ provider.BufferedOwner    = (*Queue)(nil)
+	_ provider.BufferedNotifier = (*Queue)(nil)
+)
 
 // SetBuffered turns buffered receives on (cfg) or off (nil; not while
 // reported messages are held). Set it before messages arrive (before the
@@ -179,16 +186,49 @@ func (q *Queue) postBufferedTag(m *provider.Msg, addr provider.Addr) error {
 }
 
 // report moves queued message u (in no list) to the buffered list and
-// writes its completion: the data the peer holds, at most the limit,
-// FI_MORE when that is not the whole message. q.mu is held; report
-// unlocks it.
+// writes its completion (writeReport), or, when the peer does not hold
+// the message's first bytes yet (provider.BufferedWaiter), leaves that to
+// BufferedArrived. q.mu is held; report unlocks it.
 func (q *Queue) report(u *entry, ctx any) {
 	b := q.buf
 	b.gen++
 	u.st = stBuffered
 	u.seq = b.gen
 	b.list.push(u)
-	ref := BufRef{e: u, gen: b.gen}
+	if w, ok := u.rx.Peer.(provider.BufferedWaiter); ok && !w.BufferedReady(&u.rx) {
+		u.waitData, u.bufCtx = true, ctx
+		q.mu.Unlock()
+		return
+	}
+	q.writeReport(u, ctx)
+}
+
+// BufferedArrived implements provider.BufferedNotifier: the report of e,
+// which waited for its peer's data, is written now.
+func (q *Queue) BufferedArrived(e *provider.RxEntry) {
+	if e == nil {
+		return
+	}
+	u, _ := e.OwnerContext.(*entry)
+	if u == nil {
+		return
+	}
+	q.mu.Lock()
+	if u.q != q || u.st != stBuffered || !u.waitData || q.buf == nil {
+		q.mu.Unlock()
+		return
+	}
+	ctx := u.bufCtx
+	u.waitData, u.bufCtx = false, nil
+	q.writeReport(u, ctx)
+}
+
+// writeReport writes the completion of buffered message u (listed):
+// the data the peer holds, at most the limit, FI_MORE when that is not
+// the whole message. q.mu is held; writeReport unlocks it.
+func (q *Queue) writeReport(u *entry, ctx any) {
+	b := q.buf
+	ref := BufRef{e: u, gen: u.seq}
 	var data []byte
 	if bp, ok := u.rx.Peer.(provider.BufferedPeer); ok {
 		data = bp.Buffered(&u.rx)
@@ -259,7 +299,7 @@ func (q *Queue) ClaimBuffered(ref BufRef, m *provider.Msg, tagged, discard bool)
 		return provider.EOPNOTSUPP
 	}
 	u := ref.e
-	if u == nil || u.q != q || u.st != stBuffered || u.seq != ref.gen || u.tag != tagged {
+	if u == nil || u.q != q || u.st != stBuffered || u.seq != ref.gen || u.tag != tagged || u.waitData {
 		q.mu.Unlock()
 		return provider.EINVAL
 	}

@@ -326,3 +326,93 @@ func TestBufferedRM(t *testing.T) {
 		t.Fatalf("claim: %v", err)
 	}
 }
+
+// waitPeer is a bufPeer that holds no data of a queued message until
+// arrive (provider.BufferedWaiter).
+type waitPeer struct {
+	*bufPeer
+	ready map[*peerMsg]bool // entries are recycled: keyed by message
+}
+
+func (p *waitPeer) BufferedReady(e *provider.RxEntry) bool { return p.ready[e.PeerContext.(*peerMsg)] }
+
+// arrive makes the data of queued message e held, and tells q.
+func (p *waitPeer) arrive(q *Queue, e *provider.RxEntry) {
+	p.ready[e.PeerContext.(*peerMsg)] = true
+	q.BufferedArrived(e)
+}
+
+// A message queued before its peer holds its first bytes is listed but
+// reported only when the peer says they arrived, with its context; what
+// arrives for an entry not waiting (or twice) changes nothing; close
+// releases one still waiting.
+func TestBufferedWaitsForPeerData(t *testing.T) {
+	q, bp := bufQueue(0, 64, -1)
+	p := &waitPeer{bufPeer: bp, ready: map[*peerMsg]bool{}}
+	var queued []*provider.RxEntry
+	sendWait := func(tagged bool, tag uint64, payload string) {
+		t.Helper()
+		var e *provider.RxEntry
+		var err error
+		if tagged {
+			e, err = q.GetTag(provider.AddrUnspec, uint64(len(payload)), tag)
+		} else {
+			e, err = q.GetMsg(provider.AddrUnspec, uint64(len(payload)))
+		}
+		if err != provider.ENOENT {
+			t.Fatalf("get: %v", err)
+		}
+		e.Peer = p
+		e.PeerContext = &peerMsg{payload: []byte(payload), src: provider.AddrNotAvail}
+		if tagged {
+			err = q.QueueTag(e)
+		} else {
+			err = q.QueueMsg(e)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		queued = append(queued, e)
+	}
+	sendWait(false, 0, "later")
+	if r := p.cq.take(); len(r.ok) != 0 || q.Buffered() != 1 {
+		t.Fatalf("reported before the peer held its data: %+v (%d held)", r.ok, q.Buffered())
+	}
+	p.arrive(q, queued[0])
+	c, rc := report(t, p.bufPeer)
+	if string(c.Buf) != "later" || rc.ctx != nil {
+		t.Fatalf("report %+v %+v", c, rc)
+	}
+	q.BufferedArrived(queued[0]) // not waiting any more: nothing
+	q.BufferedArrived(nil)
+	if r := p.cq.take(); len(r.ok)+len(r.err) != 0 {
+		t.Fatalf("a second arrival wrote %+v", r)
+	}
+	buf := make([]byte, 8)
+	if err := claimMsg(q, rc, buf, "c", false); err != nil {
+		t.Fatal(err)
+	}
+	if c := mustOne(t, p.cq.take()); c.OpContext != "c" || string(buf[:c.Len]) != "later" {
+		t.Fatalf("claim %+v", c)
+	}
+	// A tagged one keeps its receive's context while it waits.
+	sendWait(true, 3, "tagged")
+	if err := q.Post(&provider.Msg{Addr: provider.AddrUnspec, Context: "t3", Tag: 3}, true); err != nil {
+		t.Fatal(err)
+	}
+	if r := p.cq.take(); len(r.ok) != 0 {
+		t.Fatalf("tagged report before the data: %+v", r.ok)
+	}
+	p.arrive(q, queued[1])
+	if c, rc := report(t, p.bufPeer); rc.ctx != "t3" || string(c.Buf) != "tagged" {
+		t.Fatalf("tagged report %+v %+v", c, rc)
+	}
+	// Close releases one still waiting.
+	sendWait(false, 0, "never")
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.discarded); n != 2 || string(p.discarded[1]) != "never" {
+		t.Fatalf("released at close: %q", p.discarded)
+	}
+}

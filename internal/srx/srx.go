@@ -76,6 +76,10 @@ type entry struct {
 	// unexpected messages
 	claimed  bool
 	claimCtx any
+	// buffered receives: the report waits for the peer's data
+	// (provider.BufferedWaiter), with the context it will carry
+	waitData bool
+	bufCtx   any
 
 	// multi-recv buffer
 	multi       bool

@@ -73,3 +73,42 @@ func (c *Context) Close() error {
 	}
 	return nil
 }
+
+// Credits is the queue of a shared transmit context as a pool of credits
+// (provider.TxCredits), shared by the endpoints bound to the context
+// without a lock: Take and Give are one atomic operation each when the
+// pool is not contended.
+type Credits struct {
+	size int64
+	used atomic.Int64
+}
+
+var _ provider.TxCredits = (*Credits)(nil)
+
+// NewCredits returns a pool of size credits (at least 1).
+func NewCredits(size uint64) *Credits {
+	return &Credits{size: int64(max(min(size, 1<<62), 1))}
+}
+
+// Take implements provider.TxCredits.
+func (c *Credits) Take() bool {
+	for {
+		n := c.used.Load()
+		if n >= c.size {
+			return false
+		}
+		if c.used.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// Give implements provider.TxCredits.
+func (c *Credits) Give() { c.used.Add(-1) }
+
+// Used returns the credits taken and not given back (negative if more
+// were given back than taken: a provider's bug, which tests look for).
+func (c *Credits) Used() int64 { return c.used.Load() }
+
+// Size returns the number of credits.
+func (c *Credits) Size() int64 { return c.size }

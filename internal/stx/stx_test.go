@@ -2,6 +2,8 @@ package stx
 
 import (
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gofabric/fabric/provider"
@@ -50,5 +52,55 @@ func TestOpenLimits(t *testing.T) {
 	}
 	if err := x.Close(); !errors.Is(err, provider.EINVAL) {
 		t.Errorf("second Close: %v", err)
+	}
+}
+
+// TestCreditsShared: goroutines taking and giving credits of one pool
+// never hold more than its size together, and every credit comes back.
+func TestCreditsShared(t *testing.T) {
+	const size, workers, rounds = 3, 8, 2000
+	c := NewCredits(size)
+	if c.Size() != size {
+		t.Fatalf("Size = %d", c.Size())
+	}
+	var held, most atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range rounds {
+				if !c.Take() {
+					continue
+				}
+				h := held.Add(1)
+				for m := most.Load(); h > m && !most.CompareAndSwap(m, h); m = most.Load() {
+				}
+				held.Add(-1)
+				c.Give()
+			}
+		}()
+	}
+	wg.Wait()
+	if most.Load() > size {
+		t.Fatalf("%d credits held at once, size %d", most.Load(), size)
+	}
+	if c.Used() != 0 {
+		t.Fatalf("%d credits not given back", c.Used())
+	}
+	for i := range size {
+		if !c.Take() {
+			t.Fatalf("Take %d of %d failed", i, size)
+		}
+	}
+	if c.Take() {
+		t.Fatal("Take beyond the size succeeded")
+	}
+	c.Give()
+	if !c.Take() {
+		t.Fatal("Take after a Give failed")
+	}
+	if NewCredits(0).Size() != 1 {
+		t.Fatal("a pool of size 0 must have one credit")
 	}
 }

@@ -206,6 +206,7 @@ func (ep *endpoint) cmaAck(c *shmring.Cmd) bool {
 			if c.Data != 0 {
 				ep.failOp(o, provider.Errno(min(c.Data, 1<<16)))
 			} else {
+				ep.dropCredit(o) // before the completion: its reader may post at once
 				ep.completeTx(o.res, o.comp, o.ctx, o.op)
 			}
 			ep.freeOp(o)

@@ -88,6 +88,11 @@ type endpoint struct {
 	directCQ  *cq.CQ
 	needSrc   bool // look up the source fi_addr of every message
 	reportSrc bool // FI_SOURCE: completions carry it
+	// credits, on a shared transmit context, is its queue
+	// (provider.TxCredits): every queued message operation (txOp.credit)
+	// and every RMA or atomic operation in the table holds one; a message
+	// sent within its post only checks that one is left.
+	credits provider.TxCredits
 
 	peers peerTable
 
@@ -278,6 +283,7 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 		}
 	}
 	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
+	ep.credits = r.TxCredits
 	ep.av, ep.rq = r.AV, r.SRX
 	ep.dav, _ = r.AV.(*av.AV)
 	if q, ok := r.SRX.(*srx.Queue); ok && r.OwnSRX {

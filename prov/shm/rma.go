@@ -81,7 +81,10 @@ type rmaOp struct {
 	noResp bool   // inject write without completion: no answer
 	fence  bool   // FI_FENCE: starts once every earlier operation completed
 	live   bool   // counted in rmaState.started
-	cma    bool   // the target moves the data by CMA (rma_cma.go)
+	// given: the shared transmit context's credit (ep.credits) is given
+	// back already (before the completion is written).
+	given bool
+	cma   bool // the target moves the data by CMA (rma_cma.go)
 
 	dst  [IOVLimit][]byte // read destination, atomic results
 	ndst int
@@ -273,10 +276,15 @@ func (ep *endpoint) newOp(comp bool) (*rmaOp, provider.CQReserver, error) {
 		res = ep.txRes
 	}
 	s := &ep.rma
+	if len(s.free) == 0 && len(s.ops) >= maxRMAOps {
+		return nil, nil, unreserveAgain(res)
+	}
+	// Every operation in the table holds a credit of the shared transmit
+	// context, given back by completeOp or freeRMA.
+	if ep.credits != nil && !ep.credits.Take() {
+		return nil, nil, unreserveAgain(res)
+	}
 	if len(s.free) == 0 {
-		if len(s.ops) >= maxRMAOps {
-			return nil, nil, unreserveAgain(res)
-		}
 		if s.ops == nil {
 			s.ops = make([]*rmaOp, 0, 64)
 			s.free = make([]int32, 0, 64)
@@ -297,6 +305,9 @@ func (ep *endpoint) freeRMA(o *rmaOp) {
 	i := int32(o.id&0xffff) - 1
 	if o.live {
 		ep.rma.started.Add(-1)
+	}
+	if ep.credits != nil && !o.given {
+		ep.credits.Give()
 	}
 	*o = rmaOp{}
 	ep.rma.free = append(ep.rma.free, i)
@@ -482,6 +493,11 @@ func (ep *endpoint) pushRMA(o *rmaOp) (done, sent bool) {
 // completeOp completes o with status e (0: success) and frees it (s.mu
 // held).
 func (ep *endpoint) completeOp(o *rmaOp, e provider.Errno) {
+	// The credit first: whoever reads the completion may post at once.
+	if ep.credits != nil && !o.given {
+		o.given = true
+		ep.credits.Give()
+	}
 	if e == 0 {
 		if o.cntr != nil {
 			o.cntr.Inc()

@@ -39,6 +39,7 @@ type txOp struct {
 	fence   bool                // FI_FENCE: starts once every earlier operation completed
 	cma     bool                // sent as a CMA request (cma.go)
 	rtsSent bool                // the CMA request is in the peer's queue
+	credit  bool                // holds a credit of the shared transmit context (ep.credits)
 	next    *txOp
 }
 
@@ -129,6 +130,9 @@ func (ep *endpoint) postIn(m *provider.Msg, op uint8) error {
 			return provider.EAGAIN
 		}
 	}
+	if ep.credits != nil && !ep.creditLeft() {
+		return unreserveAgain(res)
+	}
 	if ep.tx.pending.Load() != 0 {
 		// Earlier operations are queued: this one goes behind them.
 		ep.progressTx()
@@ -184,6 +188,18 @@ func (ep *endpoint) postSlow(p *peer, m *provider.Msg, op uint8, n int, res prov
 	if t.pending.Load() != 0 || (fence && t.nacks.Load() != 0) || n > int(p.r.BufSize) {
 		return unreserveAgain(res)
 	}
+	// Waiting for its ack, a delivery-complete inject holds a credit
+	// taken before anything is sent; another one only checks.
+	credit := false
+	if ep.credits != nil {
+		if dc {
+			if credit = ep.takeCredit(); !credit {
+				return unreserveAgain(res)
+			}
+		} else if !ep.creditLeft() {
+			return unreserveAgain(res)
+		}
+	}
 	var cflags uint8
 	var id uint64
 	if dc {
@@ -196,6 +212,9 @@ func (ep *endpoint) postSlow(p *peer, m *provider.Msg, op uint8, n int, res prov
 		sent = ep.sendOneSeg(p, m, op, n, id, cflags) == segSent
 	}
 	if !sent {
+		if credit {
+			ep.credits.Give()
+		}
 		return unreserveAgain(res)
 	}
 	if !dc {
@@ -205,7 +224,7 @@ func (ep *endpoint) postSlow(p *peer, m *provider.Msg, op uint8, n int, res prov
 	t.mu.Lock()
 	o := ep.allocOp()
 	*o = txOp{p: p, op: op, flags: m.Flags, ctx: m.Context, tag: m.Tag, total: uint64(n), off: uint64(n),
-		res: res, comp: comp, dc: true, msgID: id}
+		res: res, comp: comp, dc: true, msgID: id, credit: credit}
 	t.acks[id] = o
 	t.nacks.Add(1)
 	t.mu.Unlock()
@@ -220,6 +239,36 @@ func (ep *endpoint) allocOp() *txOp {
 		return o
 	}
 	return &txOp{}
+}
+
+// creditLeft reports whether the shared transmit context (ep.credits,
+// not nil) has a credit left, for an operation done within its post:
+// it takes one and gives it back; the endpoint's queue is progressed
+// once before it says no.
+func (ep *endpoint) creditLeft() bool {
+	if !ep.takeCredit() {
+		return false
+	}
+	ep.credits.Give()
+	return true
+}
+
+// takeCredit takes a credit of the shared transmit context (ep.credits,
+// not nil), progressing the endpoint's queue once before it says no.
+func (ep *endpoint) takeCredit() bool {
+	if ep.credits.Take() {
+		return true
+	}
+	ep.progressTx()
+	return ep.credits.Take()
+}
+
+// dropCredit gives back o's credit, if it holds one (o is not freed).
+func (ep *endpoint) dropCredit(o *txOp) {
+	if o.credit {
+		o.credit = false
+		ep.credits.Give()
+	}
 }
 
 func unreserveAgain(res provider.CQReserver) error {
@@ -348,9 +397,14 @@ func (ep *endpoint) queueOp(p *peer, m *provider.Msg, op uint8, n int, res provi
 		t.mu.Unlock()
 		return unreserveAgain(res)
 	}
+	credit := ep.credits != nil
+	if credit && !ep.credits.Take() {
+		t.mu.Unlock()
+		return unreserveAgain(res)
+	}
 	o := ep.allocOp()
 	*o = txOp{p: p, op: op, flags: m.Flags, ctx: m.Context, tag: m.Tag, total: uint64(n), res: res, comp: comp,
-		dc: dc, fence: fence}
+		dc: dc, fence: fence, credit: credit}
 	if m.Flags&provider.FlagRemoteCQData != 0 {
 		o.cflags = shmring.FlagCQData
 		o.data = m.Data
@@ -424,6 +478,7 @@ func (ep *endpoint) progressTxLocked() {
 			continue
 		}
 		if !o.failed {
+			ep.dropCredit(o) // before the completion: its reader may post at once
 			ep.completeTx(o.res, o.comp, o.ctx, o.op)
 		}
 		ep.freeOp(o)
@@ -431,6 +486,9 @@ func (ep *endpoint) progressTxLocked() {
 }
 
 func (ep *endpoint) freeOp(o *txOp) {
+	if o.credit {
+		ep.credits.Give()
+	}
 	*o = txOp{}
 	ep.tx.free = append(ep.tx.free, o)
 }
@@ -509,6 +567,7 @@ func gatherAt(dst []byte, iov [][]byte, off uint64) int {
 // failOp completes o with error e (the operation is dequeued by the
 // caller).
 func (ep *endpoint) failOp(o *txOp, e provider.Errno) {
+	ep.dropCredit(o) // before the completion: its reader may post at once
 	ee := provider.CQErrEntry{OpContext: o.ctx, Flags: compFlags(o.op), Err: e, ProvErrno: int(e),
 		Src: provider.AddrNotAvail, Tag: o.tag}
 	if ep.txCntr != nil {
@@ -557,7 +616,7 @@ func (ep *endpoint) cancelTx() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for o := t.head; o != nil; o = o.next {
-		ep.failOp(o, provider.ECANCELED)
+		ep.failOp(o, provider.ECANCELED) // gives its credit back
 	}
 	t.head, t.tail = nil, nil
 	t.pending.Store(0)
@@ -587,6 +646,7 @@ func (ep *endpoint) gotAck(c *shmring.Cmd) {
 	if c.Data != 0 {
 		ep.failOp(o, provider.Errno(min(c.Data, 1<<16)))
 	} else {
+		ep.dropCredit(o) // before the completion: its reader may post at once
 		ep.completeTx(o.res, o.comp, o.ctx, o.op)
 	}
 	ep.freeOp(o)

@@ -48,9 +48,11 @@ var (
 	_ provider.BufferedRecvOffer = tcpProvider{}
 )
 
-// BufferedRecv implements provider.BufferedRecvOffer: FI_EP_MSG Infos.
+// BufferedRecv implements provider.BufferedRecvOffer: FI_EP_MSG and
+// FI_EP_RDM Infos (rdm_bufrecv.go).
 func (tcpProvider) BufferedRecv(info *provider.Info) bool {
-	return info != nil && info.EPAttr != nil && info.EPAttr.Type == provider.EPMsg
+	return info != nil && info.EPAttr != nil &&
+		(info.EPAttr.Type == provider.EPMsg || info.EPAttr.Type == provider.EPRDM)
 }
 
 // BufferedDefaults implements provider.BufferedEndpoint.

@@ -181,5 +181,15 @@
 // RDM endpoints also come as scalable endpoints (fi_scalable_ep, up to
 // MaxEPCtx transmit and receive contexts, FI_NAMED_RX_CTX), which
 // tcp;ofi_rxm 1.17 lacks: an RDM endpoint per context, receive context i
-// listening on the port base+i, see scalable.go.
+// listening on the port base+i, see scalable.go. A transmit context tells
+// a peer of this implementation, in the first frame of each connection
+// (rxmwire.TypeGoSource), the scalable endpoint's port, so that the peer
+// reports the scalable endpoint as the source of its messages; a C peer
+// is told nothing and reports FI_ADDR_NOTAVAIL.
+//
+// Buffered receives (FI_BUFFERED_RECV) are offered on both endpoint
+// types: bufrecv.go for FI_EP_MSG, rdm_bufrecv.go for FI_EP_RDM (where a
+// rendezvous message is reported once its first FI_OPT_BUFFERED_MIN bytes
+// have been read from the sender, and the rest is read when it is
+// claimed).
 package tcp

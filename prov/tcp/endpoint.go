@@ -256,6 +256,7 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 		return provider.EBADF
 	}
 	ep.res = *r
+	ep.tx.credits = r.TxCredits
 	if ep.rm {
 		ep.txRes, _ = r.TxCQ.(provider.CQReserver)
 		ep.rxRes, _ = r.RxCQ.(provider.CQReserver)

@@ -64,6 +64,7 @@ type rdmEP struct {
 	state    rdmState
 	lis      *sys.Conn
 	name     []byte // the listening address (fi_getname)
+	srcPort  uint16 // transmit context of a scalable endpoint: its port, our messages' source to peers of ours (rxmwire.TypeGoSource)
 	txCQ     provider.CQOwner
 	rxCQ     provider.CQOwner
 	txRes    provider.CQReserver
@@ -112,6 +113,14 @@ type rdmEP struct {
 	cmaMin    int
 	cmaCopies int // messages received by CMA (a statistic)
 	queued    int // operations queued or in flight (tx_attr.size bound)
+	// credits: bound to a shared transmit context, its queue; every
+	// operation counted in queued holds one (provider.TxCredits).
+	credits provider.TxCredits
+	// Buffered receives (rdm_bufrecv.go): on, FI_OPT_BUFFERED_MIN, and
+	// the receive queue told when a message's first bytes arrive.
+	bufOn   bool
+	bufMin  uint64
+	bufNote provider.BufferedNotifier
 	// acceptTick counts data progress calls: every 256th accepts too.
 	acceptTick uint8
 	txFree     []*rdmTx
@@ -340,6 +349,8 @@ func (ep *rdmEP) Enable(r *provider.Resources) error {
 	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
 	ep.cntrs, ep.mr = r.Cntrs, r.MR
 	ep.av, ep.rq = r.AV, r.SRX
+	ep.credits = r.TxCredits
+	ep.enableBuffered(r.SRX)
 	ep.report = r.Source
 	ep.srcErr = r.Source && r.SourceErr
 	// A shared or imported receive queue is told every message's source:
@@ -674,7 +685,13 @@ func (ep *rdmEP) takeStarts() {
 		if u.conn.gen == u.gen {
 			u.conn.unexpRndv--
 		}
-		if u.conn.state == connUp && u.conn.gen == u.gen {
+		switch {
+		case u.conn.state != connUp || u.conn.gen != u.gen:
+		case u.bufE != nil && ep.bufOn:
+			// Buffered: nothing more is read; the read-done goes behind
+			// the read request of its first bytes, if any.
+			u.conn.sendReadDone(u.msgID)
+		default:
 			u.conn.startRndv(nil, &u.rndv, u.msgID, u.from, u.cmaPtr())
 		}
 	}
@@ -690,6 +707,11 @@ func (ep *rdmEP) takeStarts() {
 		}
 		if u.conn.state != connUp || u.conn.gen != u.gen {
 			ep.completeRxErr(e, provider.ECONNABORTED)
+			continue
+		}
+		if u.ready.Load() {
+			// Claimed after its first bytes were shown (rdm_bufrecv.go).
+			u.conn.startBufRndv(e, u, e.MsgSize)
 			continue
 		}
 		u.conn.startRndv(e, &u.rndv, u.msgID, u.from, u.cmaPtr())

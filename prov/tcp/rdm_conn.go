@@ -77,7 +77,8 @@ func envMaxConnsValue() int {
 type rdmConn struct {
 	ep    *rdmEP
 	key   string // the peer's listening address (ep.peers key); "" for a loopback's accepting side
-	addr  []byte // the peer's listening address: the source of its messages
+	addr  []byte // the peer's listening address
+	src   []byte // the source of the peer's messages if not addr: a transmit context's scalable endpoint (rxmwire.TypeGoSource)
 	index uint32 // our peer index (announced to the peer)
 	// remoteIndex is the index the peer announced: it goes into
 	// ctrl.conn_id of every rxm header we send.
@@ -117,6 +118,14 @@ type rdmConn struct {
 	cmaNonce  [rxmwire.GoCMANonceSize]byte
 	cmaProof  *[rxmwire.GoCMANonceSize]byte
 	cmaRemote [1]sys.RemoteIOV
+}
+
+// from returns the address the peer's messages come from (their source).
+func (c *rdmConn) from() []byte {
+	if c.src != nil {
+		return c.src
+	}
+	return c.addr
 }
 
 // rdmIncome is an accepted socket whose connect request is being read.

@@ -37,6 +37,10 @@ type fltOpts struct {
 	addr   []byte // listening address; nil: 127.0.0.1, any port
 	cqSize int    // CQ size (default 4096)
 	txSize uint64 // tx_attr.size (default RDMQueueSize)
+	// bufMin, when not 0, puts the receive queue in buffered mode
+	// (FI_BUFFERED_RECV) with this FI_OPT_BUFFERED_MIN and a limit of
+	// 64 KiB; reports carry their srx.BufRef as context.
+	bufMin uint64
 }
 
 // fltNode is an RDM endpoint with real resources from the internal
@@ -98,6 +102,9 @@ func openFlt(o fltOpts) (*fltNode, error) {
 	}
 	n.rq = srx.New(srx.Config{Tagged: true, ResourceMgmt: !o.noRM})
 	n.rq.SetCompletion(n.rx, nil)
+	if o.bufMin != 0 {
+		n.rq.SetBuffered(&srx.BufConfig{Min: o.bufMin, Limit: 64 << 10})
+	}
 	n.tx.AddSource(ep)
 	n.rx.AddSource(ep)
 	if err := ep.Enable(&provider.Resources{TxCQ: n.tx, RxCQ: n.rx, SRX: n.rq, AV: n.av, OwnSRX: true}); err != nil {

@@ -92,17 +92,15 @@ func (ep *rdmEP) beginOp(dest provider.Addr, ctx any, flags provider.Flags) (*rd
 	if addr == nil {
 		return nil, nil, provider.EINVAL
 	}
-	if ep.queued >= ep.txSize {
-		ep.progressLocked()
-		if ep.queued >= ep.txSize {
-			return nil, nil, provider.EAGAIN
-		}
+	if !ep.takeRoom() {
+		return nil, nil, provider.EAGAIN
 	}
 	t := ep.getTx()
 	t.ctx, t.comp, t.counted = ctx, flags&provider.FlagCompletion != 0, true
 	t.fence = flags&provider.FlagFence != 0
 	if ep.txRes != nil && flags&(provider.FlagInject|provider.FlagCompletion) != provider.FlagInject {
 		if !ep.txRes.Reserve() {
+			ep.giveCredit()
 			ep.putTx(t)
 			return nil, nil, provider.EAGAIN
 		}
@@ -113,6 +111,7 @@ func (ep *rdmEP) beginOp(dest provider.Addr, ctx any, flags provider.Flags) (*rd
 		if t.reserved {
 			ep.txRes.Unreserve()
 		}
+		ep.giveCredit()
 		ep.putTx(t)
 		return nil, nil, err
 	}
@@ -390,6 +389,8 @@ func (c *rdmConn) failRead(rd *rdmRead, err provider.Errno, report bool) {
 		ep.finishTx(rd.op, err, report)
 	case rd.wr != nil:
 		c.unreserveWrite()
+	case rd.prefix != nil:
+		c.prefixDone(rd) // shown with what arrived; a claim then fails
 	case rd.discard || rd.e == nil:
 	case report:
 		ep.completeRxErr(rd.e, err)

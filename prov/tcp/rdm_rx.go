@@ -1,6 +1,8 @@
 package tcp
 
 import (
+	"sync/atomic"
+
 	"github.com/gofabric/fabric/internal/srx"
 	"github.com/gofabric/fabric/internal/wire/rxmwire"
 	"github.com/gofabric/fabric/internal/wire/tcpwire"
@@ -67,6 +69,13 @@ type rdmRead struct {
 	tagged bool
 	ack    bool
 	pend   *provider.RxEntry
+	// prefix: the first bytes of buffered rendezvous message prefix, read
+	// before it is reported (rdm_bufrecv.go). preN and preSkip: a claim of
+	// such a message, whose prefix gave the receive preN bytes and could
+	// not place preSkip more.
+	prefix  *rdmUnexp
+	preN    int
+	preSkip uint64
 }
 
 // rdmUnexp is a queued unexpected message (the PeerContext of its entry).
@@ -83,6 +92,14 @@ type rdmUnexp struct {
 	one    [1][]byte
 	hasCMA bool // a CMA request (rdm_cma.go): cma says where the data is
 	cma    rxmwire.GoCMA
+	// Buffered receives (rdm_bufrecv.go), SAR and rendezvous messages:
+	// bufE is the queued entry; pre the first bytes shown, set once
+	// before ready; gone (ep.smu) that the entry was started or
+	// discarded.
+	bufE  *provider.RxEntry
+	pre   []byte
+	ready atomic.Bool
+	gone  bool
 }
 
 // cmaPtr returns the CMA extension of a queued rendezvous request, or nil.
@@ -423,10 +440,13 @@ func (c *rdmConn) finishRead(rd *rdmRead) {
 	case rd.wr != nil:
 		c.writeDone(rd)
 		return
+	case rd.prefix != nil:
+		c.prefixDone(rd)
+		return
 	}
 	if !rd.discard {
-		olen := rd.total - uint64(rd.placed)
-		ep.completeRx(rd.e, rd.placed, olen, rd.from)
+		olen := rd.preSkip + rd.total - uint64(rd.placed)
+		ep.completeRx(rd.e, rd.preN+rd.placed, olen, rd.from)
 		ep.rq.FreeEntry(rd.e)
 	}
 	c.sendReadDone(rd.msgID)
@@ -520,6 +540,17 @@ func (c *rdmConn) frame(h *tcpwire.Header, p []byte) bool {
 			return true
 		}
 		c.cmaChallenge(body)
+	case rxmwire.TypeGoSource:
+		if !c.ext {
+			c.protoFail("unsupported rxm message type")
+			return true
+		}
+		port, err := rxmwire.ParseGoSource(&rh, body)
+		if err != nil {
+			c.protoFail(err.Error())
+			return true
+		}
+		c.src = withPort(c.addr, port)
 	case rxmwire.TypeSAR:
 		return c.sarSegment(h, &rh, body)
 	case rxmwire.TypeAtomic:
@@ -555,7 +586,7 @@ func (ep *rdmEP) source(c *rdmConn) provider.Addr {
 	if !ep.needSrc {
 		return provider.AddrNotAvail
 	}
-	return ep.av.Reverse(c.addr)
+	return ep.av.Reverse(c.from())
 }
 
 func setRxData(e *provider.RxEntry, data uint64, has bool) {
@@ -580,7 +611,7 @@ func (ep *rdmEP) deliver(c *rdmConn, tagged bool, tag uint64, p []byte, data uin
 	case err == nil:
 		setRxData(e, data, hasData)
 		n, olen := srx.Deliver(e, p)
-		ep.completeRx(e, n, olen, c.addr)
+		ep.completeRx(e, n, olen, c.from())
 		ep.rq.FreeEntry(e)
 	case err == provider.ENOENT && e != nil:
 		cost := int64(len(p) + rdmUnexpCost)
@@ -590,7 +621,7 @@ func (ep *rdmEP) deliver(c *rdmConn, tagged bool, tag uint64, p []byte, data uin
 		}
 		setRxData(e, data, hasData)
 		e.Peer = ep
-		u := &rdmUnexp{data: append([]byte(nil), p...), from: c.addr, cost: cost}
+		u := &rdmUnexp{data: append([]byte(nil), p...), from: c.from(), cost: cost}
 		e.PeerContext = u
 		if tagged {
 			err = ep.rq.QueueTag(e)
@@ -624,16 +655,20 @@ func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv, g 
 	switch {
 	case err == nil:
 		setRxData(e, rh.Data, hasData)
-		c.startRndv(e, rv, rh.MsgID, c.addr, g)
+		c.startRndv(e, rv, rh.MsgID, c.from(), g)
 	case err == provider.ENOENT && e != nil:
-		if !ep.takeUnexp(rdmUnexpCost) {
+		cost := int64(rdmUnexpCost)
+		if ep.bufOn {
+			cost += int64(min(ep.bufMin, rh.Size)) // its first bytes, read before it is reported
+		}
+		if !ep.takeUnexp(cost) {
 			ep.rq.FreeEntry(e)
 			return false
 		}
 		setRxData(e, rh.Data, hasData)
 		e.Peer = ep
-		u := &rdmUnexp{isRndv: true, rndv: *rv, msgID: rh.MsgID, conn: c, gen: c.gen, from: c.addr,
-			cost: rdmUnexpCost}
+		u := &rdmUnexp{isRndv: true, rndv: *rv, msgID: rh.MsgID, conn: c, gen: c.gen, from: c.from(),
+			cost: cost, bufE: e}
 		if g != nil {
 			u.hasCMA, u.cma = true, *g
 		}
@@ -648,6 +683,8 @@ func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv, g 
 			c.unexpRndv--
 			ep.releaseUnexp(u)
 			ep.rq.FreeEntry(e)
+		} else if ep.bufOn && !ep.isGone(u) {
+			c.bufPrefix(u, rh.Size)
 		}
 	case err == provider.EAGAIN:
 		return false
@@ -655,16 +692,24 @@ func (ep *rdmEP) rendezvous(c *rdmConn, rh *rxmwire.Header, rv *rxmwire.Rndv, g 
 	return true
 }
 
-// startRead sends the read request of a rendezvous receive. ep.mu is held.
-func (c *rdmConn) startRead(e *provider.RxEntry, rv *rxmwire.Rndv, msgID uint64, from []byte) {
+// rndvReadHeader returns the read request of the regions of rv.
+func rndvReadHeader(rv *rxmwire.Rndv) tcpwire.Header {
 	h := tcpwire.Header{Op: tcpwire.OpReadReq, RMACount: rv.Count}
-	var total uint64
 	for i := 0; i < int(rv.Count); i++ {
 		v := rv.IOV[i]
 		h.RMA[i] = tcpwire.RMAIOV{Addr: v.Addr, Len: v.Len, Key: v.Key}
-		total += v.Len
 	}
 	h.SetPayload(0)
+	return h
+}
+
+// startRead sends the read request of a rendezvous receive. ep.mu is held.
+func (c *rdmConn) startRead(e *provider.RxEntry, rv *rxmwire.Rndv, msgID uint64, from []byte) {
+	h := rndvReadHeader(rv)
+	var total uint64
+	for i := 0; i < int(rv.Count); i++ {
+		total += rv.IOV[i].Len
+	}
 	rd := c.rx.spare
 	if rd == nil {
 		rd = new(rdmRead)
@@ -709,6 +754,7 @@ func (ep *rdmEP) StartMsg(e *provider.RxEntry) error {
 	ep.releaseUnexp(u)
 	if u.isRndv || u.sar != nil {
 		ep.smu.Lock()
+		u.gone = true
 		ep.starts = append(ep.starts, e)
 		ep.nstarts.Add(1)
 		ep.smu.Unlock()
@@ -734,6 +780,9 @@ func (ep *rdmEP) DiscardMsg(e *provider.RxEntry) error {
 		return provider.EINVAL
 	}
 	ep.releaseUnexp(u)
+	if u.isRndv || u.sar != nil {
+		ep.markGone(u) // before the entry is freed
+	}
 	e.PeerContext = nil
 	ep.rq.FreeEntry(e)
 	if u.isRndv || u.sar != nil {

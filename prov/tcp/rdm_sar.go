@@ -201,7 +201,7 @@ func (c *rdmConn) sarFirst(rh *rxmwire.Header, body []byte) bool {
 	switch {
 	case err == nil:
 		setRxData(e, rh.Data, hasData)
-		s.rd = rdmRead{e: e, iov: e.IOV, total: rh.Size, from: c.addr}
+		s.rd = rdmRead{e: e, iov: e.IOV, total: rh.Size, from: c.from()}
 	case err == provider.ENOENT && e != nil && rh.Size > rdmSARMax:
 		ep.rq.FreeEntry(e)
 		c.protoFail("unexpected SAR message too large to buffer")
@@ -215,7 +215,7 @@ func (c *rdmConn) sarFirst(rh *rxmwire.Header, body []byte) bool {
 			return false
 		}
 		setRxData(e, rh.Data, hasData)
-		u := &rdmUnexp{conn: c, gen: c.gen, from: c.addr, sar: s, cost: cost}
+		u := &rdmUnexp{conn: c, gen: c.gen, from: c.from(), sar: s, cost: cost, bufE: e}
 		s.u = u
 		e.Peer = ep
 		e.PeerContext = u
@@ -252,6 +252,11 @@ func (c *rdmConn) sarData(s *rdmSAR, b []byte) {
 		c.place(&s.rd, b)
 	case s.u != nil:
 		s.u.data = append(s.u.data, b...)
+		if c.ep.bufOn && s.got >= min(c.ep.bufMin, s.total) {
+			// Buffered receives: shown once the minimum is held. What
+			// is appended later does not touch these bytes.
+			c.ep.bufReady(s.u, s.u.data[:len(s.u.data):len(s.u.data)])
+		}
 	}
 }
 
@@ -308,6 +313,9 @@ func (c *rdmConn) failSAR(err provider.Errno, report bool) {
 	for id, s := range c.sar {
 		delete(c.sar, id)
 		s.finished = true
+		if u := s.u; u != nil && c.ep.bufOn {
+			c.ep.bufReady(u, u.data[:len(u.data):len(u.data)]) // shown with what arrived; a claim then fails
+		}
 		if e := s.rd.e; e != nil {
 			s.rd.e = nil
 			if report {

@@ -108,9 +108,19 @@ func (c *rdmConn) dropStreams() {
 func (c *rdmConn) setExt(ext bool) {
 	c.ext = ext
 	c.local = sameHost(c.addr, c.ep.name)
+	c.src = nil // until the peer's new stream says otherwise
 	c.resetCMA()
 	if !ext {
 		c.dropStreams()
+		return
+	}
+	if p := c.ep.srcPort; p != 0 {
+		// Before anything else on the new stream: the source of what
+		// follows (rxmwire.TypeGoSource).
+		h := tcpwire.Header{Op: tcpwire.OpMsg}
+		h.SetPayload(rxmwire.HeaderSize)
+		gs := rxmwire.GoSource(p)
+		c.tx.pushFront(c.ctrlFrame(&h, &gs))
 	}
 }
 
@@ -160,7 +170,7 @@ func (c *rdmConn) streamStart(h *tcpwire.Header, hs int, plen uint64) int {
 	switch {
 	case err == nil:
 		setRxData(e, rh.Data, hasData)
-		*rd = rdmRead{e: e, iov: e.IOV, total: size, from: c.addr, stream: true, ack: ack}
+		*rd = rdmRead{e: e, iov: e.IOV, total: size, from: c.from(), stream: true, ack: ack}
 	case err == provider.ENOENT && e != nil:
 		if size > rdmSARMax {
 			ep.rq.FreeEntry(e)
@@ -175,11 +185,11 @@ func (c *rdmConn) streamStart(h *tcpwire.Header, hs int, plen uint64) int {
 			return streamHold
 		}
 		setRxData(e, rh.Data, hasData)
-		u := &rdmUnexp{data: make([]byte, size), from: c.addr, cost: cost}
+		u := &rdmUnexp{data: make([]byte, size), from: c.from(), cost: cost}
 		u.one[0] = u.data
 		e.Peer = ep
 		e.PeerContext = u
-		*rd = rdmRead{pend: e, iov: u.one[:], total: size, from: c.addr, stream: true, tagged: tagged, ack: ack}
+		*rd = rdmRead{pend: e, iov: u.one[:], total: size, from: c.from(), stream: true, tagged: tagged, ack: ack}
 	case err == provider.EAGAIN:
 		r.spare = rd
 		return streamHold

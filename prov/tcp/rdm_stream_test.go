@@ -541,8 +541,9 @@ func TestRDMPeerKilledStreamRecv(t *testing.T) {
 // TestRDMStreamHostile: malformed streamed messages, CMA requests and
 // challenges end the sender's connection: one from a peer that did not say
 // it is ours, a size that disagrees with the frame, a tcp tag flag, an
-// unexpected one too large to buffer, a challenge of the wrong size; the
-// endpoint keeps serving others.
+// unexpected one too large to buffer, a challenge of the wrong size, a
+// source announcement (rxmwire.TypeGoSource) from a C peer or malformed;
+// the endpoint keeps serving others.
 func TestRDMStreamHostile(t *testing.T) {
 	leakCheck(t)
 	a, other := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
@@ -587,6 +588,12 @@ func TestRDMStreamHostile(t *testing.T) {
 		{"CMA challenge, wrong size", true, func() []byte {
 			return rxmFrame(rxmwire.Header{Type: rxmwire.TypeGoCMAChallenge}, make([]byte, rxmwire.GoCMANonceSize+1))
 		}},
+		{"source from a C peer", false, func() []byte { return rxmFrame(rxmwire.GoSource(4000), nil) }},
+		{"source port 0", true, func() []byte { return rxmFrame(rxmwire.GoSource(0), nil) }},
+		{"source port beyond 65535", true, func() []byte {
+			return rxmFrame(rxmwire.Header{Type: rxmwire.TypeGoSource, Data: 1 << 16}, nil)
+		}},
+		{"source with a body", true, func() []byte { return rxmFrame(rxmwire.GoSource(4000), []byte{1}) }},
 	}
 	for _, tc := range cases {
 		var r *rawRDM

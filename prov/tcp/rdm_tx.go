@@ -119,6 +119,18 @@ func (q *rdmTxQueue) head() *rdmTx {
 
 func (q *rdmTxQueue) push(t *rdmTx) { q.q = append(q.q, t) }
 
+// pushFront moves t, the frame last pushed, to the head of the queue,
+// before the frames queued when no byte of them has been written yet (a
+// new connection's stream).
+func (q *rdmTxQueue) pushFront(t *rdmTx) {
+	n := len(q.q) - 1
+	if n < q.head0 || q.q[n] != t {
+		return
+	}
+	copy(q.q[q.head0+1:], q.q[q.head0:n])
+	q.q[q.head0] = t
+}
+
 func (q *rdmTxQueue) pop() {
 	q.q[q.head0] = nil
 	q.head0++
@@ -173,11 +185,8 @@ func (ep *rdmEP) post(m *provider.Msg, tagged bool) error {
 	if dest == nil {
 		return provider.EINVAL
 	}
-	if ep.queued >= ep.txSize {
-		ep.progressLocked()
-		if ep.queued >= ep.txSize {
-			return provider.EAGAIN
-		}
+	if !ep.takeRoom() {
+		return provider.EAGAIN
 	}
 	t := ep.getTx()
 	t.ctx, t.comp, t.counted = m.Context, m.Flags&provider.FlagCompletion != 0, true
@@ -188,6 +197,8 @@ func (ep *rdmEP) post(m *provider.Msg, tagged bool) error {
 	}
 	if ep.txRes != nil && m.Flags&(provider.FlagInject|provider.FlagCompletion) != provider.FlagInject {
 		if !ep.txRes.Reserve() {
+			ep.giveCredit()
+			ep.putTx(t)
 			return provider.EAGAIN
 		}
 		t.reserved = true
@@ -197,6 +208,8 @@ func (ep *rdmEP) post(m *provider.Msg, tagged bool) error {
 		if t.reserved {
 			ep.txRes.Unreserve()
 		}
+		ep.giveCredit()
+		ep.putTx(t)
 		return err
 	}
 	t.conn = c
@@ -217,6 +230,30 @@ func (ep *rdmEP) post(m *provider.Msg, tagged bool) error {
 	}
 	ep.enqueue(c, t)
 	return nil
+}
+
+// takeRoom reports whether one more operation may be posted: fewer than
+// tx_attr.size are outstanding and, on a shared transmit context, one of
+// its credits is taken (given back by finishTx, or by giveCredit if the
+// post fails); progress runs once before it says no. ep.mu is held.
+func (ep *rdmEP) takeRoom() bool {
+	for try := 0; ; try++ {
+		if ep.queued < ep.txSize && (ep.credits == nil || ep.credits.Take()) {
+			return true
+		}
+		if try > 0 {
+			return false
+		}
+		ep.progressLocked()
+	}
+}
+
+// giveCredit gives back the shared transmit context's credit of an
+// operation that ended or was not posted after all.
+func (ep *rdmEP) giveCredit() {
+	if ep.credits != nil {
+		ep.credits.Give()
+	}
 }
 
 // enqueue queues an operation on its connection and writes what the
@@ -460,6 +497,7 @@ func (ep *rdmEP) finishTx(t *rdmTx, err provider.Errno, report bool) {
 	if t.counted {
 		t.counted = false
 		ep.queued--
+		ep.giveCredit()
 	}
 	var res provider.CQReserver
 	if t.reserved {

@@ -17,10 +17,15 @@ import (
 // peer's base port + i, as an RDM endpoint of its own: its connect
 // requests name its own (ephemeral) listening port, so that two transmit
 // contexts of one scalable endpoint are two peers to a receive context.
-// Nothing changes on the wire. The one cost: a receiver does not know a
-// transmit context's address, so completions of its messages carry
-// FI_ADDR_NOTAVAIL as their source (fi_cq_readfrom, FI_SOURCE), and
-// directed receives cannot select it. The receive contexts' listeners are
+// A receiver of this implementation is told, on each connection, the
+// scalable endpoint's port (rxmwire.TypeGoSource, the first frame), and
+// reports the scalable endpoint's address as the source of the transmit
+// context's messages (fi_cq_readfrom, FI_SOURCE; a directed receive from
+// the scalable endpoint takes them). Towards a C peer nothing changes on
+// the wire: it does not know the transmit context's address, so its
+// completions of such messages carry FI_ADDR_NOTAVAIL as their source
+// (tcp;ofi_rxm 1.17 has no scalable endpoints to compare with). The
+// receive contexts' listeners are
 // bound when the scalable endpoint is opened (consecutive free ports; an
 // ephemeral base is retried sepBindTries times), so that connections to
 // a receive context not yet opened or enabled wait in its backlog. A
@@ -54,15 +59,28 @@ func (*domain) ScalableEndpoint(info *provider.Info) (provider.ScalableEndpoint,
 	if err != nil {
 		return nil, err
 	}
+	var s *sepctx.Sep[*rdmEP]
 	ops := sepctx.Ops[*rdmEP]{
 		Derive: sepctx.DerivePort,
 		OpenRx: func(_ int, ci *provider.Info) (*rdmEP, error) { return newRDM(ci) },
+		// A transmit context announces the scalable endpoint's port as
+		// the source of its messages to peers of ours.
+		OpenTx: func(_ int, ci *provider.Info) (provider.Endpoint, error) {
+			ep, err := newRDM(ci)
+			if err != nil {
+				return nil, err
+			}
+			name, _ := s.Name()
+			if a, _, ok := decodeSockaddr(name); ok {
+				ep.srcPort = a.AP.Port()
+			}
+			return ep, nil
+		},
 		// A transmit context listens at an ephemeral port of the
 		// scalable endpoint's IP address.
 		TxAddr:     func(name []byte, _ int) []byte { return withPort(name, 0) },
 		TxProgress: true,
 	}
-	var s *sepctx.Sep[*rdmEP]
 	err = sepctx.Retry(sepBindTries, fixed, func() error {
 		var err error
 		s, err = sepctx.Open(info, src, nRx, ops)

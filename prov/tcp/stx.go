@@ -10,7 +10,9 @@ import (
 // or FI_EP_RDM endpoints as the domain was opened. Endpoints bound to it
 // keep their own connections and post and complete through their own CQs
 // and counters; the context bounds the transmit attributes they may use
-// (fi_endpoint(3) "Shared Contexts").
+// (fi_endpoint(3) "Shared Contexts"), and its size is one queue for all
+// of them (provider.TxCredits): every operation holds one of its credits
+// from its post until it completes.
 func (d *domain) SharedTx(attr *provider.TxAttr) (provider.SharedTx, error) {
 	if d.rdm {
 		return stx.Open(attr, stx.Limits{

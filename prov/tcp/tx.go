@@ -76,6 +76,9 @@ func (op *txOp) total() int {
 }
 
 type txState struct {
+	// credits: on a shared transmit context, its queue; every operation
+	// from alloc to its end (giveCredit) holds one (provider.TxCredits).
+	credits provider.TxCredits
 	cap     int
 	ops     []txOp
 	free    *txOp
@@ -114,7 +117,7 @@ func (t *txState) at(i uint64) *txOp { return t.pend[i%uint64(len(t.pend))] }
 
 func (t *txState) alloc() *txOp {
 	op := t.free
-	if op == nil {
+	if op == nil || t.credits != nil && !t.credits.Take() {
 		return nil
 	}
 	t.free = op.next
@@ -125,6 +128,15 @@ func (t *txState) alloc() *txOp {
 func (t *txState) release(op *txOp) {
 	*op = txOp{next: t.free}
 	t.free = op
+}
+
+// giveCredit gives back the shared transmit context's credit of an
+// operation that ends, before its completion is written (whoever reads
+// it may post at once).
+func (t *txState) giveCredit() {
+	if t.credits != nil {
+		t.credits.Give()
+	}
 }
 
 func (t *txState) allocCtrl() *txOp {
@@ -478,6 +490,7 @@ func (ep *endpoint) drain() {
 		}
 		t.pend[t.head%uint64(len(t.pend))] = nil
 		t.head++
+		t.giveCredit()
 		ep.completeOp(op)
 		t.release(op)
 	}
@@ -581,6 +594,7 @@ func (t *txState) discardAll(ep *endpoint) {
 		if op.reserved {
 			ep.txRes.Unreserve()
 		}
+		t.giveCredit()
 		t.release(op)
 	}
 	t.wr = t.tail

@@ -19,8 +19,9 @@
 // rendezvous), TypeGoCMAReq and TypeGoCMAChallenge (a rendezvous request
 // that also gives the message's address in the sender's memory, for a
 // receiver on the same host to copy it with process_vm_readv once it has
-// proved the sender's pid; the ordinary read request stays the fallback).
-// Towards a peer without the marker (a C rxm) none of them is sent, and a
+// proved the sender's pid; the ordinary read request stays the fallback),
+// TypeGoSource (the address a transmit context of a scalable endpoint
+// sends from, for the receiver's FI_SOURCE). Towards a peer without the marker (a C rxm) none of them is sent, and a
 // receiver treats them as malformed from such a peer.
 package rxmwire
 
@@ -119,6 +120,17 @@ const (
 	// (GoCMA.ProofAddr): finding them there proves to the receiver that
 	// the pid of the connection data is the sender's.
 	TypeGoCMAChallenge = 0x4a
+	// TypeGoSource is the first frame a transmit context of a scalable
+	// endpoint writes on each connection to a peer of this
+	// implementation: a header alone (op.size 0) whose op.data is the
+	// port of the scalable endpoint (on the IP address the connection
+	// comes from). The transmit context's own listening port, which the
+	// connect data names and which keeps connections of different
+	// contexts apart, is in no peer's AV; the receiver reports the
+	// scalable endpoint's address as the source of the messages that
+	// follow on the connection instead (FI_SOURCE, directed receives).
+	// See ParseGoSource.
+	TypeGoSource = 0x4b
 )
 
 // Operations (op.op).
@@ -145,6 +157,7 @@ var (
 	ErrRndvCount   = errors.New("rxmwire: bad rendezvous region count")
 	ErrRndvLength  = errors.New("rxmwire: rendezvous regions do not add up to the message size")
 	ErrRejectReasn = errors.New("rxmwire: bad reject reason")
+	ErrGoSource    = errors.New("rxmwire: bad source announcement")
 )
 
 // ConnID builds a connection id: the sender's pid in the high 32 bits and
@@ -300,7 +313,7 @@ func (h *Header) Parse(b []byte) error {
 	if len(b) < HeaderSize {
 		return ErrShort
 	}
-	if b[1] > TypeRndvWrDone && (b[1] < TypeGoRMAError || b[1] > TypeGoCMAChallenge) {
+	if b[1] > TypeRndvWrDone && (b[1] < TypeGoRMAError || b[1] > TypeGoSource) {
 		return ErrType
 	}
 	*h = Header{
@@ -398,4 +411,17 @@ func ParseGoCMA(b []byte, size uint64) (GoCMA, error) {
 		return GoCMA{}, ErrRndvLength
 	}
 	return g, nil
+}
+
+// GoSource returns the header of a TypeGoSource frame announcing port.
+func GoSource(port uint16) Header { return Header{Type: TypeGoSource, Data: uint64(port)} }
+
+// ParseGoSource checks a TypeGoSource frame (header h, then body, which
+// must be empty) and returns the port it announces: ErrGoSource unless
+// op.size is 0 and op.data a port from 1 to 65535.
+func ParseGoSource(h *Header, body []byte) (uint16, error) {
+	if h.Type != TypeGoSource || h.Size != 0 || len(body) != 0 || h.Data == 0 || h.Data > 0xffff {
+		return 0, ErrGoSource
+	}
+	return uint16(h.Data), nil
 }

@@ -86,13 +86,13 @@ func TestHeaderRoundTrip(t *testing.T) {
 	if err := back.Parse(b[:]); err != nil || back != h {
 		t.Fatalf("Parse = %+v, %v", back, err)
 	}
-	for _, typ := range []uint8{TypeGoRMAError, TypeGoEager, TypeGoCMAReq, TypeGoCMAChallenge} {
+	for _, typ := range []uint8{TypeGoRMAError, TypeGoEager, TypeGoCMAReq, TypeGoCMAChallenge, TypeGoSource} {
 		b[1] = typ
 		if err := back.Parse(b[:]); err != nil || back.Type != typ {
 			t.Fatalf("type %#x: %+v, %v", typ, back, err)
 		}
 	}
-	for _, typ := range []uint8{9, TypeGoRMAError - 1, TypeGoCMAChallenge + 1, 0xff} {
+	for _, typ := range []uint8{9, TypeGoRMAError - 1, TypeGoSource + 1, 0xff} {
 		b[1] = typ
 		if err := back.Parse(b[:]); err != ErrType {
 			t.Fatalf("type %#x: %v", typ, err)
@@ -128,6 +128,36 @@ func TestHeaderRoundTrip(t *testing.T) {
 	}
 }
 
+func TestGoSource(t *testing.T) {
+	gs := GoSource(40000)
+	var b [HeaderSize]byte
+	gs.Put(b[:])
+	var h Header
+	if err := h.Parse(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := ParseGoSource(&h, nil); err != nil || p != 40000 {
+		t.Fatalf("ParseGoSource = %d, %v", p, err)
+	}
+	for _, bad := range []struct {
+		name string
+		mod  func(*Header)
+		body []byte
+	}{
+		{"port 0", func(h *Header) { h.Data = 0 }, nil},
+		{"port beyond 65535", func(h *Header) { h.Data = 0x10000 }, nil},
+		{"a size", func(h *Header) { h.Size = 1 }, nil},
+		{"a body", func(*Header) {}, []byte{1}},
+		{"another type", func(h *Header) { h.Type = TypeGoEager }, nil},
+	} {
+		h2 := h
+		bad.mod(&h2)
+		if _, err := ParseGoSource(&h2, bad.body); err != ErrGoSource {
+			t.Errorf("%s: %v, want ErrGoSource", bad.name, err)
+		}
+	}
+}
+
 // FuzzParse feeds arbitrary bytes to every parser: none may panic, and
 // what parses re-encodes to the same fields.
 func FuzzParse(f *testing.F) {
@@ -138,6 +168,9 @@ func FuzzParse(f *testing.F) {
 	var rb [RndvSize]byte
 	(&Rndv{Count: 2, IOV: [MaxRndvIOV]RndvIOV{{Len: 4}, {Len: 6}}}).Put(rb[:])
 	f.Add(rb[:], uint64(10))
+	gs := GoSource(7)
+	gs.Put(hb[:])
+	f.Add(hb[:], uint64(0))
 	f.Fuzz(func(t *testing.T, b []byte, size uint64) {
 		if c, err := ParseConnect(b); err == nil {
 			if c2, err := ParseConnect(AppendConnect(nil, &c)); err != nil || c2 != c {
@@ -157,6 +190,14 @@ func FuzzParse(f *testing.F) {
 			var h2 Header
 			if err := h2.Parse(out[:]); err != nil || h2 != h {
 				t.Fatalf("header round trip %+v -> %+v %v", h, h2, err)
+			}
+		}
+		if h.Parse(b) == nil {
+			if p, err := ParseGoSource(&h, b[HeaderSize:]); err == nil {
+				gs := GoSource(p)
+				if p2, err := ParseGoSource(&gs, nil); err != nil || p2 != p || len(b) != HeaderSize {
+					t.Fatalf("GoSource round trip %d -> %d %v", p, p2, err)
+				}
 			}
 		}
 		if g, err := ParseGoCMA(b, size); err == nil {
