@@ -372,12 +372,16 @@ func infoCoreEnv() []EnvVar {
 		out = append(out, EnvVar{Name: p.Name, Type: p.Type, Help: p.Help})
 	}
 	return append(out, EnvVar{Name: infoEnvProvider, Type: ParamString,
-		Help: "Only use specified provider (default: all available)"})
+		Help: "Only use specified provider (default: all available)"},
+		EnvVar{Name: infoEnvHook, Type: ParamString,
+			// libfabric 1.17's text, which `fi_info -e` prints the same
+			// (our hooks: chaos).
+			Help: "Intercept calls to underlying provider and apply the specified functionality to them.  Hook option: perf (gather performance data)"})
 }
 
 // EnvVars returns the environment variables the library reads
 // (fi_getparams): the core library's (FI_LOG_LEVEL, FI_LOG_PROV,
-// FI_LOG_SUBSYS, FI_PROVIDER), then those of each registered provider that
+// FI_LOG_SUBSYS, FI_PROVIDER, FI_HOOK), then those of each registered provider that
 // has any, in registration order.
 func EnvVars() []EnvVar {
 	out := infoCoreEnv()
