@@ -1,0 +1,293 @@
+package chaos
+
+import (
+	"time"
+
+	"github.com/gofabric/fabric/provider"
+)
+
+// endpoint is a hooked endpoint: it forwards every call to the core
+// endpoint.
+type endpoint struct {
+	st *state
+	p  provider.Endpoint
+	id uint64 // per hook, in order of opening: the endpoint's random stream
+
+	// The core endpoint's optional operations (nil when absent).
+	tagged provider.Tagged
+	rma    provider.RMA
+	atomic provider.Atomic
+	conn   provider.Connector
+	inj    provider.Injector
+	bsend  provider.BufSender
+	namer  provider.Namer
+	opts   provider.OptionHandler
+	avl    provider.AVListener
+
+	epType provider.EPType
+	self   any // the wrapper value the root holds (set by wrapEndpoint)
+
+}
+
+var (
+	_ provider.Endpoint      = (*endpoint)(nil)
+	_ provider.Tagged        = (*endpoint)(nil)
+	_ provider.RMA           = (*endpoint)(nil)
+	_ provider.Atomic        = (*endpoint)(nil)
+	_ provider.Connector     = (*endpoint)(nil)
+	_ provider.Injector      = (*endpoint)(nil)
+	_ provider.BufSender     = (*endpoint)(nil)
+	_ provider.Namer         = (*endpoint)(nil)
+	_ provider.OptionHandler = (*endpoint)(nil)
+	_ provider.AVListener    = (*endpoint)(nil)
+)
+
+// wrapEndpoint wraps the core endpoint p opened from info, in the wrapper
+// type with exactly p's set of provider.Waiter, provider.FDWaiter and
+// provider.BufferedEndpoint (whose presence the root acts on).
+func wrapEndpoint(st *state, p provider.Endpoint, info *provider.Info) provider.Endpoint {
+	e := &endpoint{st: st, p: p, id: st.hook.nextEP.Add(1) - 1}
+	e.tagged, _ = p.(provider.Tagged)
+	e.rma, _ = p.(provider.RMA)
+	e.atomic, _ = p.(provider.Atomic)
+	e.conn, _ = p.(provider.Connector)
+	e.inj, _ = p.(provider.Injector)
+	e.bsend, _ = p.(provider.BufSender)
+	e.namer, _ = p.(provider.Namer)
+	e.opts, _ = p.(provider.OptionHandler)
+	e.avl, _ = p.(provider.AVListener)
+	if info != nil && info.EPAttr != nil {
+		e.epType = info.EPAttr.Type
+	}
+	w, ok1 := p.(provider.Waiter)
+	fw, ok2 := p.(provider.FDWaiter)
+	b, ok3 := p.(provider.BufferedEndpoint)
+	var out provider.Endpoint
+	switch {
+	case ok1 && ok2 && ok3:
+		out = epWFB{e, waitFwd{e, w}, fdFwd{fw}, bufFwd{b}}
+	case ok1 && ok2:
+		out = epWF{e, waitFwd{e, w}, fdFwd{fw}}
+	case ok1 && ok3:
+		out = epWB{e, waitFwd{e, w}, bufFwd{b}}
+	case ok2 && ok3:
+		out = epFB{e, fdFwd{fw}, bufFwd{b}}
+	case ok1:
+		out = epW{e, waitFwd{e, w}}
+	case ok2:
+		out = epF{e, fdFwd{fw}}
+	case ok3:
+		out = epB{e, bufFwd{b}}
+	default:
+		out = e
+	}
+	e.self = out
+	return out
+}
+
+// The wrapper types with optional interfaces of the core endpoint.
+type (
+	epW struct {
+		*endpoint
+		waitFwd
+	}
+	epF struct {
+		*endpoint
+		fdFwd
+	}
+	epB struct {
+		*endpoint
+		bufFwd
+	}
+	epWF struct {
+		*endpoint
+		waitFwd
+		fdFwd
+	}
+	epWB struct {
+		*endpoint
+		waitFwd
+		bufFwd
+	}
+	epFB struct {
+		*endpoint
+		fdFwd
+		bufFwd
+	}
+	epWFB struct {
+		*endpoint
+		waitFwd
+		fdFwd
+		bufFwd
+	}
+)
+
+// waitFwd forwards provider.Waiter.
+type waitFwd struct {
+	e *endpoint
+	w provider.Waiter
+}
+
+func (f waitFwd) WaitReady(deadline time.Time) error { return f.w.WaitReady(deadline) }
+
+type fdFwd struct{ w provider.FDWaiter }
+
+func (f fdFwd) WaitFD() int { return f.w.WaitFD() }
+
+type bufFwd struct{ b provider.BufferedEndpoint }
+
+func (f bufFwd) BufferedDefaults() (min, limit, max uint64) { return f.b.BufferedDefaults() }
+
+// Progress drives the core endpoint.
+func (e *endpoint) Progress() { e.p.Progress() }
+
+// Enable enables the core endpoint with r, whose event queue reports
+// events about the core endpoint as about the wrapper.
+func (e *endpoint) Enable(r *provider.Resources) error {
+	if r == nil {
+		return provider.EINVAL
+	}
+	c := *r
+	if r.EQ != nil {
+		c.EQ = eqWriter{w: r.EQ, from: e.p, to: e.self}
+	}
+	return e.p.Enable(&c)
+}
+
+func (e *endpoint) Close() error { return e.p.Close() }
+
+func (e *endpoint) Name() ([]byte, error) { return e.p.Name() }
+
+func (e *endpoint) Cancel(ctx any) error { return e.p.Cancel(ctx) }
+
+// ---- transmits ----
+
+func (e *endpoint) Send(m provider.Msg) error {
+	return e.p.Send(m)
+}
+
+func (e *endpoint) TSend(m provider.Msg) error {
+	if e.tagged == nil {
+		return provider.ENOSYS
+	}
+	return e.tagged.TSend(m)
+}
+
+func (e *endpoint) Inject(buf []byte, dest provider.Addr) error {
+	if e.inj != nil {
+		return e.inj.Inject(buf, dest)
+	}
+	return e.p.Send(provider.Msg{Buf: buf, Addr: dest, Flags: provider.FlagInject})
+}
+
+func (e *endpoint) SendBuf(buf []byte, dest provider.Addr, ctx any, flags provider.Flags) error {
+	if e.bsend != nil {
+		return e.bsend.SendBuf(buf, dest, ctx, flags)
+	}
+	return e.p.Send(provider.Msg{Buf: buf, Addr: dest, Context: ctx, Flags: flags})
+}
+
+func (e *endpoint) Read(m provider.Msg) error {
+	if e.rma == nil {
+		return provider.ENOSYS
+	}
+	return e.rma.Read(m)
+}
+
+func (e *endpoint) Write(m provider.Msg) error {
+	if e.rma == nil {
+		return provider.ENOSYS
+	}
+	return e.rma.Write(m)
+}
+
+func (e *endpoint) Atomic(m provider.AtomicMsg) error {
+	if e.atomic == nil {
+		return provider.ENOSYS
+	}
+	return e.atomic.Atomic(m)
+}
+
+// ---- control ----
+
+func (e *endpoint) Connect(addr []byte, data []byte) error {
+	if e.conn == nil {
+		return provider.ENOSYS
+	}
+	return e.conn.Connect(addr, data)
+}
+
+func (e *endpoint) Accept(data []byte) error {
+	if e.conn == nil {
+		return provider.ENOSYS
+	}
+	return e.conn.Accept(data)
+}
+
+func (e *endpoint) Shutdown(flags provider.Flags) error {
+	if e.conn == nil {
+		return provider.ENOSYS
+	}
+	return e.conn.Shutdown(flags)
+}
+
+func (e *endpoint) Peer() ([]byte, error) {
+	if e.conn == nil {
+		return nil, provider.ENOSYS
+	}
+	return e.conn.Peer()
+}
+
+func (e *endpoint) SetName(addr []byte) error {
+	if e.namer == nil {
+		return provider.ENOSYS
+	}
+	return e.namer.SetName(addr)
+}
+
+func (e *endpoint) GetOpt(name int) (uint64, error) {
+	if e.opts == nil {
+		return 0, provider.ENOPROTOOPT
+	}
+	return e.opts.GetOpt(name)
+}
+
+func (e *endpoint) SetOpt(name int, v uint64) error {
+	if e.opts == nil {
+		return provider.ENOPROTOOPT
+	}
+	return e.opts.SetOpt(name, v)
+}
+
+func (e *endpoint) AddrInserted() {
+	if e.avl != nil {
+		e.avl.AddrInserted()
+	}
+}
+
+// eqWriter is the event queue a core object reports to: events about the
+// core object (from) reach the root's queue (w) as about the wrapper the
+// root holds (to), which the root then reports as its own object.
+type eqWriter struct {
+	w    provider.EQWriter
+	from any
+	to   any
+}
+
+func (q eqWriter) Write(ev *provider.EQEntry) error {
+	if ev.FID == q.from {
+		c := *ev
+		c.FID = q.to
+		return q.w.Write(&c)
+	}
+	return q.w.Write(ev)
+}
+
+func (q eqWriter) WriteErr(ev *provider.EQErrEntry) error {
+	if ev.FID == q.from {
+		c := *ev
+		c.FID = q.to
+		return q.w.WriteErr(&c)
+	}
+	return q.w.WriteErr(ev)
+}
