@@ -2,6 +2,8 @@ package chaos
 
 import (
 	"log/slog"
+	"os"
+	"strings"
 	"sync/atomic"
 
 	fabric "github.com/gofabric/fabric"
@@ -11,10 +13,30 @@ import (
 // Name is the hook's name (FI_HOOK=chaos).
 const Name = "chaos"
 
+// Environment variables of the hook registered under Name, read each time
+// it opens a fabric (each fabric.Open while FI_HOOK names chaos).
+const (
+	EnvTrace = "FI_CHAOS_TRACE" // Config.Trace (1, true, yes, on)
+)
+
 // Config is the configuration of a Hook. The zero Config (and a nil
 // *Config) is transparent: every call goes to the core provider
 // unchanged.
-type Config struct{}
+type Config struct {
+	// Trace logs every transmit, connection call and completion of the
+	// hook's endpoints through the library's logging (see trace.go).
+	Trace bool
+}
+
+// envConfig reads the configuration from the environment.
+func envConfig() (Config, error) {
+	var c Config
+	switch strings.ToLower(strings.TrimSpace(os.Getenv(EnvTrace))) {
+	case "1", "true", "yes", "on", "y":
+		c.Trace = true
+	}
+	return c, nil
+}
 
 // Hook is the chaos hook (a provider.Hook): pass it to fabric.OpenHooked,
 // or let FI_HOOK=chaos install the one registered under Name (Env). It is
@@ -42,8 +64,8 @@ var envHook = &Hook{}
 func init() { provider.RegisterHook(envHook) }
 
 // Env returns the hook registered under Name, which FI_HOOK=chaos
-// installs: its counters are those of every fabric opened through
-// FI_HOOK.
+// installs, configured from the environment (EnvTrace ...): its counters
+// are those of every fabric opened through FI_HOOK.
 func Env() *Hook { return envHook }
 
 // Open opens the fabric of info (from fabric.GetInfo) with a new hook of
@@ -65,9 +87,16 @@ func (h *Hook) Fabric(attr *provider.FabricAttr, p provider.Provider, f provider
 	var c Config
 	if h.cfg != nil {
 		c = *h.cfg
+	} else {
+		var err error
+		if c, err = envConfig(); err != nil {
+			log.Warn(provider.SubsysFabric, "bad configuration", slog.String("error", err.Error()))
+			return nil, err
+		}
 	}
-	st := &state{hook: h, cfg: c, prov: p.Name()}
-	log.Info(provider.SubsysFabric, "hook installed", slog.String("over", p.Name()))
+	st := &state{hook: h, cfg: c, prov: p.Name(), trace: c.Trace}
+	st.slow = st.trace
+	log.Info(provider.SubsysFabric, "hook installed", slog.String("over", p.Name()), slog.Bool("trace", st.trace))
 	return &hookedFabric{st: st, p: f}, nil
 }
 
@@ -83,9 +112,11 @@ func (h *Hook) Stats() Stats {
 
 // state is what the objects of one hooked fabric share.
 type state struct {
-	hook *Hook
-	cfg  Config
-	prov string // the core provider
+	hook  *Hook
+	cfg   Config
+	prov  string // the core provider
+	trace bool
+	slow  bool // transmits take submit
 }
 
 var log = provider.NewLogger(Name)

@@ -40,3 +40,12 @@ func TestConformanceChaosSHM(t *testing.T) {
 }
 
 func TestFabtestHelper(t *testing.T) { fabtest.Helper(t) }
+
+// TestConformanceChaosTraceTCPRDM runs the suite with tracing on
+// (FI_CHAOS_TRACE=1) over tcp's RDM endpoint, whose completions go
+// through reservations (FI_RM_ENABLED): the traced CQs change no result.
+// (The records are not printed unless FI_LOG_LEVEL=trace.)
+func TestConformanceChaosTraceTCPRDM(t *testing.T) {
+	t.Setenv(chaos.EnvTrace, "1")
+	conformance(t, fabtest.Target{Provider: "tcp", EPType: fabric.EPRDM})
+}

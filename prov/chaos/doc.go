@@ -1,7 +1,8 @@
 // Package chaos is the hook "chaos": a hooking provider (libfabric's
 // FI_HOOK, provider.Hook) that layers over any provider, to inject the
 // faults real fabrics inflict so that applications can test what they do
-// about them. This version forwards every call unchanged.
+// about them, or to trace every call and completion. This version
+// forwards every call unchanged, tracing it when asked.
 //
 // # Selecting it
 //
@@ -12,22 +13,24 @@
 // their contexts). The fabric keeps the core provider's name. Two ways:
 //
 //   - the environment: FI_HOOK=chaos with the usual provider selection
-//     (FI_PROVIDER=tcp, or hints naming the provider); Env returns that
-//     hook:
+//     (FI_PROVIDER=tcp, or hints naming the provider), configured by the
+//     FI_CHAOS_* variables (EnvTrace), read at each fabric.Open; Env
+//     returns that hook:
 //
-//     FI_HOOK=chaos FI_PROVIDER=udp ./app
+//     FI_HOOK=chaos FI_CHAOS_TRACE=1 FI_LOG_LEVEL=trace FI_PROVIDER=udp ./app
 //
 //   - Go: New(&Config{...}) and fabric.OpenHooked(info, hook), or Open,
 //     which does both, with info from fabric.GetInfo naming the provider
 //     below:
 //
 //     infos, _ := fabric.GetInfo(fabric.APIVersion, "127.0.0.1", "", fabric.FlagSource, hints)
-//     fab, hook, err := chaos.Open(infos[0], &chaos.Config{})
+//     fab, hook, err := chaos.Open(infos[0], &chaos.Config{Trace: true})
 //
 // # Mapping
 //
-//	FI_HOOK=chaos    fabric.OpenFabric installs Env(); fabric.OpenHooked(info, New(cfg))
-//	(none)           Hook.Stats
+//	FI_HOOK=chaos     fabric.OpenFabric installs Env(); fabric.OpenHooked(info, New(cfg))
+//	FI_CHAOS_TRACE    Config.Trace
+//	(none)            Hook.Stats
 //
 // # Transparency
 //
@@ -37,6 +40,31 @@
 // FI_EP_RDM) and shm through chaos (conformance_test.go). Events the core
 // objects report about themselves reach the event queue as about the
 // hooked objects.
+//
+// # Trace
+//
+// Config.Trace (FI_CHAOS_TRACE=1), like libfabric's trace hook, logs
+// through the library's logging (log/slog, see fabric.SetLogHandler), at
+// libfabric's trace level (FI_LOG_LEVEL=trace), as provider "chaos":
+//
+//   - each transmit (subsystem ep_data; message fi_send, fi_tsend,
+//     fi_read, fi_write or fi_atomic) when the call returns, with the
+//     endpoint (ep=, numbered in order of opening under the hook), the
+//     destination fi_addr, flags, length (or atomic kind, op and count),
+//     tag, context, the error number returned (err=, 0 for success) and
+//     the time the call took (dur=);
+//   - each connection call (ep_ctrl: fi_connect, fi_accept, fi_shutdown)
+//     with its result;
+//   - each completion written to the endpoint's CQs (cq; "completion" or
+//     "error completion"), with the CQ (cq=tx or rx), flags, length, tag,
+//     source, context, error, and whether room had been reserved for it.
+//
+// Each record has slog's time. Tracing changes no result: the conformance
+// suite passes with it (TestConformanceChaosTraceTCPRDM). Receive
+// completions then take the receive queue's general path (the room it
+// reserved in the CQ is given back and the entry written beyond it, which
+// a CQ with resource management keeps) and the datagram receive fast path
+// of udp is not taken.
 //
 // The package imports only the root package, peer and provider (the
 // architecture test, internal/archtest, enforces it): it wraps the core

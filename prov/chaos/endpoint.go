@@ -7,7 +7,8 @@ import (
 )
 
 // endpoint is a hooked endpoint: it forwards every call to the core
-// endpoint.
+// endpoint, and, when the fabric's configuration asks for it, traces the
+// transmits on the way (submit).
 type endpoint struct {
 	st *state
 	p  provider.Endpoint
@@ -147,11 +148,7 @@ func (e *endpoint) Enable(r *provider.Resources) error {
 	if r == nil {
 		return provider.EINVAL
 	}
-	c := *r
-	if r.EQ != nil {
-		c.EQ = eqWriter{w: r.EQ, from: e.p, to: e.self}
-	}
-	return e.p.Enable(&c)
+	return e.p.Enable(e.st.resources(e, r))
 }
 
 func (e *endpoint) Close() error { return e.p.Close() }
@@ -163,49 +160,70 @@ func (e *endpoint) Cancel(ctx any) error { return e.p.Cancel(ctx) }
 // ---- transmits ----
 
 func (e *endpoint) Send(m provider.Msg) error {
-	return e.p.Send(m)
+	if e.fast() {
+		return e.p.Send(m)
+	}
+	return e.submit(&op{kind: opSend, m: m})
 }
 
 func (e *endpoint) TSend(m provider.Msg) error {
 	if e.tagged == nil {
 		return provider.ENOSYS
 	}
-	return e.tagged.TSend(m)
+	if e.fast() {
+		return e.tagged.TSend(m)
+	}
+	return e.submit(&op{kind: opTSend, m: m})
 }
 
 func (e *endpoint) Inject(buf []byte, dest provider.Addr) error {
-	if e.inj != nil {
-		return e.inj.Inject(buf, dest)
+	if e.fast() {
+		if e.inj != nil {
+			return e.inj.Inject(buf, dest)
+		}
+		return e.p.Send(provider.Msg{Buf: buf, Addr: dest, Flags: provider.FlagInject})
 	}
-	return e.p.Send(provider.Msg{Buf: buf, Addr: dest, Flags: provider.FlagInject})
+	return e.submit(&op{kind: opSend, m: provider.Msg{Buf: buf, Addr: dest, Flags: provider.FlagInject}})
 }
 
 func (e *endpoint) SendBuf(buf []byte, dest provider.Addr, ctx any, flags provider.Flags) error {
-	if e.bsend != nil {
-		return e.bsend.SendBuf(buf, dest, ctx, flags)
+	if e.fast() {
+		if e.bsend != nil {
+			return e.bsend.SendBuf(buf, dest, ctx, flags)
+		}
+		return e.p.Send(provider.Msg{Buf: buf, Addr: dest, Context: ctx, Flags: flags})
 	}
-	return e.p.Send(provider.Msg{Buf: buf, Addr: dest, Context: ctx, Flags: flags})
+	return e.submit(&op{kind: opSend, m: provider.Msg{Buf: buf, Addr: dest, Context: ctx, Flags: flags}})
 }
 
 func (e *endpoint) Read(m provider.Msg) error {
 	if e.rma == nil {
 		return provider.ENOSYS
 	}
-	return e.rma.Read(m)
+	if e.fast() {
+		return e.rma.Read(m)
+	}
+	return e.submit(&op{kind: opRead, m: m})
 }
 
 func (e *endpoint) Write(m provider.Msg) error {
 	if e.rma == nil {
 		return provider.ENOSYS
 	}
-	return e.rma.Write(m)
+	if e.fast() {
+		return e.rma.Write(m)
+	}
+	return e.submit(&op{kind: opWrite, m: m})
 }
 
 func (e *endpoint) Atomic(m provider.AtomicMsg) error {
 	if e.atomic == nil {
 		return provider.ENOSYS
 	}
-	return e.atomic.Atomic(m)
+	if e.fast() {
+		return e.atomic.Atomic(m)
+	}
+	return e.submit(&op{kind: opAtomic, a: m})
 }
 
 // ---- control ----
@@ -214,21 +232,27 @@ func (e *endpoint) Connect(addr []byte, data []byte) error {
 	if e.conn == nil {
 		return provider.ENOSYS
 	}
-	return e.conn.Connect(addr, data)
+	err := e.conn.Connect(addr, data)
+	e.st.traceCall(e, "fi_connect", addr, err)
+	return err
 }
 
 func (e *endpoint) Accept(data []byte) error {
 	if e.conn == nil {
 		return provider.ENOSYS
 	}
-	return e.conn.Accept(data)
+	err := e.conn.Accept(data)
+	e.st.traceCall(e, "fi_accept", nil, err)
+	return err
 }
 
 func (e *endpoint) Shutdown(flags provider.Flags) error {
 	if e.conn == nil {
 		return provider.ENOSYS
 	}
-	return e.conn.Shutdown(flags)
+	err := e.conn.Shutdown(flags)
+	e.st.traceCall(e, "fi_shutdown", nil, err)
+	return err
 }
 
 func (e *endpoint) Peer() ([]byte, error) {

@@ -24,6 +24,25 @@ type node struct {
 // that know each other. Everything is closed when the test ends.
 func pair(t *testing.T, prov string, ept fabric.EPType, caps fabric.Caps, cfg *chaos.Config) (*chaos.Hook, *node, *node) {
 	t.Helper()
+	return pairWith(t, prov, ept, caps, func(info *fabric.Info) (*fabric.Fabric, *chaos.Hook, error) {
+		return chaos.Open(info, cfg)
+	})
+}
+
+// pairEnv is pair with the fabric opened by fabric.Open, hooked as FI_HOOK
+// says (chaos.Env when it names chaos).
+func pairEnv(t *testing.T, prov string, ept fabric.EPType, caps fabric.Caps) (*node, *node) {
+	t.Helper()
+	_, a, b := pairWith(t, prov, ept, caps, func(info *fabric.Info) (*fabric.Fabric, *chaos.Hook, error) {
+		f, err := fabric.Open(info)
+		return f, chaos.Env(), err
+	})
+	return a, b
+}
+
+func pairWith(t *testing.T, prov string, ept fabric.EPType, caps fabric.Caps,
+	open func(*fabric.Info) (*fabric.Fabric, *chaos.Hook, error)) (*chaos.Hook, *node, *node) {
+	t.Helper()
 	h := fabric.AllocInfo()
 	h.Caps = fabric.CapMsg | caps
 	h.EPAttr.Type = ept
@@ -34,7 +53,7 @@ func pair(t *testing.T, prov string, ept fabric.EPType, caps fabric.Caps, cfg *c
 		t.Fatalf("GetInfo(%s): %v", prov, err)
 	}
 	info := infos[0]
-	fab, hook, err := chaos.Open(info, cfg)
+	fab, hook, err := open(info)
 	if err != nil {
 		t.Fatal(err)
 	}

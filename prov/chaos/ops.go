@@ -1,0 +1,92 @@
+package chaos
+
+import (
+	"time"
+
+	"github.com/gofabric/fabric/provider"
+)
+
+type opKind uint8
+
+const (
+	opSend opKind = iota
+	opTSend
+	opRead
+	opWrite
+	opAtomic
+)
+
+var opNames = [...]string{opSend: "fi_send", opTSend: "fi_tsend", opRead: "fi_read", opWrite: "fi_write", opAtomic: "fi_atomic"}
+
+// op is one transmit going through submit.
+type op struct {
+	kind  opKind
+	m     provider.Msg       // all but opAtomic
+	a     provider.AtomicMsg // opAtomic
+	start time.Time          // when the application posted it (trace)
+}
+
+func (o *op) ctx() any {
+	if o.kind == opAtomic {
+		return o.a.Context
+	}
+	return o.m.Context
+}
+
+func (o *op) flags() provider.Flags {
+	if o.kind == opAtomic {
+		return o.a.Flags
+	}
+	return o.m.Flags
+}
+
+func (o *op) addr() provider.Addr {
+	if o.kind == opAtomic {
+		return o.a.Addr
+	}
+	return o.m.Addr
+}
+
+// fast reports whether transmits go straight to the core endpoint.
+func (e *endpoint) fast() bool { return !e.st.slow }
+
+// submit is the slow path of every transmit.
+func (e *endpoint) submit(o *op) error {
+	o.start = time.Now()
+	err := e.postOnce(o, o.flags())
+	if e.st.trace {
+		e.st.traceOp(e, o, err)
+	}
+	return err
+}
+
+// postOnce hands o to the core endpoint with flags.
+func (e *endpoint) postOnce(o *op, flags provider.Flags) error {
+	m := o.m
+	m.Flags = flags
+	switch o.kind {
+	case opTSend:
+		return e.tagged.TSend(m)
+	case opRead:
+		return e.rma.Read(m)
+	case opWrite:
+		return e.rma.Write(m)
+	case opAtomic:
+		return e.atomic.Atomic(o.a)
+	}
+	return e.p.Send(m)
+}
+
+// resources are the resources the core endpoint is enabled with: the
+// root's, with the event queue reporting about the wrapper and, when
+// tracing, completions logged.
+func (st *state) resources(e *endpoint, r *provider.Resources) *provider.Resources {
+	c := *r
+	if r.EQ != nil {
+		c.EQ = eqWriter{w: r.EQ, from: e.p, to: e.self}
+	}
+	if st.trace {
+		st.traceResources(e, &c)
+	}
+	return &c
+}
