@@ -2,7 +2,9 @@ package chaos
 
 import (
 	"log/slog"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -15,25 +17,90 @@ const Name = "chaos"
 
 // Environment variables of the hook registered under Name, read each time
 // it opens a fabric (each fabric.Open while FI_HOOK names chaos).
+// Rates are probabilities from 0 to 1 (a value outside is an error: the
+// fabric does not open, FI_EINVAL); an unset or empty variable means 0.
 const (
+	EnvSeed  = "FI_CHAOS_SEED"  // Config.Seed (decimal)
+	EnvError = "FI_CHAOS_ERROR" // Config.Error
 	EnvTrace = "FI_CHAOS_TRACE" // Config.Trace (1, true, yes, on)
 )
 
 // Config is the configuration of a Hook. The zero Config (and a nil
 // *Config) is transparent: every call goes to the core provider
 // unchanged.
+//
+// Faults are drawn per endpoint from a random stream seeded with Seed and
+// the endpoint's number (endpoints of a Hook are numbered from 0 in the
+// order they are opened), one draw per fault with a non-zero rate for each
+// transmit (send, tagged send, inject, RMA read and write, atomic): the
+// same program with the same seed meets the same faults. They act on the
+// transmitting side only; receives, and the completions of operations the
+// core provider ran, are left alone.
 type Config struct {
+	// Seed seeds the endpoints' random streams (default 0).
+	Seed uint64
+	// Error is the rate of transmits that fail: the operation is not
+	// started and completes with an error completion (fi_cq(3)
+	// CQErrEntry, Err ErrInjected), its counter's error value bumped, on
+	// every endpoint type. Zero: none.
+	Error float64
 	// Trace logs every transmit, connection call and completion of the
-	// hook's endpoints through the library's logging (see trace.go).
+	// hook's endpoints through the library's logging (see the package
+	// doc).
 	Trace bool
 }
+
+// check validates c.
+func (c *Config) check() error {
+	for _, r := range []struct {
+		name string
+		v    float64
+	}{{"Error", c.Error}} {
+		if math.IsNaN(r.v) || r.v < 0 || r.v > 1 {
+			return &configErr{"chaos: Config." + r.name + " must be a rate from 0 to 1"}
+		}
+	}
+	return nil
+}
+
+func (c *Config) faulty() bool { return c.Error > 0 }
+
+// configErr is a configuration error; it matches FI_EINVAL.
+type configErr struct{ msg string }
+
+func (e *configErr) Error() string { return e.msg }
+func (e *configErr) Unwrap() error { return provider.EINVAL }
 
 // envConfig reads the configuration from the environment.
 func envConfig() (Config, error) {
 	var c Config
+	var errs []string
+	rate := func(name string, p *float64) {
+		v := strings.TrimSpace(os.Getenv(name))
+		if v == "" {
+			return
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || f < 0 || f > 1 {
+			errs = append(errs, name+"="+v+": want a rate from 0 to 1")
+			return
+		}
+		*p = f
+	}
+	if v := strings.TrimSpace(os.Getenv(EnvSeed)); v != "" {
+		s, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			errs = append(errs, EnvSeed+"="+v+": want an unsigned decimal")
+		}
+		c.Seed = s
+	}
+	rate(EnvError, &c.Error)
 	switch strings.ToLower(strings.TrimSpace(os.Getenv(EnvTrace))) {
 	case "1", "true", "yes", "on", "y":
 		c.Trace = true
+	}
+	if len(errs) > 0 {
+		return c, &configErr{"chaos: " + strings.Join(errs, "; ")}
 	}
 	return c, nil
 }
@@ -44,16 +111,24 @@ func envConfig() (Config, error) {
 type Hook struct {
 	cfg    *Config // nil: read from the environment at each Fabric
 	nextEP atomic.Uint64
+
+	stats struct {
+		errors atomic.Uint64
+	}
 }
 
 var _ provider.Hook = (*Hook)(nil)
 
 // New returns a hook with configuration cfg (copied; nil is the zero
-// Config, transparent).
+// Config, transparent). It panics on an invalid cfg (a rate outside 0 to
+// 1), a programming error; Open returns an error instead.
 func New(cfg *Config) *Hook {
 	var c Config
 	if cfg != nil {
 		c = *cfg
+	}
+	if err := c.check(); err != nil {
+		panic(err.Error())
 	}
 	return &Hook{cfg: &c}
 }
@@ -70,7 +145,14 @@ func Env() *Hook { return envHook }
 
 // Open opens the fabric of info (from fabric.GetInfo) with a new hook of
 // configuration cfg installed over it: fabric.OpenHooked(info, New(cfg)).
+//
+// An invalid cfg returns an error matching fabric.ErrInval.
 func Open(info *fabric.Info, cfg *Config) (*fabric.Fabric, *Hook, error) {
+	if cfg != nil {
+		if err := cfg.check(); err != nil {
+			return nil, nil, err
+		}
+	}
 	h := New(cfg)
 	f, err := fabric.OpenHooked(info, h)
 	if err != nil {
@@ -94,29 +176,32 @@ func (h *Hook) Fabric(attr *provider.FabricAttr, p provider.Provider, f provider
 			return nil, err
 		}
 	}
-	st := &state{hook: h, cfg: c, prov: p.Name(), trace: c.Trace}
-	st.slow = st.trace
-	log.Info(provider.SubsysFabric, "hook installed", slog.String("over", p.Name()), slog.Bool("trace", st.trace))
+	st := &state{hook: h, cfg: c, prov: p.Name(), trace: c.Trace, faulty: c.faulty()}
+	st.slow = st.trace || st.faulty
+	log.Info(provider.SubsysFabric, "hook installed", slog.String("over", p.Name()),
+		slog.Uint64("seed", c.Seed), slog.Bool("faults", st.faulty), slog.Bool("trace", st.trace))
 	return &hookedFabric{st: st, p: f}, nil
 }
 
 // Stats counts what a Hook did, over all its endpoints.
 type Stats struct {
 	Endpoints uint64 // endpoints opened under the hook (transmit and receive contexts included)
+	Errors    uint64 // transmits failed with an error completion (Config.Error)
 }
 
 // Stats returns the hook's counters.
 func (h *Hook) Stats() Stats {
-	return Stats{Endpoints: h.nextEP.Load()}
+	return Stats{Endpoints: h.nextEP.Load(), Errors: h.stats.errors.Load()}
 }
 
 // state is what the objects of one hooked fabric share.
 type state struct {
-	hook  *Hook
-	cfg   Config
-	prov  string // the core provider
-	trace bool
-	slow  bool // transmits take submit
+	hook   *Hook
+	cfg    Config
+	prov   string // the core provider
+	trace  bool
+	faulty bool // a fault rate is not 0
+	slow   bool // transmits take submit
 }
 
 var log = provider.NewLogger(Name)

@@ -1,11 +1,14 @@
 package chaos_test
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
 	fabric "github.com/gofabric/fabric"
+	"github.com/gofabric/fabric/prov/chaos"
 )
 
 // TestGoAPIPassThrough opens udp through chaos.Open with the zero Config
@@ -38,5 +41,42 @@ func TestGoAPIPassThrough(t *testing.T) {
 		if e.OpContext != i || string(bufs[i][:e.Len]) != fmt.Sprintf("m%02d", i) {
 			t.Fatalf("receive %d: context %v, %q", i, e.OpContext, bufs[i][:e.Len])
 		}
+	}
+}
+
+// TestConfigInvalid: a rate outside 0 to 1 is FI_EINVAL from Open and
+// from fabric.Open under FI_HOOK=chaos (FI_CHAOS_*), a panic from New.
+func TestConfigInvalid(t *testing.T) {
+	h := fabric.AllocInfo()
+	h.EPAttr.Type = fabric.EPDgram
+	h.FabricAttr.ProvName = "udp"
+	infos, err := fabric.GetInfo(fabric.APIVersion, "127.0.0.1", "", fabric.FlagSource, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []float64{-0.1, 1.5, math.NaN()} {
+		if _, _, err := chaos.Open(infos[0], &chaos.Config{Error: r}); !errors.Is(err, fabric.ErrInval) {
+			t.Fatalf("Open with Error %v: %v", r, err)
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatalf("New with Error %v did not panic", r)
+				}
+			}()
+			chaos.New(&chaos.Config{Error: r})
+		}()
+	}
+	t.Setenv("FI_HOOK", chaos.Name)
+	for _, env := range [][2]string{{chaos.EnvError, "2"}, {chaos.EnvError, "x"}, {chaos.EnvSeed, "-1"}} {
+		t.Run(env[0]+"="+env[1], func(t *testing.T) {
+			t.Setenv(env[0], env[1])
+			if f, err := fabric.Open(infos[0]); !errors.Is(err, fabric.ErrInval) {
+				if err == nil {
+					f.Close()
+				}
+				t.Fatalf("fabric.Open: %v, want FI_EINVAL", err)
+			}
+		})
 	}
 }

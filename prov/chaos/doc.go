@@ -1,8 +1,7 @@
 // Package chaos is the hook "chaos": a hooking provider (libfabric's
 // FI_HOOK, provider.Hook) that layers over any provider, to inject the
 // faults real fabrics inflict so that applications can test what they do
-// about them, or to trace every call and completion. This version
-// forwards every call unchanged, tracing it when asked.
+// about them, seeded and counted, or to trace every call and completion.
 //
 // # Selecting it
 //
@@ -14,8 +13,8 @@
 //
 //   - the environment: FI_HOOK=chaos with the usual provider selection
 //     (FI_PROVIDER=tcp, or hints naming the provider), configured by the
-//     FI_CHAOS_* variables (EnvTrace), read at each fabric.Open; Env
-//     returns that hook:
+//     FI_CHAOS_* variables (EnvSeed, EnvError, EnvTrace), read at each
+//     fabric.Open; Env returns that hook, for its counters:
 //
 //     FI_HOOK=chaos FI_CHAOS_TRACE=1 FI_LOG_LEVEL=trace FI_PROVIDER=udp ./app
 //
@@ -29,17 +28,40 @@
 // # Mapping
 //
 //	FI_HOOK=chaos     fabric.OpenFabric installs Env(); fabric.OpenHooked(info, New(cfg))
+//	FI_CHAOS_SEED     Config.Seed
+//	FI_CHAOS_ERROR    Config.Error
 //	FI_CHAOS_TRACE    Config.Trace
 //	(none)            Hook.Stats
 //
 // # Transparency
 //
-// With the zero Config every call is forwarded unchanged and the root
+// With the zero Config every call is forwarded unchanged (the transmit
+// calls after one flag check) and the root
 // package sees the core provider's objects with the same optional
 // operations: the conformance suite passes over udp, tcp (FI_EP_MSG and
 // FI_EP_RDM) and shm through chaos (conformance_test.go). Events the core
 // objects report about themselves reach the event queue as about the
 // hooked objects.
+//
+// # Faults
+//
+// Faults act on the transmits of the hook's endpoints (send, tagged send,
+// inject, RMA read and write, atomics), drawn per endpoint from a random
+// stream seeded with Config.Seed (see Config), and keep the promises of the
+// endpoint type:
+//
+//   - Error (all types): the transmit is not started and completes with an
+//     error completion, Err ErrInjected (FI_EIO), as fi_cq(3) defines
+//     them: CQ.Read answers FI_EAVAIL and CQ.ReadErr returns the entry with
+//     the operation's context and flags (an inject's entry has no
+//     context); the counter's error value is bumped. Error completions are
+//     written whatever the selective completion flags, so nothing on a
+//     reliable endpoint is silently lost. Under resource management the
+//     room is reserved first: a full CQ makes the post return FI_EAGAIN.
+//
+// Stats counts every fault injected. Receives, and the completions of the
+// operations the core provider ran, are not altered: a fault is injected
+// where the transmitting endpoint is hooked.
 //
 // # Trace
 //

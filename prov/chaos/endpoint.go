@@ -1,14 +1,15 @@
 package chaos
 
 import (
+	"sync"
 	"time"
 
 	"github.com/gofabric/fabric/provider"
 )
 
 // endpoint is a hooked endpoint: it forwards every call to the core
-// endpoint, and, when the fabric's configuration asks for it, traces the
-// transmits on the way (submit).
+// endpoint, and, when the fabric's configuration asks for it, injects
+// faults into the transmits and traces them on the way (submit).
 type endpoint struct {
 	st *state
 	p  provider.Endpoint
@@ -27,6 +28,10 @@ type endpoint struct {
 
 	epType provider.EPType
 	self   any // the wrapper value the root holds (set by wrapEndpoint)
+
+	mu  sync.Mutex
+	res provider.Resources // as the root gave them at Enable
+	f   faults             // fault state (faults.go), under mu
 
 }
 
@@ -82,6 +87,7 @@ func wrapEndpoint(st *state, p provider.Endpoint, info *provider.Info) provider.
 	default:
 		out = e
 	}
+	e.f.init(st, e.id, info)
 	e.self = out
 	return out
 }
@@ -148,10 +154,20 @@ func (e *endpoint) Enable(r *provider.Resources) error {
 	if r == nil {
 		return provider.EINVAL
 	}
+	e.mu.Lock()
+	e.res = *r
+	e.mu.Unlock()
 	return e.p.Enable(e.st.resources(e, r))
 }
 
-func (e *endpoint) Close() error { return e.p.Close() }
+// Close closes the core endpoint; the wrapper then refuses transmits
+// (EBADF), as the core endpoint does.
+func (e *endpoint) Close() error {
+	e.mu.Lock()
+	e.f.closed = true
+	e.mu.Unlock()
+	return e.p.Close()
+}
 
 func (e *endpoint) Name() ([]byte, error) { return e.p.Name() }
 

@@ -47,13 +47,54 @@ func (o *op) addr() provider.Addr {
 	return o.m.Addr
 }
 
+// compFlags are the flags of the op's completion (fi_cq(3)).
+func (o *op) compFlags() provider.Flags {
+	switch o.kind {
+	case opTSend:
+		return provider.FlagTagged | provider.FlagSend
+	case opRead:
+		return provider.FlagRMA | provider.FlagRead
+	case opWrite:
+		return provider.FlagRMA | provider.FlagWrite
+	case opAtomic:
+		if o.fetches() {
+			return provider.FlagAtomic | provider.FlagRead
+		}
+		return provider.FlagAtomic | provider.FlagWrite
+	}
+	return provider.FlagMsg | provider.FlagSend
+}
+
+// fetches reports whether o is a fetching atomic (fi_fetch_atomic,
+// fi_compare_atomic), which completes and counts as a read.
+func (o *op) fetches() bool {
+	return o.kind == opAtomic && o.a.Kind != provider.AtomicBase
+}
+
+// cntr is the index of the counter the op bumps.
+func (o *op) cntr() int {
+	switch o.kind {
+	case opRead:
+		return provider.CntrRead
+	case opWrite:
+		return provider.CntrWrite
+	case opAtomic:
+		if o.fetches() {
+			return provider.CntrRead
+		}
+		return provider.CntrWrite
+	}
+	return provider.CntrSend
+}
+
 // fast reports whether transmits go straight to the core endpoint.
 func (e *endpoint) fast() bool { return !e.st.slow }
 
-// submit is the slow path of every transmit.
+// submit is the slow path of every transmit: faults, then the core
+// endpoint, traced.
 func (e *endpoint) submit(o *op) error {
 	o.start = time.Now()
-	err := e.postOnce(o, o.flags())
+	err := e.inject(o)
 	if e.st.trace {
 		e.st.traceOp(e, o, err)
 	}

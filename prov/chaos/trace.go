@@ -41,6 +41,30 @@ func (st *state) traceOp(e *endpoint, o *op, err error) {
 	log.Trace(provider.SubsysEPData, opNames[o.kind], attrs...)
 }
 
+// traceEnd logs the completion the hook itself wrote for o (an injected
+// error, a cut or dropped transmit; err 0 for success).
+func (st *state) traceEnd(e *endpoint, o *op, err provider.Errno) {
+	if !st.trace || !log.Enabled(provider.LevelTrace, provider.SubsysCQ) {
+		return
+	}
+	attrs := []slog.Attr{slog.Uint64("ep", e.id), slog.String("op", opNames[o.kind]),
+		slog.String("flags", o.compFlags().String()), slog.Bool("injected", true)}
+	if err != 0 {
+		attrs = append(attrs, slog.Int("err", int(err)), slog.String("error", err.Error()))
+	}
+	if !o.start.IsZero() {
+		attrs = append(attrs, slog.Duration("elapsed", time.Since(o.start)))
+	}
+	if c := o.ctx(); c != nil {
+		attrs = append(attrs, slog.Any("context", c))
+	}
+	msg := "completion"
+	if err != 0 {
+		msg = "error completion"
+	}
+	log.Trace(provider.SubsysCQ, msg, attrs...)
+}
+
 // traceCall logs a control call of an endpoint.
 func (st *state) traceCall(e *endpoint, call string, peer []byte, err error) {
 	if !st.trace || !log.Enabled(provider.LevelTrace, provider.SubsysEPCtrl) {

@@ -156,3 +156,22 @@ func TestTraceFromEnv(t *testing.T) {
 }
 
 func itoa(i int) string { return slog.IntValue(i).String() }
+
+// TestTraceInjected: an injected error completion is traced as such, and
+// the call that caused it returned success.
+func TestTraceInjected(t *testing.T) {
+	c := captureLogs(t)
+	_, a, _ := pair(t, "tcp", fabric.EPRDM, 0, &chaos.Config{Trace: true, Error: 1})
+	if err := a.ep.Send([]byte("x"), nil, a.peer, 7); err != nil {
+		t.Fatal(err)
+	}
+	if got := drain(t, a.txcq, 1, 5*time.Second); len(got.errs) != 1 {
+		t.Fatalf("%+v", got)
+	}
+	if n := len(c.matching("fi_send", map[string]string{"err": "0", "context": "7"})); n != 1 {
+		t.Fatalf("%d fi_send records", n)
+	}
+	if n := len(c.matching("error completion", map[string]string{"injected": "true", "err": "5", "context": "7", "op": "fi_send"})); n != 1 {
+		t.Fatalf("%d injected error completion records: %+v", n, c.recs)
+	}
+}
