@@ -22,6 +22,8 @@ const Name = "chaos"
 const (
 	EnvSeed  = "FI_CHAOS_SEED"  // Config.Seed (decimal)
 	EnvError = "FI_CHAOS_ERROR" // Config.Error
+	EnvDrop  = "FI_CHAOS_DROP"  // Config.Drop
+	EnvDup   = "FI_CHAOS_DUP"   // Config.Dup
 	EnvTrace = "FI_CHAOS_TRACE" // Config.Trace (1, true, yes, on)
 )
 
@@ -32,8 +34,9 @@ const (
 // Faults are drawn per endpoint from a random stream seeded with Seed and
 // the endpoint's number (endpoints of a Hook are numbered from 0 in the
 // order they are opened), one draw per fault with a non-zero rate for each
-// transmit (send, tagged send, inject, RMA read and write, atomic): the
-// same program with the same seed meets the same faults. They act on the
+// transmit (send, tagged send, inject, RMA read and write, atomic) for
+// which the fault applies, in the order Error, Drop, Dup: the same program
+// with the same seed meets the same faults. They act on the
 // transmitting side only; receives, and the completions of operations the
 // core provider ran, are left alone.
 type Config struct {
@@ -44,6 +47,14 @@ type Config struct {
 	// CQErrEntry, Err ErrInjected), its counter's error value bumped, on
 	// every endpoint type. Zero: none.
 	Error float64
+	// Drop is the rate of datagrams lost (FI_EP_DGRAM sends only, the one
+	// endpoint type that allows loss): the send completes successfully and
+	// nothing is sent. Zero: none.
+	Drop float64
+	// Dup is the rate of datagrams sent twice (FI_EP_DGRAM sends only):
+	// one completion, one send counter increment, two arrivals. Zero:
+	// none.
+	Dup float64
 	// Trace logs every transmit, connection call and completion of the
 	// hook's endpoints through the library's logging (see the package
 	// doc).
@@ -55,7 +66,7 @@ func (c *Config) check() error {
 	for _, r := range []struct {
 		name string
 		v    float64
-	}{{"Error", c.Error}} {
+	}{{"Error", c.Error}, {"Drop", c.Drop}, {"Dup", c.Dup}} {
 		if math.IsNaN(r.v) || r.v < 0 || r.v > 1 {
 			return &configErr{"chaos: Config." + r.name + " must be a rate from 0 to 1"}
 		}
@@ -63,7 +74,7 @@ func (c *Config) check() error {
 	return nil
 }
 
-func (c *Config) faulty() bool { return c.Error > 0 }
+func (c *Config) faulty() bool { return c.Error > 0 || c.Drop > 0 || c.Dup > 0 }
 
 // configErr is a configuration error; it matches FI_EINVAL.
 type configErr struct{ msg string }
@@ -95,6 +106,8 @@ func envConfig() (Config, error) {
 		c.Seed = s
 	}
 	rate(EnvError, &c.Error)
+	rate(EnvDrop, &c.Drop)
+	rate(EnvDup, &c.Dup)
 	switch strings.ToLower(strings.TrimSpace(os.Getenv(EnvTrace))) {
 	case "1", "true", "yes", "on", "y":
 		c.Trace = true
@@ -113,7 +126,7 @@ type Hook struct {
 	nextEP atomic.Uint64
 
 	stats struct {
-		errors atomic.Uint64
+		errors, dropped, dups atomic.Uint64
 	}
 }
 
@@ -185,13 +198,16 @@ func (h *Hook) Fabric(attr *provider.FabricAttr, p provider.Provider, f provider
 
 // Stats counts what a Hook did, over all its endpoints.
 type Stats struct {
-	Endpoints uint64 // endpoints opened under the hook (transmit and receive contexts included)
-	Errors    uint64 // transmits failed with an error completion (Config.Error)
+	Endpoints  uint64 // endpoints opened under the hook (transmit and receive contexts included)
+	Errors     uint64 // transmits failed with an error completion (Config.Error)
+	Dropped    uint64 // datagrams dropped (Config.Drop)
+	Duplicated uint64 // datagrams sent twice (Config.Dup)
 }
 
 // Stats returns the hook's counters.
 func (h *Hook) Stats() Stats {
-	return Stats{Endpoints: h.nextEP.Load(), Errors: h.stats.errors.Load()}
+	return Stats{Endpoints: h.nextEP.Load(), Errors: h.stats.errors.Load(),
+		Dropped: h.stats.dropped.Load(), Duplicated: h.stats.dups.Load()}
 }
 
 // state is what the objects of one hooked fabric share.

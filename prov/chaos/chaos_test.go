@@ -68,7 +68,7 @@ func TestConfigInvalid(t *testing.T) {
 		}()
 	}
 	t.Setenv("FI_HOOK", chaos.Name)
-	for _, env := range [][2]string{{chaos.EnvError, "2"}, {chaos.EnvError, "x"}, {chaos.EnvSeed, "-1"}} {
+	for _, env := range [][2]string{{chaos.EnvError, "2"}, {chaos.EnvError, "x"}, {chaos.EnvSeed, "-1"}, {chaos.EnvDrop, "1.1"}, {chaos.EnvDup, "1e3"}} {
 		t.Run(env[0]+"="+env[1], func(t *testing.T) {
 			t.Setenv(env[0], env[1])
 			if f, err := fabric.Open(infos[0]); !errors.Is(err, fabric.ErrInval) {
@@ -78,5 +78,31 @@ func TestConfigInvalid(t *testing.T) {
 				t.Fatalf("fabric.Open: %v, want FI_EINVAL", err)
 			}
 		})
+	}
+}
+
+// TestEnvConfig: FI_HOOK=chaos with FI_CHAOS_DROP=1 drops every datagram
+// of fabrics opened by fabric.Open, counted in Env().Stats().
+func TestEnvConfig(t *testing.T) {
+	t.Setenv("FI_HOOK", chaos.Name)
+	t.Setenv(chaos.EnvDrop, "1")
+	before := chaos.Env().Stats().Dropped
+	a, b := pairEnv(t, "udp", fabric.EPDgram, 0)
+	if err := b.ep.Recv(make([]byte, 8), nil, fabric.AddrUnspec, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		if err := a.ep.Send([]byte("x"), nil, a.peer, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tx := drain(t, a.txcq, 5, 5*time.Second); len(tx.ok) != 5 {
+		t.Fatalf("%d send completions", len(tx.ok))
+	}
+	if rx := drain(t, b.rxcq, 1, 100*time.Millisecond); len(rx.ok)+len(rx.errs) != 0 {
+		t.Fatalf("a dropped datagram arrived: %+v", rx)
+	}
+	if got := chaos.Env().Stats().Dropped - before; got != 5 {
+		t.Fatalf("Dropped grew by %d, want 5", got)
 	}
 }

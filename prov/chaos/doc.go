@@ -13,7 +13,7 @@
 //
 //   - the environment: FI_HOOK=chaos with the usual provider selection
 //     (FI_PROVIDER=tcp, or hints naming the provider), configured by the
-//     FI_CHAOS_* variables (EnvSeed, EnvError, EnvTrace), read at each
+//     FI_CHAOS_* variables (EnvSeed, EnvError, EnvDrop, EnvDup, EnvTrace), read at each
 //     fabric.Open; Env returns that hook, for its counters:
 //
 //     FI_HOOK=chaos FI_CHAOS_TRACE=1 FI_LOG_LEVEL=trace FI_PROVIDER=udp ./app
@@ -30,6 +30,8 @@
 //	FI_HOOK=chaos     fabric.OpenFabric installs Env(); fabric.OpenHooked(info, New(cfg))
 //	FI_CHAOS_SEED     Config.Seed
 //	FI_CHAOS_ERROR    Config.Error
+//	FI_CHAOS_DROP     Config.Drop
+//	FI_CHAOS_DUP      Config.Dup
 //	FI_CHAOS_TRACE    Config.Trace
 //	(none)            Hook.Stats
 //
@@ -58,6 +60,11 @@
 //     written whatever the selective completion flags, so nothing on a
 //     reliable endpoint is silently lost. Under resource management the
 //     room is reserved first: a full CQ makes the post return FI_EAGAIN.
+//   - Drop (FI_EP_DGRAM sends only, the one type that allows loss): the
+//     datagram is not sent; the send completes successfully, as a sent
+//     datagram does.
+//   - Dup (FI_EP_DGRAM sends only): the datagram is sent twice; the
+//     application sees one completion and one counter increment.
 //
 // Stats counts every fault injected. Receives, and the completions of the
 // operations the core provider ran, are not altered: a fault is injected

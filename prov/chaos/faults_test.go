@@ -230,3 +230,93 @@ func equal(a, b []int) bool {
 	}
 	return true
 }
+
+// TestFaultDrop: over udp, exactly the datagrams the seeded stream picks
+// are lost: every send completes successfully and counts, and the
+// receiver gets the others, in order, and nothing more.
+func TestFaultDrop(t *testing.T) {
+	const n, seed, rate = 64, 11, 0.3
+	want := draws(seed, rate, n)
+	h, a, b := pair(t, "udp", fabric.EPDgram, 0, &chaos.Config{Seed: seed, Drop: rate})
+	bufs := sendAll(t, a, b, n)
+	if tx := drain(t, a.txcq, n, 10*time.Second); len(tx.ok) != n || len(tx.errs) != 0 {
+		t.Fatalf("%d send completions, %d errors; want %d, 0", len(tx.ok), len(tx.errs), n)
+	}
+	kept := indexes(n, func(i int) bool { return !want[i] })
+	if len(kept) == n || len(kept) == 0 {
+		t.Fatalf("seed %d drops %d of %d: pick another seed", seed, n-len(kept), n)
+	}
+	if got := received(t, b, bufs, len(kept)); !equal(got, kept) {
+		t.Fatalf("received %v, want %v", got, kept)
+	}
+	if v, e := cntr(t, a.tx); v != n || e != 0 {
+		t.Fatalf("send counter %d, errors %d", v, e)
+	}
+	if s := h.Stats(); s.Dropped != uint64(n-len(kept)) {
+		t.Fatalf("Stats().Dropped = %d, want %d", s.Dropped, n-len(kept))
+	}
+}
+
+// TestFaultDup: over udp, exactly the datagrams the stream picks arrive
+// twice (one after the other); each send completes and counts once.
+func TestFaultDup(t *testing.T) {
+	const n, seed, rate = 48, 5, 0.3
+	want := draws(seed, rate, n)
+	h, a, b := pair(t, "udp", fabric.EPDgram, 0, &chaos.Config{Seed: seed, Dup: rate})
+	var expect []int
+	for i := 0; i < n; i++ {
+		expect = append(expect, i)
+		if want[i] {
+			expect = append(expect, i)
+		}
+	}
+	if len(expect) == n {
+		t.Fatalf("seed %d duplicates nothing", seed)
+	}
+	bufs := make([][]byte, len(expect))
+	for j := range bufs {
+		bufs[j] = make([]byte, 64)
+		if err := b.ep.Recv(bufs[j], nil, fabric.AddrUnspec, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < n; i++ {
+		if err := a.ep.Send(payload(i), nil, a.peer, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx := drain(t, a.txcq, n+1, 300*time.Millisecond)
+	if len(tx.ok) != n || len(tx.errs) != 0 {
+		t.Fatalf("%d send completions, %d errors; want %d, 0", len(tx.ok), len(tx.errs), n)
+	}
+	if got := received(t, b, bufs, len(expect)); !equal(got, expect) {
+		t.Fatalf("received %v, want %v", got, expect)
+	}
+	if v, e := cntr(t, a.tx); v != n || e != 0 {
+		t.Fatalf("send counter %d, errors %d; want %d, 0", v, e, n)
+	}
+	if s := h.Stats(); s.Duplicated != uint64(len(expect)-n) {
+		t.Fatalf("Stats().Duplicated = %d, want %d", s.Duplicated, len(expect)-n)
+	}
+}
+
+// TestFaultLossOnlyOnDgram: Drop and Dup leave reliable endpoints alone:
+// over tcp RDM and shm every message arrives once.
+func TestFaultLossOnlyOnDgram(t *testing.T) {
+	const n = 32
+	for _, tg := range targets[1:] {
+		t.Run(tg.prov, func(t *testing.T) {
+			h, a, b := pair(t, tg.prov, tg.ept, 0, &chaos.Config{Drop: 0.5, Dup: 0.5})
+			bufs := sendAll(t, a, b, n)
+			if tx := drain(t, a.txcq, n, 10*time.Second); len(tx.ok) != n {
+				t.Fatalf("%d send completions", len(tx.ok))
+			}
+			if got := received(t, b, bufs, n); !equal(got, indexes(n, func(int) bool { return true })) {
+				t.Fatalf("received %v", got)
+			}
+			if s := h.Stats(); s.Dropped != 0 || s.Duplicated != 0 {
+				t.Fatalf("%+v", s)
+			}
+		})
+	}
+}

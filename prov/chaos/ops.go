@@ -24,6 +24,7 @@ type op struct {
 	m     provider.Msg       // all but opAtomic
 	a     provider.AtomicMsg // opAtomic
 	start time.Time          // when the application posted it (trace)
+	dup   bool               // post twice (FI_EP_DGRAM)
 }
 
 func (o *op) ctx() any {
@@ -119,12 +120,15 @@ func (e *endpoint) postOnce(o *op, flags provider.Flags) error {
 }
 
 // resources are the resources the core endpoint is enabled with: the
-// root's, with the event queue reporting about the wrapper and, when
-// tracing, completions logged.
+// root's, with the event queue reporting about the wrapper, the send
+// counter skipping duplicates and, when tracing, completions logged.
 func (st *state) resources(e *endpoint, r *provider.Resources) *provider.Resources {
 	c := *r
 	if r.EQ != nil {
 		c.EQ = eqWriter{w: r.EQ, from: e.p, to: e.self}
+	}
+	if st.cfg.Dup > 0 && e.epType == provider.EPDgram && r.Cntrs[provider.CntrSend] != nil {
+		c.Cntrs[provider.CntrSend] = dupCntr{c: r.Cntrs[provider.CntrSend], e: e}
 	}
 	if st.trace {
 		st.traceResources(e, &c)
