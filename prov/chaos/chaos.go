@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	fabric "github.com/gofabric/fabric"
 	"github.com/gofabric/fabric/provider"
@@ -24,7 +25,12 @@ const (
 	EnvError = "FI_CHAOS_ERROR" // Config.Error
 	EnvDrop  = "FI_CHAOS_DROP"  // Config.Drop
 	EnvDup   = "FI_CHAOS_DUP"   // Config.Dup
-	EnvTrace = "FI_CHAOS_TRACE" // Config.Trace (1, true, yes, on)
+	// EnvDelay is Config.Delay; EnvDelayTime Config.DelayTime, a Go
+	// duration ("2ms") or whole milliseconds.
+	EnvDelay     = "FI_CHAOS_DELAY"
+	EnvDelayTime = "FI_CHAOS_DELAY_TIME"
+	EnvReorder   = "FI_CHAOS_REORDER" // Config.Reorder
+	EnvTrace     = "FI_CHAOS_TRACE"   // Config.Trace (1, true, yes, on)
 )
 
 // Config is the configuration of a Hook. The zero Config (and a nil
@@ -35,8 +41,9 @@ const (
 // the endpoint's number (endpoints of a Hook are numbered from 0 in the
 // order they are opened), one draw per fault with a non-zero rate for each
 // transmit (send, tagged send, inject, RMA read and write, atomic) for
-// which the fault applies, in the order Error, Drop, Dup: the same program
-// with the same seed meets the same faults. They act on the
+// which the fault applies, in the order Error, Drop, Dup, Delay, Reorder
+// (a transmit dropped or failed draws no further): the same program with
+// the same seed meets the same faults. They act on the
 // transmitting side only; receives, and the completions of operations the
 // core provider ran, are left alone.
 type Config struct {
@@ -55,6 +62,22 @@ type Config struct {
 	// one completion, one send counter increment, two arrivals. Zero:
 	// none.
 	Dup float64
+	// Delay is the rate of transmits held for DelayTime before they are
+	// posted to the core provider. Later transmits of the endpoint queue
+	// behind a held one, so that no order is broken. Zero: none.
+	Delay float64
+	// DelayTime is how long a delayed transmit is held (default
+	// DefaultDelayTime).
+	DelayTime time.Duration
+	// Reorder is the rate of transmits held until the endpoint's next
+	// transmit has been posted (or ReorderTime has passed), which
+	// therefore overtakes it: only on endpoints whose tx_attr.msg_order
+	// does not include FI_ORDER_SAS (draws are made only there). Zero:
+	// none.
+	Reorder float64
+	// ReorderTime bounds how long a reordered transmit waits for one to
+	// overtake it (default DefaultReorderTime).
+	ReorderTime time.Duration
 	// Trace logs every transmit, connection call and completion of the
 	// hook's endpoints through the library's logging (see the package
 	// doc).
@@ -66,15 +89,26 @@ func (c *Config) check() error {
 	for _, r := range []struct {
 		name string
 		v    float64
-	}{{"Error", c.Error}, {"Drop", c.Drop}, {"Dup", c.Dup}} {
+	}{{"Error", c.Error}, {"Drop", c.Drop}, {"Dup", c.Dup}, {"Delay", c.Delay}, {"Reorder", c.Reorder}} {
 		if math.IsNaN(r.v) || r.v < 0 || r.v > 1 {
 			return &configErr{"chaos: Config." + r.name + " must be a rate from 0 to 1"}
 		}
 	}
+	if c.DelayTime < 0 || c.ReorderTime < 0 {
+		return &configErr{"chaos: Config.DelayTime and ReorderTime must not be negative"}
+	}
 	return nil
 }
 
-func (c *Config) faulty() bool { return c.Error > 0 || c.Drop > 0 || c.Dup > 0 }
+func (c *Config) faulty() bool {
+	return c.Error > 0 || c.Drop > 0 || c.Dup > 0 || c.Delay > 0 || c.Reorder > 0
+}
+
+// Defaults of Config's durations.
+const (
+	DefaultDelayTime   = time.Millisecond
+	DefaultReorderTime = 10 * time.Millisecond
+)
 
 // configErr is a configuration error; it matches FI_EINVAL.
 type configErr struct{ msg string }
@@ -108,6 +142,23 @@ func envConfig() (Config, error) {
 	rate(EnvError, &c.Error)
 	rate(EnvDrop, &c.Drop)
 	rate(EnvDup, &c.Dup)
+	rate(EnvDelay, &c.Delay)
+	rate(EnvReorder, &c.Reorder)
+	if v := strings.TrimSpace(os.Getenv(EnvDelayTime)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			ms, err2 := strconv.ParseUint(v, 10, 32)
+			if err2 != nil {
+				errs = append(errs, EnvDelayTime+"="+v+": want a duration (2ms) or whole milliseconds")
+			}
+			d = time.Duration(ms) * time.Millisecond
+		}
+		if d < 0 {
+			errs = append(errs, EnvDelayTime+"="+v+": negative")
+			d = 0
+		}
+		c.DelayTime = d
+	}
 	switch strings.ToLower(strings.TrimSpace(os.Getenv(EnvTrace))) {
 	case "1", "true", "yes", "on", "y":
 		c.Trace = true
@@ -126,7 +177,7 @@ type Hook struct {
 	nextEP atomic.Uint64
 
 	stats struct {
-		errors, dropped, dups atomic.Uint64
+		errors, dropped, dups, delayed, reordered atomic.Uint64
 	}
 }
 
@@ -189,6 +240,12 @@ func (h *Hook) Fabric(attr *provider.FabricAttr, p provider.Provider, f provider
 			return nil, err
 		}
 	}
+	if c.DelayTime == 0 {
+		c.DelayTime = DefaultDelayTime
+	}
+	if c.ReorderTime == 0 {
+		c.ReorderTime = DefaultReorderTime
+	}
 	st := &state{hook: h, cfg: c, prov: p.Name(), trace: c.Trace, faulty: c.faulty()}
 	st.slow = st.trace || st.faulty
 	log.Info(provider.SubsysFabric, "hook installed", slog.String("over", p.Name()),
@@ -202,12 +259,15 @@ type Stats struct {
 	Errors     uint64 // transmits failed with an error completion (Config.Error)
 	Dropped    uint64 // datagrams dropped (Config.Drop)
 	Duplicated uint64 // datagrams sent twice (Config.Dup)
+	Delayed    uint64 // transmits held for Config.DelayTime
+	Reordered  uint64 // transmits held for another to overtake (Config.Reorder)
 }
 
 // Stats returns the hook's counters.
 func (h *Hook) Stats() Stats {
 	return Stats{Endpoints: h.nextEP.Load(), Errors: h.stats.errors.Load(),
-		Dropped: h.stats.dropped.Load(), Duplicated: h.stats.dups.Load()}
+		Dropped: h.stats.dropped.Load(), Duplicated: h.stats.dups.Load(),
+		Delayed: h.stats.delayed.Load(), Reordered: h.stats.reordered.Load()}
 }
 
 // state is what the objects of one hooked fabric share.

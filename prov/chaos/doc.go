@@ -13,7 +13,8 @@
 //
 //   - the environment: FI_HOOK=chaos with the usual provider selection
 //     (FI_PROVIDER=tcp, or hints naming the provider), configured by the
-//     FI_CHAOS_* variables (EnvSeed, EnvError, EnvDrop, EnvDup, EnvTrace), read at each
+//     FI_CHAOS_* variables (EnvSeed, EnvError, EnvDrop, EnvDup, EnvDelay,
+//     EnvDelayTime, EnvReorder, EnvTrace), read at each
 //     fabric.Open; Env returns that hook, for its counters:
 //
 //     FI_HOOK=chaos FI_CHAOS_TRACE=1 FI_LOG_LEVEL=trace FI_PROVIDER=udp ./app
@@ -32,6 +33,8 @@
 //	FI_CHAOS_ERROR    Config.Error
 //	FI_CHAOS_DROP     Config.Drop
 //	FI_CHAOS_DUP      Config.Dup
+//	FI_CHAOS_DELAY    Config.Delay (FI_CHAOS_DELAY_TIME: Config.DelayTime)
+//	FI_CHAOS_REORDER  Config.Reorder
 //	FI_CHAOS_TRACE    Config.Trace
 //	(none)            Hook.Stats
 //
@@ -65,6 +68,23 @@
 //     datagram does.
 //   - Dup (FI_EP_DGRAM sends only): the datagram is sent twice; the
 //     application sees one completion and one counter increment.
+//   - Delay: the transmit is held for Config.DelayTime, then posted.
+//     Transmits posted meanwhile queue behind it, so no ordering promise is
+//     broken.
+//   - Reorder (endpoints without FI_ORDER_SAS in tx_attr.msg_order): the
+//     transmit is held until the endpoint's next transmit has been posted,
+//     which thus overtakes it (or until Config.ReorderTime has passed).
+//
+// Held transmits are posted by the endpoint's progress (the CQ and
+// counter reads that drive it, and blocking reads such as CQ.SRead, which
+// wake when one falls due) and, where the domain is FI_THREAD_SAFE, by a
+// timer as well: nothing depends on the timer's goroutine running while
+// the application spins on a CQ. A held transmit the core endpoint
+// refuses with FI_EAGAIN stays held and is retried; another error becomes
+// its error completion (the application's post had succeeded). Cancel
+// finds held transmits (FI_ECANCELED error completion), and Close posts
+// what is held before it closes the core endpoint (what the core refuses
+// then is canceled). An inject's data is copied when it is held.
 //
 // Stats counts every fault injected. Receives, and the completions of the
 // operations the core provider ran, are not altered: a fault is injected

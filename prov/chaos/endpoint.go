@@ -26,8 +26,9 @@ type endpoint struct {
 	opts   provider.OptionHandler
 	avl    provider.AVListener
 
-	epType provider.EPType
-	self   any // the wrapper value the root holds (set by wrapEndpoint)
+	epType  provider.EPType
+	ordered bool // tx_attr.msg_order has FI_ORDER_SAS: no reordering
+	self    any  // the wrapper value the root holds (set by wrapEndpoint)
 
 	mu  sync.Mutex
 	res provider.Resources // as the root gave them at Enable
@@ -64,6 +65,9 @@ func wrapEndpoint(st *state, p provider.Endpoint, info *provider.Info) provider.
 	e.avl, _ = p.(provider.AVListener)
 	if info != nil && info.EPAttr != nil {
 		e.epType = info.EPAttr.Type
+	}
+	if info != nil && info.TxAttr != nil {
+		e.ordered = info.TxAttr.MsgOrder&provider.OrderSAS != 0
 	}
 	w, ok1 := p.(provider.Waiter)
 	fw, ok2 := p.(provider.FDWaiter)
@@ -129,13 +133,29 @@ type (
 	}
 )
 
-// waitFwd forwards provider.Waiter.
+// waitFwd forwards provider.Waiter, waking when a held transmit falls
+// due, so that a blocking read (fi_cq_sread) posts it in time.
 type waitFwd struct {
 	e *endpoint
 	w provider.Waiter
 }
 
-func (f waitFwd) WaitReady(deadline time.Time) error { return f.w.WaitReady(deadline) }
+func (f waitFwd) WaitReady(deadline time.Time) error {
+	due, ok := f.e.nextDue()
+	if !ok || (!deadline.IsZero() && deadline.Before(due)) {
+		return f.w.WaitReady(deadline)
+	}
+	if err := f.w.WaitReady(due); err != nil && !isTimeout(err) {
+		return err
+	}
+	f.e.Progress()
+	return nil
+}
+
+func isTimeout(err error) bool {
+	e, ok := err.(provider.Errno)
+	return ok && (e == provider.ETIMEDOUT || e == provider.EAGAIN)
+}
 
 type fdFwd struct{ w provider.FDWaiter }
 
@@ -145,8 +165,14 @@ type bufFwd struct{ b provider.BufferedEndpoint }
 
 func (f bufFwd) BufferedDefaults() (min, limit, max uint64) { return f.b.BufferedDefaults() }
 
-// Progress drives the core endpoint.
-func (e *endpoint) Progress() { e.p.Progress() }
+// Progress drives the core endpoint and posts the held transmits that
+// fell due.
+func (e *endpoint) Progress() {
+	e.p.Progress()
+	if e.f.holding.Load() {
+		e.release(false)
+	}
+}
 
 // Enable enables the core endpoint with r, whose event queue reports
 // events about the core endpoint as about the wrapper.
@@ -160,18 +186,23 @@ func (e *endpoint) Enable(r *provider.Resources) error {
 	return e.p.Enable(e.st.resources(e, r))
 }
 
-// Close closes the core endpoint; the wrapper then refuses transmits
-// (EBADF), as the core endpoint does.
+// Close posts the transmits still held (those the core endpoint refuses
+// complete with FI_ECANCELED), then closes the core endpoint; the wrapper
+// then refuses transmits (EBADF), as the core endpoint does.
 func (e *endpoint) Close() error {
-	e.mu.Lock()
-	e.f.closed = true
-	e.mu.Unlock()
+	e.closeHeld()
 	return e.p.Close()
 }
 
 func (e *endpoint) Name() ([]byte, error) { return e.p.Name() }
 
-func (e *endpoint) Cancel(ctx any) error { return e.p.Cancel(ctx) }
+// Cancel cancels a held transmit (FI_ECANCELED) or asks the core endpoint.
+func (e *endpoint) Cancel(ctx any) error {
+	if e.cancelHeld(ctx) {
+		return nil
+	}
+	return e.p.Cancel(ctx)
+}
 
 // ---- transmits ----
 

@@ -3,6 +3,7 @@ package chaos
 import (
 	"math/rand/v2"
 	"sync/atomic"
+	"time"
 
 	"github.com/gofabric/fabric/provider"
 )
@@ -18,13 +19,19 @@ type faults struct {
 	// dupSkip counts send counter increments of duplicates still to be
 	// swallowed (dupCntr).
 	dupSkip atomic.Int32
+
+	held    []*op       // transmits held (Delay, Reorder, or queued behind those)
+	holding atomic.Bool // len(held) > 0
+	timer   *time.Timer
+	timers  bool // held transmits may be posted from a timer (FI_THREAD_SAFE)
 }
 
 func (f *faults) init(st *state, id uint64, info *provider.Info) {
 	f.rng = rand.New(rand.NewPCG(st.cfg.Seed, id))
-	f.rm = true
+	f.rm, f.timers = true, true
 	if info != nil && info.DomainAttr != nil {
 		f.rm = info.DomainAttr.ResourceMgmt != provider.RMDisabled
+		f.timers = info.DomainAttr.Threading == provider.ThreadSafe || info.DomainAttr.Threading == 0
 	}
 }
 
@@ -53,7 +60,44 @@ func (e *endpoint) inject(o *op) error {
 	if dgramSend && e.roll(cfg.Dup) {
 		o.dup = true
 	}
-	return e.post(o)
+	now := time.Now()
+	hold := false
+	switch {
+	case e.roll(cfg.Delay):
+		o.due = now.Add(cfg.DelayTime)
+		h.stats.delayed.Add(1)
+		hold = true
+	case !e.ordered && e.roll(cfg.Reorder):
+		o.due = now.Add(cfg.ReorderTime)
+		o.reorder = true
+		h.stats.reordered.Add(1)
+		hold = true
+	case e.blockedBehind():
+		// A delayed transmit is held: this one queues behind it.
+		o.due = now
+		hold = true
+	}
+	if hold {
+		e.hold(o)
+		return nil
+	}
+	if err := e.post(o); err != nil {
+		return err
+	}
+	// What waited to be overtaken has been.
+	e.releaseLocked(now, true)
+	return nil
+}
+
+// blockedBehind reports whether a transmit other than one waiting to be
+// overtaken is held (callers hold mu).
+func (e *endpoint) blockedBehind() bool {
+	for _, o := range e.f.held {
+		if !o.reorder {
+			return true
+		}
+	}
+	return false
 }
 
 // post hands o to the core endpoint, twice for a duplicate: the copy
@@ -154,4 +198,201 @@ func (e *endpoint) countErr(o *op) {
 	if c := e.res.Cntrs[o.cntr()]; c != nil {
 		c.IncErr()
 	}
+}
+
+// hold queues o (callers hold mu). The application may reuse an inject
+// buffer once the call returns, and the vectors of a Msg are the root's:
+// they are copied.
+func (e *endpoint) hold(o *op) {
+	inject := o.flags()&provider.FlagInject != 0
+	if o.kind == opAtomic {
+		o.a.Operand = copyBufs(o.a.Operand, inject)
+		o.a.Compare = copyBufs(o.a.Compare, inject)
+		o.a.Result = copyBufs(o.a.Result, false)
+		o.a.RMA = append([]provider.RMAIOC(nil), o.a.RMA...)
+	} else {
+		if inject && o.kind != opRead {
+			o.m.Buf = append([]byte(nil), o.m.Buf...)
+		}
+		if o.m.IOV != nil {
+			iov := make([][]byte, len(o.m.IOV))
+			for i, b := range o.m.IOV {
+				if inject && o.kind != opRead {
+					b = append([]byte(nil), b...)
+				}
+				iov[i] = b
+			}
+			o.m.IOV = iov
+		}
+		if o.m.Descs != nil {
+			o.m.Descs = append([]provider.MRDesc(nil), o.m.Descs...)
+		}
+		if o.m.RMA != nil {
+			o.m.RMA = append([]provider.RMAIOV(nil), o.m.RMA...)
+		}
+	}
+	e.f.held = append(e.f.held, o)
+	e.f.holding.Store(true)
+	e.armTimer()
+}
+
+func copyBufs(b provider.AtomicBufs, data bool) provider.AtomicBufs {
+	if data && b.Buf != nil {
+		b.Buf = append([]byte(nil), b.Buf...)
+	}
+	if b.IOV != nil {
+		iov := make([][]byte, len(b.IOV))
+		for i, s := range b.IOV {
+			if data {
+				s = append([]byte(nil), s...)
+			}
+			iov[i] = s
+		}
+		b.IOV = iov
+	}
+	if b.Descs != nil {
+		b.Descs = append([]provider.MRDesc(nil), b.Descs...)
+	}
+	return b
+}
+
+// armTimer makes sure a timer releases the head of the queue when it
+// falls due, where the threading model lets a timer post (callers hold
+// mu). Progress and blocking waits release held transmits too, so that
+// nothing depends on the timer's goroutine being scheduled.
+func (e *endpoint) armTimer() {
+	if !e.f.timers || len(e.f.held) == 0 || e.f.closed {
+		return
+	}
+	d := time.Until(e.f.held[0].due)
+	if d < 0 {
+		d = 0
+	}
+	if e.f.timer == nil {
+		e.f.timer = time.AfterFunc(d, func() { e.release(false) })
+		return
+	}
+	e.f.timer.Reset(d)
+}
+
+// nextDue returns when the head of the queue falls due.
+func (e *endpoint) nextDue() (time.Time, bool) {
+	if !e.f.holding.Load() {
+		return time.Time{}, false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.f.held) == 0 {
+		return time.Time{}, false
+	}
+	return e.f.held[0].due, true
+}
+
+// release posts the held transmits that fell due; overtaken also
+// releases those waiting to be overtaken.
+func (e *endpoint) release(overtaken bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.releaseLocked(time.Now(), overtaken)
+}
+
+func (e *endpoint) releaseLocked(now time.Time, overtaken bool) {
+	for len(e.f.held) > 0 {
+		o := e.f.held[0]
+		if o.due.After(now) && !(o.reorder && overtaken) {
+			break
+		}
+		err := e.post(o)
+		if err == provider.EAGAIN {
+			break // retried at the next progress
+		}
+		if err != nil {
+			// The application's post succeeded: the failure is
+			// reported as the operation's completion.
+			e.failHeld(o, errnoOf(err))
+		}
+		e.f.held[0] = nil
+		e.f.held = e.f.held[1:]
+	}
+	if len(e.f.held) == 0 {
+		e.f.held = nil
+		e.f.holding.Store(false)
+		return
+	}
+	e.armTimer()
+}
+
+func errnoOf(err error) provider.Errno {
+	if e, ok := err.(provider.Errno); ok {
+		return e
+	}
+	return provider.EIO
+}
+
+// failHeld writes the error completion of a held transmit the application
+// was told had started (no reservation: a CQ opened with resource
+// management keeps entries beyond its size).
+func (e *endpoint) failHeld(o *op, err provider.Errno) {
+	e.countErr(o)
+	if e.res.TxCQ != nil {
+		_ = e.res.TxCQ.WriteErr(&provider.CQErrEntry{OpContext: o.ctx(), Flags: o.compFlags(), Err: err})
+	}
+	e.st.traceEnd(e, o, err)
+}
+
+// closeHeld posts what is held, before the core endpoint closes, and
+// cancels (FI_ECANCELED) what it will not take.
+func (e *endpoint) closeHeld() {
+	if !e.f.holding.Load() {
+		e.mu.Lock()
+		e.f.closed = true
+		e.mu.Unlock()
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.f.closed = true
+	if e.f.timer != nil {
+		e.f.timer.Stop()
+	}
+	for _, o := range e.f.held {
+		o.due, o.reorder = time.Time{}, false
+	}
+	e.releaseLocked(time.Now(), true)
+	for _, o := range e.f.held {
+		e.failHeld(o, provider.ECANCELED)
+	}
+	e.f.held = nil
+	e.f.holding.Store(false)
+}
+
+// cancelHeld cancels a held transmit with context ctx (fi_cancel).
+func (e *endpoint) cancelHeld(ctx any) bool {
+	if !e.f.holding.Load() {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, o := range e.f.held {
+		if sameCtx(o.ctx(), ctx) {
+			e.failHeld(o, provider.ECANCELED)
+			e.f.held = append(e.f.held[:i], e.f.held[i+1:]...)
+			if len(e.f.held) == 0 {
+				e.f.held = nil
+				e.f.holding.Store(false)
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// sameCtx compares two contexts without panicking on incomparable types.
+func sameCtx(a, b any) (eq bool) {
+	defer func() {
+		if recover() != nil {
+			eq = false
+		}
+	}()
+	return a == b
 }

@@ -24,23 +24,31 @@ type node struct {
 // that know each other. Everything is closed when the test ends.
 func pair(t *testing.T, prov string, ept fabric.EPType, caps fabric.Caps, cfg *chaos.Config) (*chaos.Hook, *node, *node) {
 	t.Helper()
-	return pairWith(t, prov, ept, caps, func(info *fabric.Info) (*fabric.Fabric, *chaos.Hook, error) {
+	return pairWith(t, prov, ept, caps, nil, func(info *fabric.Info) (*fabric.Fabric, *chaos.Hook, error) {
 		return chaos.Open(info, cfg)
 	})
+}
+
+// pairThreading is pair over udp with the domain's threading model asked
+// for in the hints.
+func pairThreading(t *testing.T, th fabric.Threading, cfg *chaos.Config) (*chaos.Hook, *node, *node) {
+	t.Helper()
+	return pairWith(t, "udp", fabric.EPDgram, 0, func(h *fabric.Info) { h.DomainAttr.Threading = th },
+		func(info *fabric.Info) (*fabric.Fabric, *chaos.Hook, error) { return chaos.Open(info, cfg) })
 }
 
 // pairEnv is pair with the fabric opened by fabric.Open, hooked as FI_HOOK
 // says (chaos.Env when it names chaos).
 func pairEnv(t *testing.T, prov string, ept fabric.EPType, caps fabric.Caps) (*node, *node) {
 	t.Helper()
-	_, a, b := pairWith(t, prov, ept, caps, func(info *fabric.Info) (*fabric.Fabric, *chaos.Hook, error) {
+	_, a, b := pairWith(t, prov, ept, caps, nil, func(info *fabric.Info) (*fabric.Fabric, *chaos.Hook, error) {
 		f, err := fabric.Open(info)
 		return f, chaos.Env(), err
 	})
 	return a, b
 }
 
-func pairWith(t *testing.T, prov string, ept fabric.EPType, caps fabric.Caps,
+func pairWith(t *testing.T, prov string, ept fabric.EPType, caps fabric.Caps, hmod func(*fabric.Info),
 	open func(*fabric.Info) (*fabric.Fabric, *chaos.Hook, error)) (*chaos.Hook, *node, *node) {
 	t.Helper()
 	h := fabric.AllocInfo()
@@ -48,6 +56,9 @@ func pairWith(t *testing.T, prov string, ept fabric.EPType, caps fabric.Caps,
 	h.EPAttr.Type = ept
 	h.FabricAttr.ProvName = prov
 	h.Mode = fabric.ModeContext | fabric.ModeContext2
+	if hmod != nil {
+		hmod(h)
+	}
 	infos, err := fabric.GetInfo(fabric.APIVersion, "127.0.0.1", "", fabric.FlagSource, h)
 	if err != nil {
 		t.Fatalf("GetInfo(%s): %v", prov, err)
@@ -60,7 +71,7 @@ func pairWith(t *testing.T, prov string, ept fabric.EPType, caps fabric.Caps,
 	var closers []func() error
 	t.Cleanup(func() {
 		for i := len(closers) - 1; i >= 0; i-- {
-			if err := closers[i](); err != nil {
+			if err := closers[i](); err != nil && !errors.Is(err, fabric.ErrClosed) {
 				t.Errorf("close: %v", err)
 			}
 		}

@@ -20,11 +20,13 @@ var opNames = [...]string{opSend: "fi_send", opTSend: "fi_tsend", opRead: "fi_re
 
 // op is one transmit going through submit.
 type op struct {
-	kind  opKind
-	m     provider.Msg       // all but opAtomic
-	a     provider.AtomicMsg // opAtomic
-	start time.Time          // when the application posted it (trace)
-	dup   bool               // post twice (FI_EP_DGRAM)
+	kind    opKind
+	m       provider.Msg       // all but opAtomic
+	a       provider.AtomicMsg // opAtomic
+	start   time.Time          // when the application posted it (trace)
+	dup     bool               // post twice (FI_EP_DGRAM)
+	due     time.Time          // when a held op may be posted
+	reorder bool               // held until another transmit overtook it
 }
 
 func (o *op) ctx() any {
@@ -89,7 +91,7 @@ func (o *op) cntr() int {
 }
 
 // fast reports whether transmits go straight to the core endpoint.
-func (e *endpoint) fast() bool { return !e.st.slow }
+func (e *endpoint) fast() bool { return !e.st.slow && !e.f.holding.Load() }
 
 // submit is the slow path of every transmit: faults, then the core
 // endpoint, traced.
