@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -170,14 +171,22 @@ func envConfig() (Config, error) {
 }
 
 // Hook is the chaos hook (a provider.Hook): pass it to fabric.OpenHooked,
-// or let FI_HOOK=chaos install the one registered under Name (Env). It is
-// safe for concurrent use.
+// or let FI_HOOK=chaos install the one registered under Name (Env). Its
+// controls (Kill, Partition, Heal) and counters (Stats) apply to every
+// endpoint opened under it. It is safe for concurrent use.
 type Hook struct {
 	cfg    *Config // nil: read from the environment at each Fabric
 	nextEP atomic.Uint64
 
+	// ctl is set once Kill or Partition has been called: every endpoint
+	// then checks destinations on each transmit.
+	ctl    atomic.Bool
+	mu     sync.Mutex
+	killed map[string]bool
+	parts  []partition
+
 	stats struct {
-		errors, dropped, dups, delayed, reordered atomic.Uint64
+		errors, dropped, dups, delayed, reordered, cut atomic.Uint64
 	}
 }
 
@@ -203,8 +212,8 @@ var envHook = &Hook{}
 func init() { provider.RegisterHook(envHook) }
 
 // Env returns the hook registered under Name, which FI_HOOK=chaos
-// installs, configured from the environment (EnvTrace ...): its counters
-// are those of every fabric opened through FI_HOOK.
+// installs, configured from the environment (EnvSeed ...): its controls
+// and counters are those of every fabric opened through FI_HOOK.
 func Env() *Hook { return envHook }
 
 // Open opens the fabric of info (from fabric.GetInfo) with a new hook of
@@ -261,13 +270,16 @@ type Stats struct {
 	Duplicated uint64 // datagrams sent twice (Config.Dup)
 	Delayed    uint64 // transmits held for Config.DelayTime
 	Reordered  uint64 // transmits held for another to overtake (Config.Reorder)
+	// Cut counts transmits to or from a killed or partitioned peer:
+	// failed on FI_EP_RDM and FI_EP_MSG (ErrCut), dropped on FI_EP_DGRAM.
+	Cut uint64
 }
 
 // Stats returns the hook's counters.
 func (h *Hook) Stats() Stats {
 	return Stats{Endpoints: h.nextEP.Load(), Errors: h.stats.errors.Load(),
 		Dropped: h.stats.dropped.Load(), Duplicated: h.stats.dups.Load(),
-		Delayed: h.stats.delayed.Load(), Reordered: h.stats.reordered.Load()}
+		Delayed: h.stats.delayed.Load(), Reordered: h.stats.reordered.Load(), Cut: h.stats.cut.Load()}
 }
 
 // state is what the objects of one hooked fabric share.

@@ -36,7 +36,7 @@
 //	FI_CHAOS_DELAY    Config.Delay (FI_CHAOS_DELAY_TIME: Config.DelayTime)
 //	FI_CHAOS_REORDER  Config.Reorder
 //	FI_CHAOS_TRACE    Config.Trace
-//	(none)            Hook.Stats
+//	(none)            Hook.Kill, Hook.Partition, Hook.Heal, Hook.Stats
 //
 // # Transparency
 //
@@ -74,6 +74,16 @@
 //   - Reorder (endpoints without FI_ORDER_SAS in tx_attr.msg_order): the
 //     transmit is held until the endpoint's next transmit has been posted,
 //     which thus overtakes it (or until Config.ReorderTime has passed).
+//   - Kill(addr), Partition(d, addrs...): transmits to a killed peer (and
+//     a killed endpoint's own), or across a partition while it lasts,
+//     complete at once in error, Err ErrCut (FI_EHOSTUNREACH), on
+//     FI_EP_RDM and FI_EP_MSG, and are dropped (they complete successfully
+//     and are not sent) on FI_EP_DGRAM. Heal revives every peer and ends
+//     every partition. A peer is named by its address bytes (Endpoint.Name,
+//     or for a connected FI_EP_MSG endpoint its peer, Endpoint.Peer, which
+//     is its destination). Controls work on a hook without any fault
+//     configured; once one is used, the hook's endpoints check every
+//     transmit's destination.
 //
 // Held transmits are posted by the endpoint's progress (the CQ and
 // counter reads that drive it, and blocking reads such as CQ.SRead, which
@@ -88,7 +98,10 @@
 //
 // Stats counts every fault injected. Receives, and the completions of the
 // operations the core provider ran, are not altered: a fault is injected
-// where the transmitting endpoint is hooked.
+// where the transmitting endpoint is hooked (a kill or partition cuts both
+// directions between two endpoints of one hook; in another process, the
+// peer's own hook must be told). Operations the core provider had started
+// before a kill are left to finish as the core provider finishes them.
 //
 // # Trace
 //

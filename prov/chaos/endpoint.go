@@ -183,7 +183,14 @@ func (e *endpoint) Enable(r *provider.Resources) error {
 	e.mu.Lock()
 	e.res = *r
 	e.mu.Unlock()
-	return e.p.Enable(e.st.resources(e, r))
+	if err := e.p.Enable(e.st.resources(e, r)); err != nil {
+		return err
+	}
+	self, _ := e.p.Name()
+	e.mu.Lock()
+	e.f.self = self
+	e.mu.Unlock()
+	return nil
 }
 
 // Close posts the transmits still held (those the core endpoint refuses

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"log/slog"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
@@ -8,8 +9,15 @@ import (
 	"github.com/gofabric/fabric/provider"
 )
 
-// ErrInjected is the Err of an injected error completion (Config.Error).
-const ErrInjected = provider.EIO
+// Errors of injected faults.
+const (
+	// ErrInjected is the Err of an injected error completion
+	// (Config.Error).
+	ErrInjected = provider.EIO
+	// ErrCut is the Err of the error completion of a transmit to or from
+	// a killed or partitioned peer on FI_EP_RDM and FI_EP_MSG.
+	ErrCut = provider.EHOSTUNREACH
+)
 
 // faults is an endpoint's fault state, under endpoint.mu.
 type faults struct {
@@ -19,6 +27,9 @@ type faults struct {
 	// dupSkip counts send counter increments of duplicates still to be
 	// swallowed (dupCntr).
 	dupSkip atomic.Int32
+
+	self []byte // the endpoint's address, known at Enable
+	peer []byte // FI_EP_MSG: the connected peer's address, once known
 
 	held    []*op       // transmits held (Delay, Reorder, or queued behind those)
 	holding atomic.Bool // len(held) > 0
@@ -49,6 +60,12 @@ func (e *endpoint) inject(o *op) error {
 		return provider.EBADF
 	}
 	h := e.st.hook
+	if h.ctl.Load() && h.cut(e.f.self, e.dest(o)) {
+		if e.epType == provider.EPDgram {
+			return e.completeLocally(o, &h.stats.cut)
+		}
+		return e.completeErr(o, ErrCut, &h.stats.cut)
+	}
 	cfg := &e.st.cfg
 	if e.roll(cfg.Error) {
 		return e.completeErr(o, ErrInjected, &h.stats.errors)
@@ -87,6 +104,21 @@ func (e *endpoint) inject(o *op) error {
 	// What waited to be overtaken has been.
 	e.releaseLocked(now, true)
 	return nil
+}
+
+// dest returns the address bytes of o's destination, or nil when unknown
+// (callers hold mu).
+func (e *endpoint) dest(o *op) []byte {
+	if e.epType == provider.EPMsg {
+		if e.f.peer == nil && e.conn != nil {
+			e.f.peer, _ = e.conn.Peer()
+		}
+		return e.f.peer
+	}
+	if e.res.AV == nil {
+		return nil
+	}
+	return e.res.AV.Lookup(o.addr())
 }
 
 // blockedBehind reports whether a transmit other than one waiting to be
@@ -395,4 +427,81 @@ func sameCtx(a, b any) (eq bool) {
 		}
 	}()
 	return a == b
+}
+
+// ---- controls ----
+
+// partition is one Partition: members cut from the others until until.
+type partition struct {
+	members map[string]bool
+	until   time.Time
+}
+
+// Kill makes the endpoint at address addr (as Name or fi_getname returns
+// it) dead for every endpoint of the hook, from now on: transmits to it
+// complete in error (ErrCut) on FI_EP_RDM and FI_EP_MSG and are dropped
+// on FI_EP_DGRAM, and so are its own transmits if it is an endpoint of
+// the hook. Operations the core provider had already started are left to
+// finish.
+func (h *Hook) Kill(addr []byte) {
+	h.mu.Lock()
+	if h.killed == nil {
+		h.killed = map[string]bool{}
+	}
+	h.killed[string(addr)] = true
+	h.mu.Unlock()
+	h.ctl.Store(true)
+	log.Info(provider.SubsysEPData, "peer killed", slog.String("addr", hexAddr(addr)))
+}
+
+// Partition cuts the endpoints at addrs from every other endpoint for d:
+// until d has passed, a transmit between a member and a non-member
+// completes in error (ErrCut) on FI_EP_RDM and FI_EP_MSG and is dropped on
+// FI_EP_DGRAM; members reach each other, and so do non-members. Only
+// transmits of the hook's endpoints are cut (both sides of a partition are
+// cut when both are endpoints of the hook).
+func (h *Hook) Partition(d time.Duration, addrs ...[]byte) {
+	p := partition{members: map[string]bool{}, until: time.Now().Add(d)}
+	for _, a := range addrs {
+		p.members[string(a)] = true
+	}
+	h.mu.Lock()
+	h.parts = append(h.parts, p)
+	h.mu.Unlock()
+	h.ctl.Store(true)
+	log.Info(provider.SubsysEPData, "partition", slog.Int("members", len(addrs)), slog.Duration("for", d))
+}
+
+// Heal ends every partition and revives every killed peer.
+func (h *Hook) Heal() {
+	h.mu.Lock()
+	h.killed, h.parts = nil, nil
+	h.mu.Unlock()
+}
+
+// cut reports whether a transmit from self to dest is cut by a kill or a
+// partition.
+func (h *Hook) cut(self, dest []byte) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.killed[string(dest)] || h.killed[string(self)] {
+		return true
+	}
+	now := time.Now()
+	live := h.parts[:0]
+	cut := false
+	for _, p := range h.parts {
+		if now.After(p.until) {
+			continue
+		}
+		live = append(live, p)
+		if p.members[string(self)] != p.members[string(dest)] {
+			cut = true
+		}
+	}
+	for i := len(live); i < len(h.parts); i++ {
+		h.parts[i] = partition{}
+	}
+	h.parts = live
+	return cut
 }

@@ -91,7 +91,9 @@ func (o *op) cntr() int {
 }
 
 // fast reports whether transmits go straight to the core endpoint.
-func (e *endpoint) fast() bool { return !e.st.slow && !e.f.holding.Load() }
+func (e *endpoint) fast() bool {
+	return !e.st.slow && !e.st.hook.ctl.Load() && !e.f.holding.Load()
+}
 
 // submit is the slow path of every transmit: faults, then the core
 // endpoint, traced.
