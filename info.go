@@ -381,8 +381,9 @@ func infoCoreEnv() []EnvVar {
 
 // EnvVars returns the environment variables the library reads
 // (fi_getparams): the core library's (FI_LOG_LEVEL, FI_LOG_PROV,
-// FI_LOG_SUBSYS, FI_PROVIDER, FI_HOOK), then those of each registered provider that
-// has any, in registration order.
+// FI_LOG_SUBSYS, FI_PROVIDER, FI_HOOK), then those of each registered
+// provider that has any, in registration order, then those of each
+// registered hook (provider.Hook; Provider is the hook's name).
 func EnvVars() []EnvVar {
 	out := infoCoreEnv()
 	for _, p := range provider.Providers() {
@@ -392,6 +393,15 @@ func EnvVars() []EnvVar {
 		}
 		for _, pv := range pl.Params() {
 			out = append(out, EnvVar{Name: pv.Name, Type: pv.Type, Help: p.Name() + ": " + pv.Help, Provider: p.Name()})
+		}
+	}
+	for _, h := range provider.Hooks() {
+		pl, ok := h.(provider.ParamLister)
+		if !ok {
+			continue
+		}
+		for _, pv := range pl.Params() {
+			out = append(out, EnvVar{Name: pv.Name, Type: pv.Type, Help: h.Name() + ": " + pv.Help, Provider: h.Name()})
 		}
 	}
 	return out

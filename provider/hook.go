@@ -29,6 +29,7 @@ type Hook interface {
 
 var (
 	hookMu     sync.RWMutex
+	hooks      []Hook
 	hookByName = map[string]Hook{}
 )
 
@@ -46,6 +47,7 @@ func RegisterHook(h Hook) {
 		panic("provider: RegisterHook called twice for hook " + name)
 	}
 	hookByName[name] = h
+	hooks = append(hooks, h)
 	coreLog.Info(SubsysCore, "registering hook", slog.String("name", name))
 }
 
@@ -55,4 +57,13 @@ func LookupHook(name string) (Hook, bool) {
 	defer hookMu.RUnlock()
 	h, ok := hookByName[name]
 	return h, ok
+}
+
+// Hooks returns the registered hooks in registration order. A hook that
+// reads environment variables lists them as a provider does
+// (ParamLister).
+func Hooks() []Hook {
+	hookMu.RLock()
+	defer hookMu.RUnlock()
+	return append([]Hook(nil), hooks...)
 }

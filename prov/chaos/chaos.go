@@ -234,6 +234,22 @@ func Open(info *fabric.Info, cfg *Config) (*fabric.Fabric, *Hook, error) {
 	return f, h, nil
 }
 
+var _ provider.ParamLister = (*Hook)(nil)
+
+// Params lists the environment variables the hook reads (fi_info -e).
+func (h *Hook) Params() []provider.Param {
+	return []provider.Param{
+		{Name: EnvSeed, Type: provider.ParamSize, Help: "Seed of the endpoints' random fault streams (default: 0)"},
+		{Name: EnvError, Type: provider.ParamString, Help: "Rate (0 to 1) of transmits failed with an FI_EIO error completion (default: 0)"},
+		{Name: EnvDrop, Type: provider.ParamString, Help: "Rate (0 to 1) of FI_EP_DGRAM sends dropped (default: 0)"},
+		{Name: EnvDup, Type: provider.ParamString, Help: "Rate (0 to 1) of FI_EP_DGRAM sends sent twice (default: 0)"},
+		{Name: EnvDelay, Type: provider.ParamString, Help: "Rate (0 to 1) of transmits delayed (default: 0)"},
+		{Name: EnvDelayTime, Type: provider.ParamString, Help: "How long a transmit is delayed: a duration (2ms) or milliseconds (default: 1ms)"},
+		{Name: EnvReorder, Type: provider.ParamString, Help: "Rate (0 to 1) of transmits overtaken by the next one, without FI_ORDER_SAS (default: 0)"},
+		{Name: EnvTrace, Type: provider.ParamBool, Help: "Log every transmit, connection call and completion at trace level (default: no)"},
+	}
+}
+
 // Name implements provider.Hook.
 func (h *Hook) Name() string { return Name }
 

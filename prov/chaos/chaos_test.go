@@ -106,3 +106,75 @@ func TestEnvConfig(t *testing.T) {
 		t.Fatalf("Dropped grew by %d, want 5", got)
 	}
 }
+
+// TestPassThroughZeroAllocs: with no fault, trace or control, a send and
+// its receive, and an inject, allocate nothing in the hook (the transmit
+// calls go to the core provider's fast paths after one flag check), over
+// udp and shm, whose own paths allocate nothing.
+func TestPassThroughZeroAllocs(t *testing.T) {
+	for _, prov := range []struct {
+		name string
+		ept  fabric.EPType
+	}{{"udp", fabric.EPDgram}, {"shm", fabric.EPRDM}} {
+		_, a, b := pair(t, prov.name, prov.ept, 0, nil)
+		msg := []byte("0123456789abcdef")
+		rbuf := make([]byte, 64)
+		ent := make([]fabric.CQEntry, 4)
+		var ctx any = "r"
+		readOne := func(cq *fabric.CQ) {
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				if n, _ := cq.Read(ent); n > 0 {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("no completion in 10 s")
+				}
+			}
+		}
+		round := func(inject bool) {
+			if err := b.ep.Recv(rbuf, nil, fabric.AddrUnspec, ctx); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			if inject {
+				err = a.ep.Inject(msg, a.peer)
+			} else {
+				err = a.ep.Send(msg, nil, a.peer, nil)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			readOne(b.rxcq)
+			if !inject {
+				readOne(a.txcq)
+			}
+		}
+		for _, inject := range []bool{false, true} {
+			round(inject)
+			if n := testing.AllocsPerRun(200, func() { round(inject) }); n != 0 {
+				t.Errorf("%s inject=%v: %.1f allocs per round trip, want 0", prov.name, inject, n)
+			}
+		}
+	}
+}
+
+// TestEnvVarsListed: fabric.EnvVars (fi_info -e) lists every variable the
+// hook reads, as the hook's.
+func TestEnvVarsListed(t *testing.T) {
+	listed := map[string]bool{}
+	for _, v := range fabric.EnvVars() {
+		if v.Provider == chaos.Name {
+			listed[v.Name] = true
+		}
+	}
+	for _, name := range []string{chaos.EnvSeed, chaos.EnvError, chaos.EnvDrop, chaos.EnvDup, chaos.EnvDelay,
+		chaos.EnvDelayTime, chaos.EnvReorder, chaos.EnvTrace} {
+		if !listed[name] {
+			t.Errorf("%s not listed", name)
+		}
+	}
+	if len(listed) != 8 {
+		t.Errorf("%d variables listed for chaos, want 8", len(listed))
+	}
+}
