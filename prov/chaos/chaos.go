@@ -178,12 +178,15 @@ type Hook struct {
 	cfg    *Config // nil: read from the environment at each Fabric
 	nextEP atomic.Uint64
 
-	// ctl is set once Kill or Partition has been called: every endpoint
-	// then checks destinations on each transmit.
-	ctl    atomic.Bool
-	mu     sync.Mutex
-	killed map[string]bool
-	parts  []partition
+	// ctl is set once Kill, Partition or Configure has been called:
+	// every endpoint then takes the slow path, checking destinations and
+	// its configuration on each transmit.
+	ctl     atomic.Bool
+	mu      sync.Mutex
+	killed  map[string]bool
+	parts   []partition
+	conf    map[string]*Config // Configure, by endpoint address
+	confGen atomic.Uint64
 
 	stats struct {
 		errors, dropped, dups, delayed, reordered, cut atomic.Uint64

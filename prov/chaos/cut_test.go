@@ -269,3 +269,49 @@ func TestFaultErrorMSG(t *testing.T) {
 		t.Fatalf("Stats().Errors = %d", st.Errors)
 	}
 }
+
+// TestConfigure: faults set for one endpoint's address apply to its
+// transmits only (the hook has none of its own), nil takes them back,
+// and an invalid configuration is FI_EINVAL.
+func TestConfigure(t *testing.T) {
+	h, a, b := pair(t, "udp", fabric.EPDgram, 0, nil)
+	if err := h.Configure(a.name, &chaos.Config{Drop: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err, ok := sendOne(t, a, b, 0, 50*time.Millisecond); err != nil || ok {
+		t.Fatalf("a's send with Drop 1: %v, arrived %v", err, ok)
+	}
+	if err, ok := sendOne(t, b, a, 1, 5*time.Second); err != nil || !ok {
+		t.Fatalf("b's send: %v, arrived %v", err, ok)
+	}
+	if err := h.Configure(a.name, &chaos.Config{Dup: 1}); err != nil {
+		t.Fatal(err)
+	}
+	bufs := [][]byte{make([]byte, 64), make([]byte, 64)}
+	for j, buf := range bufs {
+		if err := b.ep.Recv(buf, nil, fabric.AddrUnspec, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.ep.Send(payload(0), nil, a.peer, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := received(t, b, bufs, 2); !equal(got, []int{0, 0}) {
+		t.Fatalf("a's send with Dup 1 arrived as %v", got)
+	}
+	if tx := drain(t, a.txcq, 2, 50*time.Millisecond); len(tx.ok) != 1 {
+		t.Fatalf("%d completions for one duplicated send", len(tx.ok))
+	}
+	if err := h.Configure(a.name, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err, ok := sendOne(t, a, b, 2, 5*time.Second); err != nil || !ok {
+		t.Fatalf("a's send after Configure(nil): %v, arrived %v", err, ok)
+	}
+	if err := h.Configure(a.name, &chaos.Config{Delay: 2}); !errors.Is(err, fabric.ErrInval) {
+		t.Fatalf("Configure with Delay 2: %v", err)
+	}
+	if s := h.Stats(); s.Dropped != 1 || s.Duplicated != 1 {
+		t.Fatalf("%+v", s)
+	}
+}

@@ -36,7 +36,7 @@
 //	FI_CHAOS_DELAY    Config.Delay (FI_CHAOS_DELAY_TIME: Config.DelayTime)
 //	FI_CHAOS_REORDER  Config.Reorder
 //	FI_CHAOS_TRACE    Config.Trace
-//	(none)            Hook.Kill, Hook.Partition, Hook.Heal, Hook.Stats
+//	(none)            Hook.Configure, Hook.Kill, Hook.Partition, Hook.Heal, Hook.Stats
 //
 // # Transparency
 //
@@ -53,7 +53,9 @@
 // Faults act on the transmits of the hook's endpoints (send, tagged send,
 // inject, RMA read and write, atomics), drawn per endpoint from a random
 // stream seeded with Config.Seed (see Config), and keep the promises of the
-// endpoint type:
+// endpoint type. The fabric's Config applies to all its endpoints;
+// Hook.Configure gives one endpoint (by address) faults of its own, at
+// any time. The faults:
 //
 //   - Error (all types): the transmit is not started and completes with an
 //     error completion, Err ErrInjected (FI_EIO), as fi_cq(3) defines

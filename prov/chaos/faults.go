@@ -31,6 +31,9 @@ type faults struct {
 	self []byte // the endpoint's address, known at Enable
 	peer []byte // FI_EP_MSG: the connected peer's address, once known
 
+	cfg *Config // the faults in force: the fabric's, or Hook.Configure's
+	gen uint64  // Hook.Configure generation cfg was taken at
+
 	held    []*op       // transmits held (Delay, Reorder, or queued behind those)
 	holding atomic.Bool // len(held) > 0
 	timer   *time.Timer
@@ -39,11 +42,26 @@ type faults struct {
 
 func (f *faults) init(st *state, id uint64, info *provider.Info) {
 	f.rng = rand.New(rand.NewPCG(st.cfg.Seed, id))
+	f.cfg = &st.cfg
 	f.rm, f.timers = true, true
 	if info != nil && info.DomainAttr != nil {
 		f.rm = info.DomainAttr.ResourceMgmt != provider.RMDisabled
 		f.timers = info.DomainAttr.Threading == provider.ThreadSafe || info.DomainAttr.Threading == 0
 	}
+}
+
+// config returns the faults in force for the endpoint (callers hold mu):
+// those Hook.Configure set for its address, else the fabric's.
+func (e *endpoint) config() *Config {
+	h := e.st.hook
+	if g := h.confGen.Load(); g != e.f.gen {
+		e.f.gen = g
+		e.f.cfg = &e.st.cfg
+		if c := h.configured(e.f.self); c != nil {
+			e.f.cfg = c
+		}
+	}
+	return e.f.cfg
 }
 
 // roll draws one fault of the given rate (callers hold mu); a zero rate
@@ -66,7 +84,7 @@ func (e *endpoint) inject(o *op) error {
 		}
 		return e.completeErr(o, ErrCut, &h.stats.cut)
 	}
-	cfg := &e.st.cfg
+	cfg := e.config()
 	if e.roll(cfg.Error) {
 		return e.completeErr(o, ErrInjected, &h.stats.errors)
 	}
@@ -470,6 +488,51 @@ func (h *Hook) Partition(d time.Duration, addrs ...[]byte) {
 	h.mu.Unlock()
 	h.ctl.Store(true)
 	log.Info(provider.SubsysEPData, "partition", slog.Int("members", len(addrs)), slog.Duration("for", d))
+}
+
+// Configure sets the faults of the hook's endpoint at address addr (as
+// Name returns it; every endpoint of the hook with that address) to those
+// of cfg, in place of its fabric's Config, from its next transmit on: the
+// rates, DelayTime and ReorderTime (zero durations take the defaults);
+// Seed and Trace stay the fabric's (the endpoint's random stream goes on).
+// A nil cfg gives the endpoint its fabric's faults back. An invalid cfg
+// (a rate outside 0 to 1, a negative duration) returns an error matching
+// FI_EINVAL and changes nothing.
+func (h *Hook) Configure(addr []byte, cfg *Config) error {
+	var c *Config
+	if cfg != nil {
+		if err := cfg.check(); err != nil {
+			return err
+		}
+		cc := *cfg
+		if cc.DelayTime == 0 {
+			cc.DelayTime = DefaultDelayTime
+		}
+		if cc.ReorderTime == 0 {
+			cc.ReorderTime = DefaultReorderTime
+		}
+		c = &cc
+	}
+	h.mu.Lock()
+	if c == nil {
+		delete(h.conf, string(addr))
+	} else {
+		if h.conf == nil {
+			h.conf = map[string]*Config{}
+		}
+		h.conf[string(addr)] = c
+	}
+	h.mu.Unlock()
+	h.confGen.Add(1)
+	h.ctl.Store(true)
+	return nil
+}
+
+// configured returns the faults Configure set for addr, or nil.
+func (h *Hook) configured(addr []byte) *Config {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.conf[string(addr)]
 }
 
 // Heal ends every partition and revives every killed peer.

@@ -131,7 +131,8 @@ func (st *state) resources(e *endpoint, r *provider.Resources) *provider.Resourc
 	if r.EQ != nil {
 		c.EQ = eqWriter{w: r.EQ, from: e.p, to: e.self}
 	}
-	if st.cfg.Dup > 0 && e.epType == provider.EPDgram && r.Cntrs[provider.CntrSend] != nil {
+	if e.epType == provider.EPDgram && r.Cntrs[provider.CntrSend] != nil {
+		// Dup may also be set later (Hook.Configure).
 		c.Cntrs[provider.CntrSend] = dupCntr{c: r.Cntrs[provider.CntrSend], e: e}
 	}
 	if st.trace {
