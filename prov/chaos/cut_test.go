@@ -315,3 +315,21 @@ func TestConfigure(t *testing.T) {
 		t.Fatalf("%+v", s)
 	}
 }
+
+// TestKillHeld: a transmit held (Delay) when its destination is killed
+// fails with ErrCut when it falls due, instead of being sent.
+func TestKillHeld(t *testing.T) {
+	h, a, b := pair(t, "tcp", fabric.EPRDM, 0, &chaos.Config{Delay: 1, DelayTime: 30 * time.Millisecond})
+	bufs := sendAll(t, a, b, 2)
+	h.Kill(b.name)
+	tx := drain(t, a.txcq, 2, 5*time.Second)
+	if len(tx.errs) != 2 || !errors.Is(tx.errs[0].Err, chaos.ErrCut) || !errors.Is(tx.errs[1].Err, chaos.ErrCut) {
+		t.Fatalf("held sends to a peer killed meanwhile: %+v", tx)
+	}
+	if rx := drain(t, b.rxcq, 1, 50*time.Millisecond); len(rx.ok) != 0 {
+		t.Fatalf("a held send reached the killed peer: %v", payloadOf(bufs[0]))
+	}
+	if s := h.Stats(); s.Cut != 2 || s.Delayed != 2 {
+		t.Fatalf("%+v", s)
+	}
+}

@@ -352,7 +352,17 @@ func (e *endpoint) releaseLocked(now time.Time, overtaken bool) {
 		if o.due.After(now) && !(o.reorder && overtaken) {
 			break
 		}
-		err := e.post(o)
+		var err error
+		if h := e.st.hook; h.ctl.Load() && h.cut(e.f.self, e.dest(o)) {
+			// Killed or partitioned while it was held.
+			if e.epType == provider.EPDgram {
+				err = e.completeLocally(o, &h.stats.cut)
+			} else {
+				err = e.completeErr(o, ErrCut, &h.stats.cut)
+			}
+		} else {
+			err = e.post(o)
+		}
 		if err == provider.EAGAIN {
 			break // retried at the next progress
 		}
