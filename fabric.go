@@ -32,8 +32,8 @@ func Open(info *Info) (*Fabric, error) {
 // list, read on each call: "chaos") are installed over the fabric, the
 // first named innermost, as libfabric installs its hooking providers
 // (fabric(7) FI_HOOK): each sees the calls made on the fabric and on every
-// object opened from it. A name that no registered hook has is ignored
-// (and warned about), as libfabric ignores it. The fabric keeps the core
+// object opened from it. A name that no registered hook has is ignored, as
+// libfabric ignores it (and logged at info). The fabric keeps the core
 // provider's name. See provider.Hook.
 func OpenFabric(attr *FabricAttr) (*Fabric, error) {
 	return openFabric(attr, envHooks())
@@ -73,7 +73,9 @@ func envHooks() []provider.Hook {
 		}
 		h, ok := provider.LookupHook(name)
 		if !ok {
-			infoLogger("core").Warn(provider.SubsysCore, "no hook of that name in "+infoEnvHook, slog.String("hook", name))
+			// Info, not warn: under the C plugin FI_HOOK may name one
+			// of the C library's hooks, which the C core installs.
+			infoLogger("core").Info(provider.SubsysCore, "no hook of that name in "+infoEnvHook+", ignored", slog.String("hook", name))
 			continue
 		}
 		hooks = append(hooks, h)

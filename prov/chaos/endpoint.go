@@ -33,7 +33,6 @@ type endpoint struct {
 	mu  sync.Mutex
 	res provider.Resources // as the root gave them at Enable
 	f   faults             // fault state (faults.go), under mu
-
 }
 
 var (
