@@ -79,7 +79,7 @@ type Config struct {
 	// ReorderTime bounds how long a reordered transmit waits for one to
 	// overtake it (default DefaultReorderTime).
 	ReorderTime time.Duration
-	// Trace logs every transmit, connection call and completion of the
+	// Trace logs every transmit, endpoint control call and completion of the
 	// hook's endpoints through the library's logging (see the package
 	// doc).
 	Trace bool
@@ -249,7 +249,7 @@ func (h *Hook) Params() []provider.Param {
 		{Name: EnvDelay, Type: provider.ParamString, Help: "Rate (0 to 1) of transmits delayed (default: 0)"},
 		{Name: EnvDelayTime, Type: provider.ParamString, Help: "How long a transmit is delayed: a duration (2ms) or milliseconds (default: 1ms)"},
 		{Name: EnvReorder, Type: provider.ParamString, Help: "Rate (0 to 1) of transmits overtaken by the next one, without FI_ORDER_SAS (default: 0)"},
-		{Name: EnvTrace, Type: provider.ParamBool, Help: "Log every transmit, connection call and completion at trace level (default: no)"},
+		{Name: EnvTrace, Type: provider.ParamBool, Help: "Log every transmit, endpoint control call and completion at trace level (default: no)"},
 	}
 }
 

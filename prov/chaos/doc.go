@@ -117,8 +117,9 @@
 //     destination fi_addr, flags, length (or atomic kind, op and count),
 //     tag, context, the error number returned (err=, 0 for success) and
 //     the time the call took (dur=);
-//   - each connection call (ep_ctrl: fi_connect, fi_accept, fi_shutdown)
-//     with its result;
+//   - each control call of an endpoint (ep_ctrl: fi_enable, with the
+//     endpoint's address, fi_connect, with the peer's, fi_accept,
+//     fi_shutdown, fi_cancel, fi_close) with its result;
 //   - each completion written to the endpoint's CQs (cq; "completion" or
 //     "error completion"), with the CQ (cq=tx or rx), flags, length, tag,
 //     source, context, error, and whether room had been reserved for it.

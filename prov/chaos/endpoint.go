@@ -183,12 +183,14 @@ func (e *endpoint) Enable(r *provider.Resources) error {
 	e.res = *r
 	e.mu.Unlock()
 	if err := e.p.Enable(e.st.resources(e, r)); err != nil {
+		e.st.traceCall(e, "fi_enable", nil, err)
 		return err
 	}
 	self, _ := e.p.Name()
 	e.mu.Lock()
 	e.f.self = self
 	e.mu.Unlock()
+	e.st.traceCall(e, "fi_enable", self, nil)
 	return nil
 }
 
@@ -197,17 +199,21 @@ func (e *endpoint) Enable(r *provider.Resources) error {
 // then refuses transmits (EBADF), as the core endpoint does.
 func (e *endpoint) Close() error {
 	e.closeHeld()
-	return e.p.Close()
+	err := e.p.Close()
+	e.st.traceCall(e, "fi_close", nil, err)
+	return err
 }
 
 func (e *endpoint) Name() ([]byte, error) { return e.p.Name() }
 
 // Cancel cancels a held transmit (FI_ECANCELED) or asks the core endpoint.
 func (e *endpoint) Cancel(ctx any) error {
-	if e.cancelHeld(ctx) {
-		return nil
+	var err error
+	if !e.cancelHeld(ctx) {
+		err = e.p.Cancel(ctx)
 	}
-	return e.p.Cancel(ctx)
+	e.st.traceCall(e, "fi_cancel", nil, err)
+	return err
 }
 
 // ---- transmits ----

@@ -10,7 +10,7 @@ import (
 
 // Trace mode (Config.Trace, FI_CHAOS_TRACE) logs, as libfabric's trace
 // hook does, every transmit the application posts, every control call of
-// an endpoint (connect, accept, shutdown) and every completion the
+// an endpoint (enable, connect, accept, shutdown, cancel, close) and every completion the
 // endpoint's CQs receive, through the library's logging (provider.Logger:
 // slog, under FI_LOG_LEVEL, FI_LOG_PROV=chaos and FI_LOG_SUBSYS), at
 // libfabric's trace level (FI_LOG_LEVEL=trace). Each record carries the

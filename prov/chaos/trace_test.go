@@ -111,6 +111,11 @@ func TestTrace(t *testing.T) {
 			t.Fatalf("fi_send record %d: %+v", i, r)
 		}
 	}
+	for _, ep := range []string{"0", "1"} {
+		if got := c.matching("fi_enable", map[string]string{"ep": ep, "err": "0", "subsys": "ep_ctrl"}); len(got) != 1 || got[0].attrs["addr"] == "" {
+			t.Fatalf("fi_enable records of ep %s: %+v", ep, got)
+		}
+	}
 	tx := c.matching("completion", map[string]string{"ep": "0", "cq": "tx", "subsys": "cq"})
 	rx := c.matching("completion", map[string]string{"ep": "1", "cq": "rx", "len": "5", "subsys": "cq"})
 	if len(tx) != n || len(rx) != n {
