@@ -145,3 +145,34 @@ func TestFaultDelayBlockingRead(t *testing.T) {
 func payloadOf(b []byte) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
+
+// TestFaultDelayCopies: a held inject's data, and a held send's vector
+// (not its buffers, which the application owns until the completion), are
+// copied: the application may reuse them once the call returned.
+func TestFaultDelayCopies(t *testing.T) {
+	_, a, b := pair(t, "udp", fabric.EPDgram, 0, &chaos.Config{Delay: 1, DelayTime: 20 * time.Millisecond})
+	bufs := [][]byte{make([]byte, 64), make([]byte, 64)}
+	for j, buf := range bufs {
+		if err := b.ep.Recv(buf, nil, fabric.AddrUnspec, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inj := []byte("inject")
+	if err := a.ep.Inject(inj, a.peer); err != nil {
+		t.Fatal(err)
+	}
+	copy(inj, "XXXXXX")
+	iov := [][]byte{[]byte("vec"), []byte("tor")}
+	if err := a.ep.SendV(iov, nil, a.peer, "v"); err != nil {
+		t.Fatal(err)
+	}
+	iov[0] = []byte("###")
+	rx := drain(t, b.rxcq, 2, 5*time.Second)
+	if len(rx.ok) != 2 {
+		t.Fatalf("%+v", rx)
+	}
+	got := []string{string(bufs[0][:rx.ok[0].Len]), string(bufs[1][:rx.ok[1].Len])}
+	if got[0] != "inject" || got[1] != "vector" {
+		t.Fatalf("received %q, want [inject vector]", got)
+	}
+}

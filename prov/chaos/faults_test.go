@@ -320,3 +320,42 @@ func TestFaultLossOnlyOnDgram(t *testing.T) {
 		})
 	}
 }
+
+// TestFaultErrorRMAAtomic: injected errors on RMA and atomics complete
+// with the flags of the operation (FI_RMA|FI_WRITE, FI_RMA|FI_READ,
+// FI_ATOMIC|FI_WRITE, FI_ATOMIC|FI_READ for a fetching atomic) and bump
+// the error value of the write or read counter; the target is never
+// reached (no region is even registered).
+func TestFaultErrorRMAAtomic(t *testing.T) {
+	for _, prov := range []string{"tcp", "shm"} {
+		t.Run(prov, func(t *testing.T) {
+			_, a, _ := pair(t, prov, fabric.EPRDM, fabric.CapRMA|fabric.CapAtomic, &chaos.Config{Error: 1})
+			buf, res := make([]byte, 8), make([]byte, 8)
+			for i, err := range []error{
+				a.ep.RMAWrite(buf, nil, a.peer, 0, 1, 0),
+				a.ep.RMARead(buf, nil, a.peer, 0, 1, 1),
+				a.ep.Atomic(buf, nil, a.peer, 0, 1, fabric.DatatypeUint64, fabric.AtomicSum, 2),
+				a.ep.FetchAtomic(buf, nil, res, nil, a.peer, 0, 1, fabric.DatatypeUint64, fabric.AtomicSum, 3),
+			} {
+				if err != nil {
+					t.Fatalf("operation %d: %v", i, err)
+				}
+			}
+			tx := drain(t, a.txcq, 4, 5*time.Second)
+			want := []fabric.Flags{fabric.FlagRMA | fabric.FlagWrite, fabric.FlagRMA | fabric.FlagRead,
+				fabric.FlagAtomic | fabric.FlagWrite, fabric.FlagAtomic | fabric.FlagRead}
+			if len(tx.errs) != 4 || len(tx.ok) != 0 {
+				t.Fatalf("%+v", tx)
+			}
+			for i, e := range tx.errs {
+				if e.OpContext != i || e.Flags != want[i] || !errors.Is(e.Err, chaos.ErrInjected) {
+					t.Fatalf("error completion %d: %+v, want flags %v", i, e, want[i])
+				}
+			}
+			// One counter counts sends, reads and writes here.
+			if _, e := cntr(t, a.tx); e != 4 {
+				t.Fatalf("counter errors %d, want 4", e)
+			}
+		})
+	}
+}
