@@ -6,8 +6,13 @@ import (
 	"time"
 
 	fabric "github.com/gofabric/fabric"
+	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/prov/chaos"
 )
+
+// TestMain fails the run when the tests leave goroutines (a timer of a
+// held transmit, a core provider's) or descriptors behind.
+func TestMain(m *testing.M) { testutil.Main(m) }
 
 // node is one endpoint of a test, with its own CQs and counters, and the
 // fi_addr of the other node of its pair.
