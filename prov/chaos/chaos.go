@@ -176,6 +176,7 @@ func envConfig() (Config, error) {
 // endpoint opened under it. It is safe for concurrent use.
 type Hook struct {
 	cfg    *Config // nil: read from the environment at each Fabric
+	cfgErr error   // cfg is invalid (New)
 	nextEP atomic.Uint64
 
 	// ctl is set once Kill, Partition or Configure has been called:
@@ -196,17 +197,15 @@ type Hook struct {
 var _ provider.Hook = (*Hook)(nil)
 
 // New returns a hook with configuration cfg (copied; nil is the zero
-// Config, transparent). It panics on an invalid cfg (a rate outside 0 to
-// 1), a programming error; Open returns an error instead.
+// Config, transparent). With an invalid cfg (a rate outside 0 to 1, a
+// negative duration) every fabric open through the hook fails with an
+// error matching FI_EINVAL (Open reports it before opening anything).
 func New(cfg *Config) *Hook {
 	var c Config
 	if cfg != nil {
 		c = *cfg
 	}
-	if err := c.check(); err != nil {
-		panic(err.Error())
-	}
-	return &Hook{cfg: &c}
+	return &Hook{cfg: &c, cfgErr: c.check()}
 }
 
 // envHook is the hook FI_HOOK=chaos installs.
@@ -259,6 +258,9 @@ func (h *Hook) Name() string { return Name }
 // Fabric implements provider.Hook: the hooked fabric over f.
 func (h *Hook) Fabric(attr *provider.FabricAttr, p provider.Provider, f provider.Fabric) (provider.Fabric, error) {
 	var c Config
+	if h.cfgErr != nil {
+		return nil, h.cfgErr
+	}
 	if h.cfg != nil {
 		c = *h.cfg
 	} else {

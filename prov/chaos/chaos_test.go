@@ -44,8 +44,9 @@ func TestGoAPIPassThrough(t *testing.T) {
 	}
 }
 
-// TestConfigInvalid: a rate outside 0 to 1 is FI_EINVAL from Open and
-// from fabric.Open under FI_HOOK=chaos (FI_CHAOS_*), a panic from New.
+// TestConfigInvalid: a rate outside 0 to 1 is FI_EINVAL from Open, from
+// fabric.OpenHooked with New's hook, and from fabric.Open under
+// FI_HOOK=chaos (FI_CHAOS_*).
 func TestConfigInvalid(t *testing.T) {
 	h := fabric.AllocInfo()
 	h.EPAttr.Type = fabric.EPDgram
@@ -58,17 +59,15 @@ func TestConfigInvalid(t *testing.T) {
 		if _, _, err := chaos.Open(infos[0], &chaos.Config{Error: r}); !errors.Is(err, fabric.ErrInval) {
 			t.Fatalf("Open with Error %v: %v", r, err)
 		}
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Fatalf("New with Error %v did not panic", r)
-				}
-			}()
-			chaos.New(&chaos.Config{Error: r})
-		}()
+		if _, err := fabric.OpenHooked(infos[0], chaos.New(&chaos.Config{Error: r})); !errors.Is(err, fabric.ErrInval) {
+			t.Fatalf("OpenHooked with New(Error %v): %v", r, err)
+		}
+	}
+	if _, _, err := chaos.Open(infos[0], &chaos.Config{DelayTime: -time.Millisecond}); !errors.Is(err, fabric.ErrInval) {
+		t.Fatalf("Open with a negative DelayTime: %v", err)
 	}
 	t.Setenv("FI_HOOK", chaos.Name)
-	for _, env := range [][2]string{{chaos.EnvError, "2"}, {chaos.EnvError, "x"}, {chaos.EnvSeed, "-1"}, {chaos.EnvDrop, "1.1"}, {chaos.EnvDup, "1e3"}} {
+	for _, env := range [][2]string{{chaos.EnvError, "2"}, {chaos.EnvError, "x"}, {chaos.EnvSeed, "-1"}, {chaos.EnvDrop, "1.1"}, {chaos.EnvDup, "1e3"}, {chaos.EnvDelayTime, "-2ms"}, {chaos.EnvDelayTime, "soon"}} {
 		t.Run(env[0]+"="+env[1], func(t *testing.T) {
 			t.Setenv(env[0], env[1])
 			if f, err := fabric.Open(infos[0]); !errors.Is(err, fabric.ErrInval) {
