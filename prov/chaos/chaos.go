@@ -258,6 +258,9 @@ func (h *Hook) Name() string { return Name }
 // Fabric implements provider.Hook: the hooked fabric over f.
 func (h *Hook) Fabric(attr *provider.FabricAttr, p provider.Provider, f provider.Fabric) (provider.Fabric, error) {
 	var c Config
+	if h == nil {
+		return nil, provider.EINVAL
+	}
 	if h.cfgErr != nil {
 		return nil, h.cfgErr
 	}
@@ -296,8 +299,11 @@ type Stats struct {
 	Cut uint64
 }
 
-// Stats returns the hook's counters.
+// Stats returns the hook's counters (zero for a nil hook).
 func (h *Hook) Stats() Stats {
+	if h == nil {
+		return Stats{}
+	}
 	return Stats{Endpoints: h.nextEP.Load(), Errors: h.stats.errors.Load(),
 		Dropped: h.stats.dropped.Load(), Duplicated: h.stats.dups.Load(),
 		Delayed: h.stats.delayed.Load(), Reordered: h.stats.reordered.Load(), Cut: h.stats.cut.Load()}

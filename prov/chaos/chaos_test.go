@@ -177,3 +177,22 @@ func TestEnvVarsListed(t *testing.T) {
 		t.Errorf("%d variables listed for chaos, want 8", len(listed))
 	}
 }
+
+// TestNilHook: a nil *Hook is refused (FI_EINVAL), never a panic.
+func TestNilHook(t *testing.T) {
+	var h *chaos.Hook
+	h.Kill([]byte{1})
+	h.Partition(time.Second, []byte{1})
+	h.Heal()
+	if err := h.Configure([]byte{1}, nil); !errors.Is(err, fabric.ErrInval) {
+		t.Fatalf("Configure on a nil hook: %v", err)
+	}
+	if s := h.Stats(); s != (chaos.Stats{}) {
+		t.Fatalf("Stats of a nil hook: %+v", s)
+	}
+	info := fabric.AllocInfo()
+	info.FabricAttr.ProvName = "udp"
+	if _, err := fabric.OpenHooked(info, h); !errors.Is(err, fabric.ErrInval) {
+		t.Fatalf("OpenHooked with a nil *Hook: %v", err)
+	}
+}

@@ -472,6 +472,9 @@ type partition struct {
 // the hook. Operations the core provider had already started are left to
 // finish.
 func (h *Hook) Kill(addr []byte) {
+	if h == nil {
+		return
+	}
 	h.mu.Lock()
 	if h.killed == nil {
 		h.killed = map[string]bool{}
@@ -489,6 +492,9 @@ func (h *Hook) Kill(addr []byte) {
 // transmits of the hook's endpoints are cut (both sides of a partition are
 // cut when both are endpoints of the hook).
 func (h *Hook) Partition(d time.Duration, addrs ...[]byte) {
+	if h == nil {
+		return
+	}
 	p := partition{members: map[string]bool{}, until: time.Now().Add(d)}
 	for _, a := range addrs {
 		p.members[string(a)] = true
@@ -509,6 +515,9 @@ func (h *Hook) Partition(d time.Duration, addrs ...[]byte) {
 // (a rate outside 0 to 1, a negative duration) returns an error matching
 // FI_EINVAL and changes nothing.
 func (h *Hook) Configure(addr []byte, cfg *Config) error {
+	if h == nil {
+		return provider.EINVAL
+	}
 	var c *Config
 	if cfg != nil {
 		if err := cfg.check(); err != nil {
@@ -546,7 +555,13 @@ func (h *Hook) configured(addr []byte) *Config {
 }
 
 // Heal ends every partition and revives every killed peer.
+//
+// Kill, Partition and Heal do nothing on a nil hook, and Configure
+// returns FI_EINVAL.
 func (h *Hook) Heal() {
+	if h == nil {
+		return
+	}
 	h.mu.Lock()
 	h.killed, h.parts = nil, nil
 	h.mu.Unlock()
