@@ -14,8 +14,8 @@
 //   - the environment: FI_HOOK=chaos with the usual provider selection
 //     (FI_PROVIDER=tcp, or hints naming the provider), configured by the
 //     FI_CHAOS_* variables (EnvSeed, EnvError, EnvDrop, EnvDup, EnvDelay,
-//     EnvDelayTime, EnvReorder, EnvTrace), read at each
-//     fabric.Open; Env returns that hook, for its counters:
+//     EnvDelayTime, EnvReorder, EnvTrace), read at each fabric.Open; Env
+//     returns that hook, for its controls and counters:
 //
 //     FI_HOOK=chaos FI_CHAOS_TRACE=1 FI_LOG_LEVEL=trace FI_PROVIDER=udp ./app
 //
@@ -34,19 +34,21 @@
 //	FI_CHAOS_DROP     Config.Drop
 //	FI_CHAOS_DUP      Config.Dup
 //	FI_CHAOS_DELAY    Config.Delay (FI_CHAOS_DELAY_TIME: Config.DelayTime)
-//	FI_CHAOS_REORDER  Config.Reorder
+//	FI_CHAOS_REORDER  Config.Reorder (Config.ReorderTime has no variable: DefaultReorderTime)
 //	FI_CHAOS_TRACE    Config.Trace
 //	(none)            Hook.Configure, Hook.Kill, Hook.Partition, Hook.Heal, Hook.Stats
 //
 // # Transparency
 //
 // With the zero Config every call is forwarded unchanged (the transmit
-// calls after one flag check) and the root
-// package sees the core provider's objects with the same optional
-// operations: the conformance suite passes over udp, tcp (FI_EP_MSG and
-// FI_EP_RDM) and shm through chaos (conformance_test.go). Events the core
-// objects report about themselves reach the event queue as about the
-// hooked objects.
+// calls after two atomic loads, allocating nothing: TestPassThroughZeroAllocs)
+// and the root package sees the core provider's objects with the same
+// optional operations: the conformance suite passes over udp, tcp
+// (FI_EP_MSG and FI_EP_RDM) and shm through chaos (conformance_test.go).
+// Events the core objects report about themselves reach the event queue
+// as about the hooked objects. (The send counter of a datagram endpoint
+// is wrapped, to keep duplicates uncounted should Hook.Configure turn Dup
+// on later: one more atomic load per increment.)
 //
 // # Faults
 //
@@ -131,7 +133,7 @@
 // a CQ with resource management keeps) and the datagram receive fast path
 // of udp is not taken.
 //
-// The package imports only the root package, peer and provider (the
+// The package imports only the root package and provider (the
 // architecture test, internal/archtest, enforces it): it wraps the core
 // provider's objects through the provider SPI (provider.Hook).
 package chaos
