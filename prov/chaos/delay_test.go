@@ -176,3 +176,43 @@ func TestFaultDelayCopies(t *testing.T) {
 		t.Fatalf("received %q, want [inject vector]", got)
 	}
 }
+
+// TestFaultDelayKeepsRoom: under resource management a held transmit
+// keeps room for its completion in the transmit CQ, as the core
+// provider's post would: once the CQ's 256 entries are promised, a post
+// answers FI_EAGAIN; canceling the held transmits writes their
+// FI_ECANCELED entries into that room, one each.
+func TestFaultDelayKeepsRoom(t *testing.T) {
+	_, a, _ := pair(t, "udp", fabric.EPDgram, 0, &chaos.Config{Delay: 1, DelayTime: time.Hour})
+	posted := 0
+	for i := 0; i < 300; i++ {
+		err := a.ep.Send(payload(i), nil, a.peer, i)
+		if errors.Is(err, fabric.ErrAgain) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		posted++
+	}
+	if posted != 256 {
+		t.Fatalf("%d sends held before FI_EAGAIN, want 256 (the CQ's size)", posted)
+	}
+	for i := 0; i < posted; i++ {
+		if err := a.ep.Cancel(i); err != nil {
+			t.Fatalf("cancel %d: %v", i, err)
+		}
+	}
+	tx := drain(t, a.txcq, posted+1, 200*time.Millisecond)
+	if len(tx.errs) != posted || len(tx.ok) != 0 {
+		t.Fatalf("%d completions, %d errors; want %d FI_ECANCELED", len(tx.ok), len(tx.errs), posted)
+	}
+	for i, e := range tx.errs {
+		if e.OpContext != i || !errors.Is(e.Err, fabric.ErrCanceled) {
+			t.Fatalf("entry %d: %+v", i, e)
+		}
+	}
+	if err := a.ep.Send(payload(0), nil, a.peer, "after"); err != nil {
+		t.Fatalf("send once the room is free again: %v", err)
+	}
+}

@@ -98,7 +98,15 @@
 // its error completion (the application's post had succeeded). Cancel
 // finds held transmits (FI_ECANCELED error completion), and Close posts
 // what is held before it closes the core endpoint (what the core refuses
-// then is canceled). An inject's data is copied when it is held.
+// then is canceled). An inject's data is copied when it is held. Under
+// resource management a held transmit that will complete keeps room for
+// its completion in the transmit CQ (a post without room answers
+// FI_EAGAIN, as the core provider's would). A held transmit's destination
+// fi_addr is resolved when it is posted to the core provider: removing
+// the address from the AV meanwhile changes where it goes. With Delay on
+// (FI_CHAOS_DELAY=0.2) the conformance suite passes over every provider
+// but for its zero-allocation cases (held transmits allocate) and
+// fi_av/remove_reinsert_live_peer over udp (that late resolution).
 //
 // Stats counts every fault injected. Receives, and the completions of the
 // operations the core provider ran, are not altered: a fault is injected

@@ -97,23 +97,27 @@ func (e *endpoint) inject(o *op) error {
 	}
 	now := time.Now()
 	hold := false
+	var fault *atomic.Uint64 // the fault's count, nil for one queued behind
 	switch {
 	case e.roll(cfg.Delay):
 		o.due = now.Add(cfg.DelayTime)
-		h.stats.delayed.Add(1)
-		hold = true
+		hold, fault = true, &h.stats.delayed
 	case !e.ordered && e.roll(cfg.Reorder):
 		o.due = now.Add(cfg.ReorderTime)
 		o.reorder = true
-		h.stats.reordered.Add(1)
-		hold = true
+		hold, fault = true, &h.stats.reordered
 	case e.blockedBehind():
 		// A delayed transmit is held: this one queues behind it.
 		o.due = now
 		hold = true
 	}
 	if hold {
-		e.hold(o)
+		if err := e.hold(o); err != nil {
+			return err
+		}
+		if fault != nil {
+			fault.Add(1)
+		}
 		return nil
 	}
 	if err := e.post(o); err != nil {
@@ -252,8 +256,17 @@ func (e *endpoint) countErr(o *op) {
 
 // hold queues o (callers hold mu). The application may reuse an inject
 // buffer once the call returns, and the vectors of a Msg are the root's:
-// they are copied.
-func (e *endpoint) hold(o *op) {
+// they are copied. Under resource management a held transmit that will
+// write a completion keeps room for it in the transmit CQ while it is
+// held, as the core provider would from its post on: without room, the
+// post answers FI_EAGAIN and nothing is held.
+func (e *endpoint) hold(o *op) error {
+	if r, ok := e.res.TxCQ.(provider.CQReserver); ok && e.f.rm && o.flags()&provider.FlagCompletion != 0 {
+		if !r.Reserve() {
+			return provider.EAGAIN
+		}
+		o.reserved = true
+	}
 	inject := o.flags()&provider.FlagInject != 0
 	if o.kind == opAtomic {
 		o.a.Operand = copyBufs(o.a.Operand, inject)
@@ -284,6 +297,16 @@ func (e *endpoint) hold(o *op) {
 	e.f.held = append(e.f.held, o)
 	e.f.holding.Store(true)
 	e.armTimer()
+	return nil
+}
+
+// unreserve gives back the room a held transmit kept, before it is posted
+// or completed by other means (callers hold mu).
+func (e *endpoint) unreserve(o *op) {
+	if o.reserved {
+		o.reserved = false
+		e.res.TxCQ.(provider.CQReserver).Unreserve()
+	}
 }
 
 func copyBufs(b provider.AtomicBufs, data bool) provider.AtomicBufs {
@@ -353,6 +376,7 @@ func (e *endpoint) releaseLocked(now time.Time, overtaken bool) {
 			break
 		}
 		var err error
+		e.unreserve(o)
 		if h := e.st.hook; h.ctl.Load() && h.cut(e.f.self, e.dest(o)) {
 			// Killed or partitioned while it was held.
 			if e.epType == provider.EPDgram {
@@ -364,7 +388,12 @@ func (e *endpoint) releaseLocked(now time.Time, overtaken bool) {
 			err = e.post(o)
 		}
 		if err == provider.EAGAIN {
-			break // retried at the next progress
+			// Retried at the next progress; the room is kept again
+			// meanwhile, if there is any.
+			if r, ok := e.res.TxCQ.(provider.CQReserver); ok && e.f.rm && o.flags()&provider.FlagCompletion != 0 && r.Reserve() {
+				o.reserved = true
+			}
+			break
 		}
 		if err != nil {
 			// The application's post succeeded: the failure is
@@ -394,8 +423,12 @@ func errnoOf(err error) provider.Errno {
 // management keeps entries beyond its size).
 func (e *endpoint) failHeld(o *op, err provider.Errno) {
 	e.countErr(o)
-	if e.res.TxCQ != nil {
-		_ = e.res.TxCQ.WriteErr(&provider.CQErrEntry{OpContext: o.ctx(), Flags: o.compFlags(), Err: err})
+	ee := provider.CQErrEntry{OpContext: o.ctx(), Flags: o.compFlags(), Err: err}
+	if o.reserved {
+		o.reserved = false
+		_ = e.res.TxCQ.(provider.CQReserver).WriteErrReserved(&ee)
+	} else if e.res.TxCQ != nil {
+		_ = e.res.TxCQ.WriteErr(&ee)
 	}
 	e.st.traceEnd(e, o, err)
 }

@@ -20,13 +20,14 @@ var opNames = [...]string{opSend: "fi_send", opTSend: "fi_tsend", opRead: "fi_re
 
 // op is one transmit going through submit.
 type op struct {
-	kind    opKind
-	m       provider.Msg       // all but opAtomic
-	a       provider.AtomicMsg // opAtomic
-	start   time.Time          // when the application posted it (trace)
-	dup     bool               // post twice (FI_EP_DGRAM)
-	due     time.Time          // when a held op may be posted
-	reorder bool               // held until another transmit overtook it
+	kind     opKind
+	m        provider.Msg       // all but opAtomic
+	a        provider.AtomicMsg // opAtomic
+	start    time.Time          // when the application posted it (trace)
+	dup      bool               // post twice (FI_EP_DGRAM)
+	due      time.Time          // when a held op may be posted
+	reorder  bool               // held until another transmit overtook it
+	reserved bool               // held with room kept in the transmit CQ (hold)
 }
 
 func (o *op) ctx() any {
