@@ -108,14 +108,15 @@ func TestEnvConfig(t *testing.T) {
 
 // TestPassThroughZeroAllocs: with no fault, trace or control, a send and
 // its receive, and an inject, allocate nothing in the hook (the transmit
-// calls go to the core provider's fast paths after one flag check), over
-// udp and shm, whose own paths allocate nothing.
+// calls go to the core provider's fast paths after a few flag checks),
+// over udp and shm, whose own paths allocate nothing; nor once a control
+// is in use and transmits take the slow path.
 func TestPassThroughZeroAllocs(t *testing.T) {
 	for _, prov := range []struct {
 		name string
 		ept  fabric.EPType
 	}{{"udp", fabric.EPDgram}, {"shm", fabric.EPRDM}} {
-		_, a, b := pair(t, prov.name, prov.ept, 0, nil)
+		h, a, b := pair(t, prov.name, prov.ept, 0, nil)
 		msg := []byte("0123456789abcdef")
 		rbuf := make([]byte, 64)
 		ent := make([]fabric.CQEntry, 4)
@@ -153,6 +154,16 @@ func TestPassThroughZeroAllocs(t *testing.T) {
 			round(inject)
 			if n := testing.AllocsPerRun(200, func() { round(inject) }); n != 0 {
 				t.Errorf("%s inject=%v: %.1f allocs per round trip, want 0", prov.name, inject, n)
+			}
+		}
+		// With a control in use every transmit takes the slow path
+		// (destination checked against kills and partitions): still
+		// nothing allocated for a transmit that is not held.
+		h.Kill([]byte("nobody"))
+		for _, inject := range []bool{false, true} {
+			round(inject)
+			if n := testing.AllocsPerRun(200, func() { round(inject) }); n != 0 {
+				t.Errorf("%s inject=%v, slow path: %.1f allocs per round trip, want 0", prov.name, inject, n)
 			}
 		}
 	}

@@ -260,13 +260,17 @@ func (e *endpoint) countErr(o *op) {
 // write a completion keeps room for it in the transmit CQ while it is
 // held, as the core provider would from its post on: without room, the
 // post answers FI_EAGAIN and nothing is held.
-func (e *endpoint) hold(o *op) error {
-	if r, ok := e.res.TxCQ.(provider.CQReserver); ok && e.f.rm && o.flags()&provider.FlagCompletion != 0 {
+func (e *endpoint) hold(posted *op) error {
+	if r, ok := e.res.TxCQ.(provider.CQReserver); ok && e.f.rm && posted.flags()&provider.FlagCompletion != 0 {
 		if !r.Reserve() {
 			return provider.EAGAIN
 		}
-		o.reserved = true
+		posted.reserved = true
 	}
+	// A copy is held: the transmits that are not held stay on their
+	// poster's stack (the slow path allocates only for what it holds).
+	o := new(op)
+	*o = *posted
 	inject := o.flags()&provider.FlagInject != 0
 	if o.kind == opAtomic {
 		o.a.Operand = copyBufs(o.a.Operand, inject)
