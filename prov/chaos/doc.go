@@ -103,10 +103,12 @@
 // its completion in the transmit CQ (a post without room answers
 // FI_EAGAIN, as the core provider's would). A held transmit's destination
 // fi_addr is resolved when it is posted to the core provider: removing
-// the address from the AV meanwhile changes where it goes. With Delay on
-// (FI_CHAOS_DELAY=0.2) the conformance suite passes over every provider
-// but for its zero-allocation cases (held transmits allocate) and
-// fi_av/remove_reinsert_live_peer over udp (that late resolution).
+// the address from the AV meanwhile changes where it goes. The slow path
+// of a transmit that is not held allocates nothing (a held one is copied).
+// With Delay on (FI_CHAOS_DELAY=0.2) the conformance suite passes over
+// every provider but for its zero-allocation cases (held transmits
+// allocate) and fi_av/remove_reinsert_live_peer over udp (that late
+// resolution).
 //
 // Stats counts every fault injected. Receives, and the completions of the
 // operations the core provider ran, are not altered: a fault is injected
