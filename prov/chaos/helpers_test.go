@@ -27,7 +27,7 @@ type node struct {
 // pair opens a fabric of provider prov (connectionless type ept) through a
 // new hook of configuration cfg, and two enabled endpoints of one domain
 // that know each other. Everything is closed when the test ends.
-func pair(t *testing.T, prov string, ept fabric.EPType, caps fabric.Caps, cfg *chaos.Config) (*chaos.Hook, *node, *node) {
+func pair(t testing.TB, prov string, ept fabric.EPType, caps fabric.Caps, cfg *chaos.Config) (*chaos.Hook, *node, *node) {
 	t.Helper()
 	return pairWith(t, prov, ept, caps, nil, func(info *fabric.Info) (*fabric.Fabric, *chaos.Hook, error) {
 		return chaos.Open(info, cfg)
@@ -36,7 +36,7 @@ func pair(t *testing.T, prov string, ept fabric.EPType, caps fabric.Caps, cfg *c
 
 // pairThreading is pair over udp with the domain's threading model asked
 // for in the hints.
-func pairThreading(t *testing.T, th fabric.Threading, cfg *chaos.Config) (*chaos.Hook, *node, *node) {
+func pairThreading(t testing.TB, th fabric.Threading, cfg *chaos.Config) (*chaos.Hook, *node, *node) {
 	t.Helper()
 	return pairWith(t, "udp", fabric.EPDgram, 0, func(h *fabric.Info) { h.DomainAttr.Threading = th },
 		func(info *fabric.Info) (*fabric.Fabric, *chaos.Hook, error) { return chaos.Open(info, cfg) })
@@ -44,7 +44,7 @@ func pairThreading(t *testing.T, th fabric.Threading, cfg *chaos.Config) (*chaos
 
 // pairEnv is pair with the fabric opened by fabric.Open, hooked as FI_HOOK
 // says (chaos.Env when it names chaos).
-func pairEnv(t *testing.T, prov string, ept fabric.EPType, caps fabric.Caps) (*node, *node) {
+func pairEnv(t testing.TB, prov string, ept fabric.EPType, caps fabric.Caps) (*node, *node) {
 	t.Helper()
 	_, a, b := pairWith(t, prov, ept, caps, nil, func(info *fabric.Info) (*fabric.Fabric, *chaos.Hook, error) {
 		f, err := fabric.Open(info)
@@ -53,7 +53,7 @@ func pairEnv(t *testing.T, prov string, ept fabric.EPType, caps fabric.Caps) (*n
 	return a, b
 }
 
-func pairWith(t *testing.T, prov string, ept fabric.EPType, caps fabric.Caps, hmod func(*fabric.Info),
+func pairWith(t testing.TB, prov string, ept fabric.EPType, caps fabric.Caps, hmod func(*fabric.Info),
 	open func(*fabric.Info) (*fabric.Fabric, *chaos.Hook, error)) (*chaos.Hook, *node, *node) {
 	t.Helper()
 	h := fabric.AllocInfo()
@@ -143,7 +143,7 @@ type drained struct {
 
 // drain reads cq (driving progress) until want entries, errors included,
 // have arrived, or until d has passed; it never blocks beyond d.
-func drain(t *testing.T, cq *fabric.CQ, want int, d time.Duration) drained {
+func drain(t testing.TB, cq *fabric.CQ, want int, d time.Duration) drained {
 	t.Helper()
 	var out drained
 	buf := make([]fabric.CQEntry, 16)
