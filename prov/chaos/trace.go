@@ -2,7 +2,9 @@ package chaos
 
 import (
 	"encoding/hex"
+	"fmt"
 	"log/slog"
+	"reflect"
 	"time"
 
 	"github.com/gofabric/fabric/provider"
@@ -36,7 +38,7 @@ func (st *state) traceOp(e *endpoint, o *op, err error) {
 		}
 	}
 	if c := o.ctx(); c != nil {
-		attrs = append(attrs, slog.Any("context", c))
+		attrs = append(attrs, ctxAttr(c))
 	}
 	log.Trace(provider.SubsysEPData, opNames[o.kind], attrs...)
 }
@@ -56,7 +58,7 @@ func (st *state) traceEnd(e *endpoint, o *op, err provider.Errno) {
 		attrs = append(attrs, slog.Duration("elapsed", time.Since(o.start)))
 	}
 	if c := o.ctx(); c != nil {
-		attrs = append(attrs, slog.Any("context", c))
+		attrs = append(attrs, ctxAttr(c))
 	}
 	msg := "completion"
 	if err != 0 {
@@ -126,7 +128,7 @@ func (t traceCQ) log(ctx any, flags provider.Flags, length uint64, tag uint64, s
 		attrs = append(attrs, slog.Uint64("src", uint64(src)))
 	}
 	if ctx != nil {
-		attrs = append(attrs, slog.Any("context", ctx))
+		attrs = append(attrs, ctxAttr(ctx))
 	}
 	msg := "completion"
 	if err != 0 {
@@ -231,4 +233,24 @@ func wrapCQ(t traceCQ) provider.CQOwner {
 		return cqN{t, nf}
 	}
 	return t
+}
+
+// ctxAttr is the context= attribute of a record: the value of a number or
+// string, otherwise the context's type (and address, for a pointer). The
+// application's objects are not formatted: it may be changing them.
+func ctxAttr(c any) slog.Attr {
+	switch v := c.(type) {
+	case int:
+		return slog.Int("context", v)
+	case int64:
+		return slog.Int64("context", v)
+	case uint64:
+		return slog.Uint64("context", v)
+	case string:
+		return slog.String("context", v)
+	}
+	if rv := reflect.ValueOf(c); rv.Kind() == reflect.Pointer || rv.Kind() == reflect.UnsafePointer {
+		return slog.String("context", fmt.Sprintf("%T(%#x)", c, rv.Pointer()))
+	}
+	return slog.String("context", fmt.Sprintf("%T", c))
 }

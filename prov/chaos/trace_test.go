@@ -3,6 +3,7 @@ package chaos_test
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -178,5 +179,22 @@ func TestTraceInjected(t *testing.T) {
 	}
 	if n := len(c.matching("error completion", map[string]string{"injected": "true", "err": "5", "context": "7", "op": "fi_send"})); n != 1 {
 		t.Fatalf("%d injected error completion records: %+v", n, c.recs)
+	}
+}
+
+type opCtx struct{ n int }
+
+// TestTraceContextNotFormatted: a pointer context is logged as its type
+// and address, not formatted (the application may be changing it).
+func TestTraceContextNotFormatted(t *testing.T) {
+	c := captureLogs(t)
+	_, a, _ := pair(t, "tcp", fabric.EPRDM, 0, &chaos.Config{Trace: true, Error: 1})
+	if err := a.ep.Send([]byte("x"), nil, a.peer, &opCtx{n: 42}); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, a.txcq, 1, 5*time.Second)
+	recs := c.matching("fi_send", nil)
+	if len(recs) != 1 || !strings.HasPrefix(recs[0].attrs["context"], "*chaos_test.opCtx(0x") || strings.Contains(recs[0].attrs["context"], "42") {
+		t.Fatalf("%+v", recs)
 	}
 }
