@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,6 +68,7 @@ func TestConfigInvalid(t *testing.T) {
 		t.Fatalf("Open with a negative DelayTime: %v", err)
 	}
 	t.Setenv("FI_HOOK", chaos.Name)
+	logs := captureLogs(t)
 	for _, env := range [][2]string{{chaos.EnvError, "2"}, {chaos.EnvError, "x"}, {chaos.EnvSeed, "-1"}, {chaos.EnvDrop, "1.1"}, {chaos.EnvDup, "1e3"}, {chaos.EnvDelayTime, "-2ms"}, {chaos.EnvDelayTime, "soon"}} {
 		t.Run(env[0]+"="+env[1], func(t *testing.T) {
 			t.Setenv(env[0], env[1])
@@ -75,6 +77,10 @@ func TestConfigInvalid(t *testing.T) {
 					f.Close()
 				}
 				t.Fatalf("fabric.Open: %v, want FI_EINVAL", err)
+			}
+			if got := logs.matching("bad configuration", map[string]string{"level": "WARN"}); len(got) == 0 ||
+				!strings.Contains(got[len(got)-1].attrs["error"], env[0]+"="+env[1]) {
+				t.Fatalf("no warning naming %s=%s: %+v", env[0], env[1], got)
 			}
 		})
 	}

@@ -32,7 +32,7 @@ func (c *capture) Enabled(_ context.Context, l slog.Level) bool { return l >= pr
 func (c *capture) WithAttrs([]slog.Attr) slog.Handler           { return c }
 func (c *capture) WithGroup(string) slog.Handler                { return c }
 func (c *capture) Handle(_ context.Context, r slog.Record) error {
-	rec := record{msg: r.Message, time: r.Time, level: r.Level, attrs: map[string]string{}}
+	rec := record{msg: r.Message, time: r.Time, level: r.Level, attrs: map[string]string{"level": r.Level.String()}}
 	r.Attrs(func(a slog.Attr) bool {
 		rec.attrs[a.Key] = a.Value.String()
 		return true
