@@ -22,7 +22,9 @@ const scalableWindow = 64
 // that keeps scalableWindow messages in flight, posting receives and
 // reading both CQs. It reports msgs/s over all pairs; with no lock
 // shared between contexts it grows with the pairs up to the number of
-// CPUs (GOMAXPROCS).
+// CPUs (GOMAXPROCS). bench/scalable.sh runs it for every provider under
+// SCHED_FIFO and prints the table (on a shared machine, other processes'
+// load otherwise takes the second CPU and hides the scaling).
 func BenchScalable(b *testing.B, tg Target, size int) {
 	for _, n := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("ctx=%d", n), func(b *testing.B) { benchScalable(b, tg, n, size) })

@@ -57,10 +57,29 @@ func helperMain() int {
 		return fail("send", err)
 	}
 	fmt.Println("sending")
+	// Write the first 2 MiB of the message (while the parent reads), then
+	// stop progressing: the parent must find the transfer in the middle
+	// when it kills us. (A helper that kept writing could, on a loaded
+	// machine, see the whole message received in one of the parent's
+	// progress calls and completed before the parent looked at it.)
 	var e [4]provider.CQEntry
-	for {
+	for deadline := time.Now().Add(10 * time.Second); helperSent(ep) < 2<<20 && time.Now().Before(deadline); {
 		txcq.Read(e[:])
 	}
+	for {
+		time.Sleep(time.Hour) // until the parent kills us
+	}
+}
+
+// helperSent is the number of bytes of the oldest posted operation's frame
+// written to the socket so far.
+func helperSent(ep *endpoint) int {
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.tx.head == ep.tx.tail {
+		return 0
+	}
+	return ep.tx.at(ep.tx.head).sent
 }
 
 // TestPeerProcessKilled: the peer process is killed (SIGKILL) in the
@@ -101,7 +120,7 @@ func TestPeerProcessKilled(t *testing.T) {
 	}
 	deadline := time.Now().Add(waitLimit)
 	for n.ep.rx.placed < 1<<20 && time.Now().Before(deadline) {
-		n.ep.Progress()
+		n.ep.Progress() // at most 2 MiB and what the socket buffers hold arrive
 	}
 	if n.ep.rx.placed == 0 {
 		t.Fatal("no data arrived from the helper")

@@ -33,6 +33,15 @@
 //     endpoint that parks in the Go network poller.
 //   - A datagram larger than the matched receive buffer completes with
 //     FI_ETRUNC and olen (fi_msg(3)); libfabric truncates silently.
+//   - IPv4 datagrams go out with Don't Fragment set (IP_PMTUDISC_DO):
+//     max_msg_size (1472) fits an Ethernet MTU, and an unfragmentable
+//     datagram skips the kernel's host-wide IP identifier generator
+//     (2-4% of a loopback round trip). Where a path's MTU is smaller,
+//     the first datagram too large for it (EMSGSIZE) turns the option
+//     off for that endpoint and is sent again fragmented, as libfabric
+//     sends every datagram (a router with a smaller MTU may drop the
+//     datagrams sent before the kernel learns its MTU, which FI_EP_DGRAM
+//     allows). See internal/sys.OpenUDP.
 //   - Receives are matched through the shared receive queue (package
 //     internal/srx), so FI_DIRECTED_RECV, FI_MULTI_RECV, FI_SOURCE and
 //     selective completion work; a datagram arriving with no matching

@@ -549,8 +549,14 @@ func (ep *endpoint) ReceiveInto(iov [][]byte) (size int, ok bool) {
 	var e provider.Errno
 	if len(iov) == 1 {
 		// No in-flight reference: Close waits for the queue's lock,
-		// which the caller holds, before it closes the socket.
-		size, fl, e = ep.sock.RecvFromOwned(iov[0], ep.dfrom[:])
+		// which the caller holds, before it closes the socket. Without
+		// FI_SOURCE the sender's address is not asked for: the kernel
+		// then skips copying it out (ReceivedDirect does not use it).
+		var from []byte
+		if ep.reportSrc {
+			from = ep.dfrom[:]
+		}
+		size, fl, e = ep.sock.RecvFromOwned(iov[0], from)
 	} else {
 		size, fl, e = ep.sock.RecvMsg(iov, ep.dfrom[:])
 	}
