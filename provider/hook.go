@@ -18,6 +18,21 @@ import (
 // passes to fabric.OpenHooked. The fabric keeps the core provider's name
 // and Provider: a hooked fabric answers GetInfo, AddrHandler and the
 // registry's other provider-level questions as the core provider does.
+//
+// A hook's objects stand for the core provider's everywhere the root
+// package would have used them, so they must:
+//
+//   - have the optional interfaces whose presence the root acts on
+//     exactly when the core object has them (Waiter, FDWaiter,
+//     BufferedEndpoint, AtomicDomain; Progresser and Backlogger of a
+//     passive endpoint), and answer the others as the root answers for an
+//     object without them (ENOSYS, ENOPROTOOPT ...);
+//   - report events about the core object (EQEntry.FID) as about the
+//     hook's object, which the root then reports as its own;
+//   - hand the core provider its own objects where the root passes them
+//     back (Info.Handle naming a passive endpoint).
+//
+// prov/chaos is the model.
 type Hook interface {
 	// Name is the name FI_HOOK selects the hook by.
 	Name() string

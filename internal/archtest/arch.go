@@ -16,8 +16,8 @@
 //     tests may import the providers they layer over (a user linking lnx
 //     links them too);
 //   - internal/* never imports prov/*, the root package or fabtest;
-//   - cmd/*, the layered providers, and the external test packages of the root package and
-//     of the providers import only public packages;
+//   - cmd/*, the layered providers, and the external test packages of the
+//     root package and of the providers import only public packages;
 //   - fabtest, run by out-of-tree providers too, never imports prov/*;
 //   - internal/testutil is imported by test files only (and then by any);
 //   - unsafe and golang.org/x/sys/... are imported only by internal/sys and
@@ -256,8 +256,9 @@ func checkImport(pkg string, f File, imp string) string {
 			}
 		}
 		if rootLike && f.Kind != XTest && !(layered(pkg) && r == "") {
-			// prov/lnx, the composite, opens its linked providers
-			// through the root package's public API (and fi_peer(3)).
+			// A layered provider reaches the providers below through
+			// the root package's public API (lnx: and fi_peer(3);
+			// chaos: fabric.OpenHooked).
 			return RuleProviderImportsRoot
 		}
 	case internal(pkg):
