@@ -31,7 +31,9 @@ const (
 	EnvDelay     = "FI_CHAOS_DELAY"
 	EnvDelayTime = "FI_CHAOS_DELAY_TIME"
 	EnvReorder   = "FI_CHAOS_REORDER" // Config.Reorder
-	EnvTrace     = "FI_CHAOS_TRACE"   // Config.Trace (1, true, yes, on)
+	// EnvReorderTime is Config.ReorderTime, as EnvDelayTime.
+	EnvReorderTime = "FI_CHAOS_REORDER_TIME"
+	EnvTrace       = "FI_CHAOS_TRACE" // Config.Trace (1, true, yes, on)
 )
 
 // Config is the configuration of a Hook. The zero Config (and a nil
@@ -145,21 +147,27 @@ func envConfig() (Config, error) {
 	rate(EnvDup, &c.Dup)
 	rate(EnvDelay, &c.Delay)
 	rate(EnvReorder, &c.Reorder)
-	if v := strings.TrimSpace(os.Getenv(EnvDelayTime)); v != "" {
+	duration := func(name string, p *time.Duration) {
+		v := strings.TrimSpace(os.Getenv(name))
+		if v == "" {
+			return
+		}
 		d, err := time.ParseDuration(v)
 		if err != nil {
 			ms, err2 := strconv.ParseUint(v, 10, 32)
 			if err2 != nil {
-				errs = append(errs, EnvDelayTime+"="+v+": want a duration (2ms) or whole milliseconds")
+				errs = append(errs, name+"="+v+": want a duration (2ms) or whole milliseconds")
 			}
 			d = time.Duration(ms) * time.Millisecond
 		}
 		if d < 0 {
-			errs = append(errs, EnvDelayTime+"="+v+": negative")
+			errs = append(errs, name+"="+v+": negative")
 			d = 0
 		}
-		c.DelayTime = d
+		*p = d
 	}
+	duration(EnvDelayTime, &c.DelayTime)
+	duration(EnvReorderTime, &c.ReorderTime)
 	switch strings.ToLower(strings.TrimSpace(os.Getenv(EnvTrace))) {
 	case "1", "true", "yes", "on", "y":
 		c.Trace = true
@@ -248,6 +256,7 @@ func (h *Hook) Params() []provider.Param {
 		{Name: EnvDelay, Type: provider.ParamString, Help: "Rate (0 to 1) of transmits delayed (default: 0)"},
 		{Name: EnvDelayTime, Type: provider.ParamString, Help: "How long a transmit is delayed: a duration (2ms) or milliseconds (default: 1ms)"},
 		{Name: EnvReorder, Type: provider.ParamString, Help: "Rate (0 to 1) of transmits overtaken by the next one, without FI_ORDER_SAS (default: 0)"},
+		{Name: EnvReorderTime, Type: provider.ParamString, Help: "How long a reordered transmit waits to be overtaken at most: a duration or milliseconds (default: 10ms)"},
 		{Name: EnvTrace, Type: provider.ParamBool, Help: "Log every transmit, endpoint control call and completion at trace level (default: no)"},
 	}
 }

@@ -69,7 +69,7 @@ func TestConfigInvalid(t *testing.T) {
 	}
 	t.Setenv("FI_HOOK", chaos.Name)
 	logs := captureLogs(t)
-	for _, env := range [][2]string{{chaos.EnvError, "2"}, {chaos.EnvError, "x"}, {chaos.EnvSeed, "-1"}, {chaos.EnvDrop, "1.1"}, {chaos.EnvDup, "1e3"}, {chaos.EnvDelayTime, "-2ms"}, {chaos.EnvDelayTime, "soon"}} {
+	for _, env := range [][2]string{{chaos.EnvError, "2"}, {chaos.EnvError, "x"}, {chaos.EnvSeed, "-1"}, {chaos.EnvDrop, "1.1"}, {chaos.EnvDup, "1e3"}, {chaos.EnvDelayTime, "-2ms"}, {chaos.EnvDelayTime, "soon"}, {chaos.EnvReorderTime, "-1s"}} {
 		t.Run(env[0]+"="+env[1], func(t *testing.T) {
 			t.Setenv(env[0], env[1])
 			if f, err := fabric.Open(infos[0]); !errors.Is(err, fabric.ErrInval) {
@@ -185,13 +185,13 @@ func TestEnvVarsListed(t *testing.T) {
 		}
 	}
 	for _, name := range []string{chaos.EnvSeed, chaos.EnvError, chaos.EnvDrop, chaos.EnvDup, chaos.EnvDelay,
-		chaos.EnvDelayTime, chaos.EnvReorder, chaos.EnvTrace} {
+		chaos.EnvDelayTime, chaos.EnvReorder, chaos.EnvReorderTime, chaos.EnvTrace} {
 		if !listed[name] {
 			t.Errorf("%s not listed", name)
 		}
 	}
-	if len(listed) != 8 {
-		t.Errorf("%d variables listed for chaos, want 8", len(listed))
+	if len(listed) != 9 {
+		t.Errorf("%d variables listed for chaos, want 9", len(listed))
 	}
 }
 

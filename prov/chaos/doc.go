@@ -14,7 +14,8 @@
 //   - the environment: FI_HOOK=chaos with the usual provider selection
 //     (FI_PROVIDER=tcp, or hints naming the provider), configured by the
 //     FI_CHAOS_* variables (EnvSeed, EnvError, EnvDrop, EnvDup, EnvDelay,
-//     EnvDelayTime, EnvReorder, EnvTrace), read at each fabric.Open; Env
+//     EnvDelayTime, EnvReorder, EnvReorderTime, EnvTrace), read at each
+//     fabric.Open; Env
 //     returns that hook, for its controls and counters:
 //
 //     FI_HOOK=chaos FI_CHAOS_TRACE=1 FI_LOG_LEVEL=trace FI_PROVIDER=udp ./app
@@ -34,7 +35,7 @@
 //	FI_CHAOS_DROP     Config.Drop
 //	FI_CHAOS_DUP      Config.Dup
 //	FI_CHAOS_DELAY    Config.Delay (FI_CHAOS_DELAY_TIME: Config.DelayTime)
-//	FI_CHAOS_REORDER  Config.Reorder (Config.ReorderTime has no variable: DefaultReorderTime)
+//	FI_CHAOS_REORDER  Config.Reorder (FI_CHAOS_REORDER_TIME: Config.ReorderTime)
 //	FI_CHAOS_TRACE    Config.Trace
 //	(none)            Hook.Configure, Hook.Kill, Hook.Partition, Hook.Heal, Hook.Stats
 //
