@@ -176,7 +176,7 @@
 //	fi_tostr / fi_tostr_r       InfoToString (FI_TYPE_INFO); String of Caps, Flags, EPType ... for the other types
 //	fi_getparams / fi_freeparams  EnvVars (freeing: none, garbage collected)
 //	fi_version / FI_VERSION     Version; APIVersion is FI_VERSION(1, 17)
-//	fi_fabric                   Open, OpenFabric
+//	fi_fabric                   Open, OpenFabric; with hooks (FI_HOOK): OpenHooked
 //	fi_domain                   Fabric.OpenDomain
 //	fi_domain2 (FI_PEER)        Fabric.OpenPeerDomain
 //	fi_domain_bind              Domain.BindEQ

@@ -1,6 +1,9 @@
 package fabric
 
 import (
+	"log/slog"
+	"os"
+	"strings"
 	"sync"
 
 	"github.com/gofabric/fabric/provider"
@@ -24,7 +27,63 @@ func Open(info *Info) (*Fabric, error) {
 
 // OpenFabric opens a fabric from its attributes (fi_fabric). ProvName
 // selects the provider.
+//
+// The hooks the FI_HOOK environment variable names (a comma-separated
+// list, read on each call: "chaos") are installed over the fabric, the
+// first named innermost, as libfabric installs its hooking providers
+// (fabric(7) FI_HOOK): each sees the calls made on the fabric and on every
+// object opened from it. A name that no registered hook has is ignored, as
+// libfabric ignores it (and logged at info). The fabric keeps the core
+// provider's name. See provider.Hook.
 func OpenFabric(attr *FabricAttr) (*Fabric, error) {
+	return openFabric(attr, envHooks())
+}
+
+// OpenHooked is Open with the given hooks installed over the fabric (the
+// first innermost) instead of those FI_HOOK names: a Go program or test
+// selects a hook, configured in Go, without the environment (for
+// example chaos.New(cfg) of package prov/chaos). With no hooks it opens
+// the fabric unhooked, whatever FI_HOOK says.
+func OpenHooked(info *Info, hooks ...provider.Hook) (*Fabric, error) {
+	if info == nil || info.FabricAttr == nil {
+		return nil, opErr("fi_fabric", "", ErrInval)
+	}
+	for _, h := range hooks {
+		if h == nil {
+			return nil, opErr("fi_fabric", "", ErrInval)
+		}
+	}
+	return openFabric(info.FabricAttr, hooks)
+}
+
+// infoEnvHook names the hooks OpenFabric installs.
+const infoEnvHook = "FI_HOOK"
+
+// envHooks returns the registered hooks FI_HOOK names.
+func envHooks() []provider.Hook {
+	v := os.Getenv(infoEnvHook)
+	if v == "" {
+		return nil
+	}
+	var hooks []provider.Hook
+	for _, name := range strings.Split(v, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		h, ok := provider.LookupHook(name)
+		if !ok {
+			// Info, not warn: under the C plugin FI_HOOK may name one
+			// of the C library's hooks, which the C core installs.
+			infoLogger("core").Info(provider.SubsysCore, "no hook of that name in "+infoEnvHook+", ignored", slog.String("hook", name))
+			continue
+		}
+		hooks = append(hooks, h)
+	}
+	return hooks
+}
+
+func openFabric(attr *FabricAttr, hooks []provider.Hook) (*Fabric, error) {
 	if attr == nil || attr.ProvName == "" {
 		return nil, opErr("fi_fabric", "", ErrInval)
 	}
@@ -35,6 +94,14 @@ func OpenFabric(attr *FabricAttr) (*Fabric, error) {
 	pf, err := p.Fabric(attr)
 	if err != nil {
 		return nil, opErr("fi_fabric", p.Name(), err)
+	}
+	for _, h := range hooks {
+		hf, err := h.Fabric(attr, p, pf)
+		if err != nil {
+			pf.Close()
+			return nil, opErr("fi_fabric", p.Name(), err)
+		}
+		pf = hf
 	}
 	return &Fabric{prov: p, f: pf, attr: *attr}, nil
 }

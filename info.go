@@ -372,13 +372,18 @@ func infoCoreEnv() []EnvVar {
 		out = append(out, EnvVar{Name: p.Name, Type: p.Type, Help: p.Help})
 	}
 	return append(out, EnvVar{Name: infoEnvProvider, Type: ParamString,
-		Help: "Only use specified provider (default: all available)"})
+		Help: "Only use specified provider (default: all available)"},
+		EnvVar{Name: infoEnvHook, Type: ParamString,
+			// libfabric 1.17's text, which `fi_info -e` prints the same
+			// (our hooks: chaos).
+			Help: "Intercept calls to underlying provider and apply the specified functionality to them.  Hook option: perf (gather performance data)"})
 }
 
 // EnvVars returns the environment variables the library reads
 // (fi_getparams): the core library's (FI_LOG_LEVEL, FI_LOG_PROV,
-// FI_LOG_SUBSYS, FI_PROVIDER), then those of each registered provider that
-// has any, in registration order.
+// FI_LOG_SUBSYS, FI_PROVIDER, FI_HOOK), then those of each registered
+// provider that has any, in registration order, then those of each
+// registered hook (provider.Hook; Provider is the hook's name).
 func EnvVars() []EnvVar {
 	out := infoCoreEnv()
 	for _, p := range provider.Providers() {
@@ -388,6 +393,15 @@ func EnvVars() []EnvVar {
 		}
 		for _, pv := range pl.Params() {
 			out = append(out, EnvVar{Name: pv.Name, Type: pv.Type, Help: p.Name() + ": " + pv.Help, Provider: p.Name()})
+		}
+	}
+	for _, h := range provider.Hooks() {
+		pl, ok := h.(provider.ParamLister)
+		if !ok {
+			continue
+		}
+		for _, pv := range pl.Params() {
+			out = append(out, EnvVar{Name: pv.Name, Type: pv.Type, Help: h.Name() + ": " + pv.Help, Provider: h.Name()})
 		}
 	}
 	return out

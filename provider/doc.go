@@ -94,6 +94,16 @@
 // capability, FI_DIRECTED_RECV, FI_EBADFLAGS) are checked there or in the
 // root.
 //
+// # Hooks
+//
+// A hooking provider (Hook, libfabric's FI_HOOK) is not registered with
+// Register but with RegisterHook: the root package installs it over the
+// fabric a core provider opened, and it wraps every object opened below
+// that fabric, forwarding to the core provider's objects (see Hook for
+// what the wrappers must keep). What is guaranteed above holds for the
+// calls a hook receives; a hook that changes a call (fault injection)
+// keeps those guarantees for the calls it makes to the core provider.
+//
 // # Resource management (FI_RM_ENABLED)
 //
 // Unless the domain's resource_mgmt is FI_RM_DISABLED, no completion is

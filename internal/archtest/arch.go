@@ -7,14 +7,17 @@
 //   - a provider never imports another provider (prov/all, which gathers
 //     them, excepted), nor the root package or fabtest; its external test
 //     package may import those, to run the conformance suite as a user would;
-//     prov/lnx, the composite, may import the root package (it opens the
+//     the layered providers (Layered: prov/lnx, the composite, and
+//     prov/chaos, the hook) may import the root package (lnx opens the
 //     providers it links, shm and tcp, through the public API by name and
-//     joins them with fi_peer(3)), but neither fabtest nor another
-//     provider nor an internal package; its tests may import the providers
-//     it links (a user linking lnx links them too);
+//     joins them with fi_peer(3); chaos installs itself through
+//     fabric.OpenHooked and wraps any provider through the SPI), but
+//     neither fabtest nor another provider nor an internal package; their
+//     tests may import the providers they layer over (a user linking lnx
+//     links them too);
 //   - internal/* never imports prov/*, the root package or fabtest;
-//   - cmd/*, prov/lnx, and the external test packages of the root package and
-//     of the providers import only public packages;
+//   - cmd/*, the layered providers, and the external test packages of the
+//     root package and of the providers import only public packages;
 //   - fabtest, run by out-of-tree providers too, never imports prov/*;
 //   - internal/testutil is imported by test files only (and then by any);
 //   - unsafe and golang.org/x/sys/... are imported only by internal/sys and
@@ -53,6 +56,12 @@ import (
 	"strconv"
 	"strings"
 )
+
+// Layered lists the providers that layer over others through the public
+// API and the provider SPI (see the package doc).
+var Layered = map[string]bool{"prov/lnx": true, "prov/chaos": true}
+
+func layered(pkg string) bool { return Layered[pkg] }
 
 // Module is the module path the rules speak about.
 const Module = "github.com/gofabric/fabric"
@@ -238,17 +247,18 @@ func checkImport(pkg string, f File, imp string) string {
 			return RulePeerOnlyProvider
 		}
 	case prov != "":
-		if o := provider(r); o != "" && o != prov && pkg != "prov/all" && !(pkg == "prov/lnx" && f.Kind != Lib) {
+		if o := provider(r); o != "" && o != prov && pkg != "prov/all" && !(layered(pkg) && f.Kind != Lib) {
 			return RuleProviderCross
 		}
-		if f.Kind == XTest || pkg == "prov/lnx" {
+		if f.Kind == XTest || layered(pkg) {
 			if internal(r) && !under(r, prov) {
 				return RulePublicOnly
 			}
 		}
-		if rootLike && f.Kind != XTest && !(pkg == "prov/lnx" && r == "") {
-			// prov/lnx, the composite, opens its linked providers
-			// through the root package's public API (and fi_peer(3)).
+		if rootLike && f.Kind != XTest && !(layered(pkg) && r == "") {
+			// A layered provider reaches the providers below through
+			// the root package's public API (lnx: and fi_peer(3);
+			// chaos: fabric.OpenHooked).
 			return RuleProviderImportsRoot
 		}
 	case internal(pkg):

@@ -34,7 +34,7 @@ func TestModule(t *testing.T) {
 		files += len(p.Files)
 	}
 	// The rules must have met the packages and file kinds they speak about.
-	for _, p := range []string{"", "provider", "peer", "prov/tcp", "prov/udp", "prov/lnx", "prov/all", "internal/sys", "internal/testutil", "cmd/fi_info", "fabtest"} {
+	for _, p := range []string{"", "provider", "peer", "prov/tcp", "prov/udp", "prov/lnx", "prov/chaos", "prov/all", "internal/sys", "internal/testutil", "cmd/fi_info", "fabtest"} {
 		if !seen[p] {
 			t.Errorf("go list did not report package %q", p)
 		}
@@ -101,6 +101,10 @@ func TestRulesBite(t *testing.T) {
 		{"lnx imports tcp", Package{"prov/lnx", []File{lib("lnx.go", m+"prov/tcp")}}, RuleProviderCross},
 		{"lnx imports fabtest", Package{"prov/lnx", []File{lib("lnx.go", m+"fabtest")}}, RuleProviderImportsRoot},
 		{"lnx internal test imports internal", Package{"prov/lnx", []File{test("lnx_test.go", m+"internal/av")}}, RulePublicOnly},
+		{"chaos imports internal", Package{"prov/chaos", []File{lib("chaos.go", m+"internal/cq")}}, RulePublicOnly},
+		{"chaos imports udp", Package{"prov/chaos", []File{lib("chaos.go", m+"prov/udp")}}, RuleProviderCross},
+		{"chaos imports fabtest", Package{"prov/chaos", []File{lib("chaos.go", m+"fabtest")}}, RuleProviderImportsRoot},
+		{"chaos external test imports internal", Package{"prov/chaos", []File{xtest("x_test.go", m+"internal/srx")}}, RulePublicOnly},
 		{"other provider imports root", Package{"prov/shm", []File{lib("ep.go", Module)}}, RuleProviderImportsRoot},
 		{"internal imports provider", Package{"internal/cq", []File{lib("cq.go", m+"prov/udp")}}, RuleInternalImportsUp},
 		{"internal test imports root", Package{"internal/eq", []File{test("eq_test.go", Module)}}, RuleInternalImportsUp},
@@ -153,6 +157,8 @@ func TestRulesAllow(t *testing.T) {
 		{"prov/lnx", []File{lib("lnx.go", Module, m+"peer", m+"provider", m+"prov/lnx/internal/x"),
 			test("route_test.go", Module, m+"prov/shm", m+"prov/tcp", m+"internal/testutil"),
 			xtest("conformance_test.go", Module, m+"fabtest", m+"prov/all", m+"prov/lnx")}},
+		{"prov/chaos", []File{lib("chaos.go", Module, m+"peer", m+"provider"),
+			xtest("conformance_test.go", Module, m+"fabtest", m+"prov/udp", m+"prov/tcp", m+"prov/shm", m+"prov/chaos")}},
 		{"internal/sys", []File{
 			lib("socket_linux.go", "golang.org/x/sys/unix", "unsafe"),
 			lib("ring_unsafe.go", "unsafe"),
