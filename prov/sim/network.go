@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -207,22 +206,6 @@ func lookupNetwork(name string) *Network {
 		networks[name] = n
 	}
 	return n
-}
-
-// networkNames returns the registered network names, sorted, the
-// default first (created if needed).
-func networkNames() []string {
-	lookupNetwork(DefaultName)
-	netMu.Lock()
-	defer netMu.Unlock()
-	names := make([]string, 0, len(networks))
-	for k := range networks {
-		if k != DefaultName {
-			names = append(names, k)
-		}
-	}
-	slices.Sort(names)
-	return append([]string{DefaultName}, names...)
 }
 
 // Close unregisters the network: fabrics can no longer be opened on it.
