@@ -2,7 +2,6 @@ package fabtest
 
 import (
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -44,12 +43,7 @@ func Run(t *testing.T, tg Target) {
 		t.Fatalf("provider %q offers no %v endpoint", tg.Provider, tg.EPType)
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if tg.InProcess && strings.HasPrefix(c.name, "process/") {
-				t.Skipf("%s: the fabric does not reach other processes", tg.Provider)
-			}
-			c.fn(t, tg)
-		})
+		t.Run(c.name, func(t *testing.T) { c.fn(t, tg) })
 	}
 }
 

@@ -42,6 +42,9 @@ type endpoint struct {
 	txCQ, rxCQ     provider.CQOwner
 	txRes          provider.CQReserver
 	txCntr, rxCntr provider.CntrOwner
+	rCntr, wCntr   provider.CntrOwner // FI_READ, FI_WRITE counters
+	rrCntr, rwCntr provider.CntrOwner // FI_REMOTE_READ, FI_REMOTE_WRITE counters
+	mr             provider.MRKeys
 	av             provider.AVView
 	rq             provider.SRXOwner
 	needSrc        bool // look up the source fi_addr of every message
@@ -74,7 +77,8 @@ func checkLimits(info *provider.Info) error {
 	if a := info.EPAttr; a != nil && a.MaxMsgSize > maxMsg {
 		return provider.EINVAL
 	}
-	if a := info.TxAttr; a != nil && (a.IOVLimit > IOVLimit || a.InjectSize > InjectSize || a.Size > QueueSize) {
+	if a := info.TxAttr; a != nil && (a.IOVLimit > IOVLimit || a.InjectSize > InjectSize || a.Size > QueueSize ||
+		a.RMAIOVLimit > RMAIOVLimit) {
 		return provider.EINVAL
 	}
 	if a := info.RxAttr; a != nil && a.IOVLimit > IOVLimit {
@@ -169,6 +173,9 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 		ep.txRes, _ = r.TxCQ.(provider.CQReserver)
 	}
 	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
+	ep.rCntr, ep.wCntr = r.Cntrs[provider.CntrRead], r.Cntrs[provider.CntrWrite]
+	ep.rrCntr, ep.rwCntr = r.Cntrs[provider.CntrRemoteRead], r.Cntrs[provider.CntrRemoteWrite]
+	ep.mr = r.MR
 	ep.av, ep.rq = r.AV, r.SRX
 	ep.reportSrc = r.Source
 	// A receive queue the endpoint does not own decides for itself
@@ -205,13 +212,9 @@ func (ep *endpoint) post(m *provider.Msg, tagged bool) error {
 	if err := ep.enter(); err != nil {
 		return err
 	}
-	dest := ep.av.Lookup(m.Addr)
-	if dest == nil {
-		return provider.EINVAL
-	}
-	dst, ok := parseName(dest)
-	if !ok || dst == 0 {
-		return provider.EINVAL
+	dst, err := ep.dest(m.Addr)
+	if err != nil {
+		return err
 	}
 	inject := m.Flags&provider.FlagInject != 0
 	comp := m.Flags&provider.FlagCompletion != 0
@@ -227,14 +230,7 @@ func (ep *endpoint) post(m *provider.Msg, tagged bool) error {
 	}
 	size := m.Len()
 	buf := ep.n.getBuf(size)
-	if m.IOV == nil {
-		copy(buf, m.Buf)
-	} else {
-		off := 0
-		for _, b := range m.IOV {
-			off += copy(buf[off:], b)
-		}
-	}
+	gather(buf, m)
 	flags := provider.FlagSend | provider.FlagMsg
 	if tagged {
 		flags = provider.FlagSend | provider.FlagTagged
@@ -252,6 +248,7 @@ func (ep *endpoint) post(m *provider.Msg, tagged bool) error {
 	}
 	op := n.newOp()
 	op.ep, op.ctx, op.flags, op.comp, op.res, op.inject = ep, m.Context, flags, comp, res, inject
+	op.cntr = ep.txCntr
 	ep.outstanding.Add(1)
 	n.stats.Sent++
 	left, arrive, lost := n.transmit(ep, dst, size, ep.reliable)
@@ -291,8 +288,8 @@ func (ep *endpoint) txComplete(op *txOp, err provider.Errno) {
 	defer ep.n.freeOp(op)
 	ep.outstanding.Add(-1)
 	if err != 0 {
-		if ep.txCntr != nil {
-			ep.txCntr.IncErr()
+		if op.cntr != nil {
+			op.cntr.IncErr()
 		}
 		if op.inject && op.res == nil {
 			return // an inject has no completion to carry the error
@@ -307,8 +304,8 @@ func (ep *endpoint) txComplete(op *txOp, err provider.Errno) {
 		}
 		return
 	}
-	if ep.txCntr != nil {
-		ep.txCntr.Inc()
+	if op.cntr != nil {
+		op.cntr.Inc()
 	}
 	switch {
 	case op.res != nil:
@@ -511,6 +508,7 @@ func (ep *endpoint) Close() error {
 		slices.SortFunc(mine, func(a, b *event) int { return cmp.Compare(a.seq, b.seq) })
 		for _, e := range mine {
 			ep.txComplete(e.tx, provider.ECANCELED)
+			n.putBuf(e.buf)
 			n.freeEvent(e)
 		}
 	}

@@ -260,6 +260,8 @@ func (n *Network) blockedLen() int {
 const (
 	evArrive uint8 = iota // a message reaches its target
 	evTxDone              // a DGRAM send has left: its completion
+	evRMA                 // an RMA request reaches its target (rma.go)
+	evAnswer              // the target's answer reaches the initiator
 )
 
 // event is a message in flight, or a send completion due at a time.
@@ -277,16 +279,23 @@ type event struct {
 	size   int
 	buf    []byte // the payload (a copy taken at send time)
 	idx    int    // heap index
+	// RMA (rma.go): a read (else a write), its remote iovs, the
+	// answer's status.
+	read   bool
+	rma    []provider.RMAIOV
+	status provider.Errno
 }
 
-// txOp is a send whose completion is pending.
+// txOp is a send (or RMA operation) whose completion is pending.
 type txOp struct {
 	ep     *endpoint
 	ctx    any
-	flags  provider.Flags // completion flags (FI_SEND|FI_MSG or FI_TAGGED)
+	flags  provider.Flags // completion flags (FI_SEND|FI_MSG or FI_TAGGED, FI_RMA|FI_READ ...)
 	comp   bool           // write a success completion
 	res    provider.CQReserver
+	cntr   provider.CntrOwner // the counter of the operation's kind
 	inject bool
+	local  [][]byte // where a read's data goes
 }
 
 type eventHeap []*event
@@ -438,6 +447,14 @@ func (n *Network) step() {
 			n.freeEvent(e)
 		case evArrive:
 			n.arrive(e)
+		case evRMA:
+			if dst := n.eps[e.dst]; dst != nil && !dst.closing {
+				dst.serveRMA(e)
+			} else {
+				n.undeliverable(e)
+			}
+		case evAnswer:
+			n.answered(e)
 		}
 	}
 	if did {
@@ -461,7 +478,9 @@ func (n *Network) arrive(e *event) {
 	// An RDM send completes once its message reached the target's
 	// provider (FI_TRANSMIT_COMPLETE), whether it matches at once, is
 	// queued as unexpected, or waits for room in the receive queue.
-	e.src.txComplete(e.tx, 0)
+	if e.tx != nil {
+		e.src.txComplete(e.tx, 0)
+	}
 	e.tx = nil
 	if len(dst.backlog) > 0 {
 		// Earlier arrivals wait for room: this one goes behind them.

@@ -37,7 +37,11 @@ const (
 	rxCaps     = provider.CapMsg | provider.CapTagged | provider.CapRecv | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv
 	domainCaps = provider.CapLocalComm | provider.CapRemoteComm
 	infoCaps   = txCaps | rxCaps | domainCaps
-	askCaps    = provider.CapMsg | provider.CapTagged | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv
+	askCaps    = provider.CapMsg | provider.CapTagged | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv |
+		provider.CapRMA | provider.CapRMAEvent
+	// The RMA capabilities (rma.go), FI_EP_RDM only.
+	rmaTxCaps = provider.CapRMA | provider.CapRead | provider.CapWrite
+	rmaRxCaps = provider.CapRMA | provider.CapRemoteRead | provider.CapRemoteWrite | provider.CapRMAEvent
 )
 
 // supportedTxOpFlags are the default transmit flags a hint may ask for.
@@ -78,6 +82,13 @@ func (simProvider) Params() []provider.Param {
 // baseInfo is the provider's fi_info for one endpoint type and hints.
 func baseInfo(epType provider.EPType, network string, hints *provider.Info) *provider.Info {
 	caps, tx, rx := provider.Caps(infoCaps), provider.Caps(txCaps), provider.Caps(rxCaps)
+	rmaIOV := uint64(0)
+	if epType == provider.EPRDM {
+		caps |= rmaTxCaps | rmaRxCaps
+		tx |= rmaTxCaps
+		rx |= rmaRxCaps
+		rmaIOV = RMAIOVLimit
+	}
 	var txOpFlags provider.Flags
 	threading, rm := provider.ThreadSafe, provider.RMEnabled
 	if hints != nil {
@@ -115,13 +126,14 @@ func baseInfo(epType provider.EPType, network string, hints *provider.Info) *pro
 		Caps:       caps,
 		AddrFormat: provider.AddrStr,
 		TxAttr: &provider.TxAttr{
-			Caps:       tx,
-			OpFlags:    txOpFlags,
-			MsgOrder:   order,
-			CompOrder:  provider.CompOrderNone,
-			InjectSize: InjectSize,
-			Size:       QueueSize,
-			IOVLimit:   IOVLimit,
+			Caps:        tx,
+			OpFlags:     txOpFlags,
+			MsgOrder:    order,
+			CompOrder:   provider.CompOrderNone,
+			InjectSize:  InjectSize,
+			Size:        QueueSize,
+			IOVLimit:    IOVLimit,
+			RMAIOVLimit: rmaIOV,
 		},
 		RxAttr: &provider.RxAttr{
 			Caps:              rx,
@@ -290,10 +302,11 @@ func (*domain) Close() error { return nil }
 // bounds the transmit attributes they may use.
 func (*domain) SharedTx(attr *provider.TxAttr) (provider.SharedTx, error) {
 	return stx.Open(attr, stx.Limits{
-		Caps:       txCaps,
-		MsgOrder:   provider.OrderSAS,
-		InjectSize: InjectSize,
-		Size:       QueueSize,
-		IOVLimit:   IOVLimit,
+		Caps:        txCaps | rmaTxCaps,
+		MsgOrder:    provider.OrderSAS,
+		InjectSize:  InjectSize,
+		Size:        QueueSize,
+		IOVLimit:    IOVLimit,
+		RMAIOVLimit: RMAIOVLimit,
 	})
 }
