@@ -11,10 +11,12 @@
 // FI_MULTI_RECV, FI_SOURCE, FI_PEEK/FI_CLAIM/FI_DISCARD, cancellation,
 // shared receive contexts and fi_peer(3) imports), remote CQ data
 // (cq_data_size 8), shared transmit contexts, counters and every wait
-// object; FI_EP_RDM also has FI_RMA with FI_RMA_EVENT (rma.go: memory
-// keys, access and ranges checked at the target through the domain's
-// registrations, mr_mode 0, rma_iov_limit 4). FI_ATOMIC, scalable
-// endpoints, FI_BUFFERED_RECV and FI_SOURCE_ERR are not offered.
+// object; FI_EP_RDM also has FI_RMA and FI_ATOMIC with FI_RMA_EVENT
+// (rma.go, atomic.go: memory keys, access and ranges checked at the
+// target through the domain's registrations, mr_mode 0, rma_iov_limit
+// 4; atomics from the shared table of internal/atomics, without
+// FI_LONG_DOUBLE). Scalable endpoints, FI_BUFFERED_RECV and
+// FI_SOURCE_ERR are not offered.
 //
 // # Networks
 //

@@ -284,6 +284,7 @@ type event struct {
 	read   bool
 	rma    []provider.RMAIOV
 	status provider.Errno
+	atomic *atomicReq // an atomic request (atomic.go)
 }
 
 // txOp is a send (or RMA operation) whose completion is pending.

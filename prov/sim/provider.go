@@ -38,10 +38,11 @@ const (
 	domainCaps = provider.CapLocalComm | provider.CapRemoteComm
 	infoCaps   = txCaps | rxCaps | domainCaps
 	askCaps    = provider.CapMsg | provider.CapTagged | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv |
-		provider.CapRMA | provider.CapRMAEvent
-	// The RMA capabilities (rma.go), FI_EP_RDM only.
-	rmaTxCaps = provider.CapRMA | provider.CapRead | provider.CapWrite
-	rmaRxCaps = provider.CapRMA | provider.CapRemoteRead | provider.CapRemoteWrite | provider.CapRMAEvent
+		provider.CapRMA | provider.CapAtomic | provider.CapRMAEvent
+	// The RMA and atomic capabilities (rma.go, atomic.go), FI_EP_RDM
+	// only.
+	rmaTxCaps = provider.CapRMA | provider.CapAtomic | provider.CapRead | provider.CapWrite
+	rmaRxCaps = provider.CapRMA | provider.CapAtomic | provider.CapRemoteRead | provider.CapRemoteWrite | provider.CapRMAEvent
 )
 
 // supportedTxOpFlags are the default transmit flags a hint may ask for.
@@ -282,12 +283,22 @@ func (f *fabric) Domain(info *provider.Info) (provider.Domain, error) {
 			return nil, provider.EINVAL
 		}
 	}
-	return &domain{n: f.n}, nil
+	d := &domain{n: f.n, atomics: true}
+	if info != nil {
+		dgram := info.EPAttr != nil && info.EPAttr.Type == provider.EPDgram
+		d.atomics = !dgram && (info.Caps == 0 || info.Caps&provider.CapAtomic != 0)
+	}
+	return d, nil
 }
 
 func (*fabric) Close() error { return nil }
 
-type domain struct{ n *Network }
+type domain struct {
+	n *Network
+	// atomics: the domain was opened for FI_EP_RDM with FI_ATOMIC
+	// (fi_query_atomic answers ENOSYS otherwise).
+	atomics bool
+}
 
 var _ provider.SharedTxDomain = (*domain)(nil)
 

@@ -132,6 +132,11 @@ func gather(buf []byte, m *provider.Msg) {
 // answer back; n.mu is held.
 func (ep *endpoint) serveRMA(e *event) {
 	n := ep.n
+	if e.atomic != nil {
+		status, answer := ep.serveAtomic(e)
+		ep.answer(e, status, answer, e.atomic.kind != provider.AtomicBase)
+		return
+	}
 	access := provider.FlagRemoteWrite
 	if e.read {
 		access = provider.FlagRemoteRead
@@ -180,22 +185,30 @@ func (ep *endpoint) serveRMA(e *event) {
 			cntr.Inc()
 		}
 		if e.hasCQD && !e.read {
-			ep.remoteData(e)
+			ep.remoteData(e, provider.FlagRMA|provider.FlagRemoteWrite)
 		}
 	}
+	ep.answer(e, status, answer, e.read)
+}
+
+// answer ends the request e at its target ep: the answer, with status
+// and data (fetched values, a read's data) to be copied into the
+// initiator's buffers when fetch is set, travels back over the link;
+// n.mu is held.
+func (ep *endpoint) answer(e *event, status provider.Errno, data []byte, fetch bool) {
+	n := ep.n
 	n.putBuf(e.buf)
-	// The answer travels back over the link from the target.
-	_, arrive, _ := n.transmit(ep, e.src.id, len(answer), true)
+	_, arrive, _ := n.transmit(ep, e.src.id, len(data), true)
 	a := n.newEvent()
 	a.kind, a.src, a.dst, a.tx = evAnswer, e.src, e.src.id, e.tx
-	a.read, a.buf, a.status = e.read, answer, status
+	a.read, a.buf, a.status = fetch, data, status
 	n.freeEvent(e)
 	n.schedule(a, arrive)
 }
 
 // remoteData writes the target's completion of a write with remote CQ
 // data (FI_REMOTE_CQ_DATA); n.mu is held.
-func (ep *endpoint) remoteData(e *event) {
+func (ep *endpoint) remoteData(e *event, flags provider.Flags) {
 	src := provider.AddrNotAvail
 	if ep.reportSrc {
 		src = ep.srcOf(e.src.name)
@@ -204,8 +217,7 @@ func (ep *endpoint) remoteData(e *event) {
 		ep.rxCntr.Inc()
 	}
 	if ep.rxCQ != nil {
-		_ = ep.rxCQ.Write(nil, provider.FlagRMA|provider.FlagRemoteWrite|provider.FlagRemoteCQData, 0, nil,
-			e.data, 0, src)
+		_ = ep.rxCQ.Write(nil, flags|provider.FlagRemoteCQData, 0, nil, e.data, 0, src)
 	}
 }
 
