@@ -52,12 +52,12 @@ type endpoint struct {
 
 	// Guarded by n.mu.
 	closing bool
-	fdUser  bool // holds a use of the network's wait descriptor
 	links   map[uint64]*link
 	backlog []*event // arrivals waiting for room, in order
 
 	mu      sync.Mutex
 	closeCh chan struct{}
+	fdUser  bool // holds a use of the network's wait descriptor (n.fdMu)
 }
 
 var (

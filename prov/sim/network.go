@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofabric/fabric/provider"
@@ -127,10 +128,12 @@ type Network struct {
 	wake    chan struct{}
 	waiters int
 
-	// The FI_WAIT_FD descriptor (waitfd.go), or -1.
+	// The FI_WAIT_FD descriptor (waitfd.go), or -1, under fdMu.
+	fdMu    sync.Mutex
 	fd      int
-	fdArmed bool
 	fdUsers int
+	fdOn    atomic.Bool // fd is open
+	fdArmed atomic.Bool // fd is readable
 
 	// Free lists (pool.go): events and ops under mu, the rest under
 	// poolMu.

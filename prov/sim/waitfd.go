@@ -11,16 +11,24 @@ import (
 // messages or completions are in flight (progress has work: the
 // simulation's equivalent of a socket with data waiting), and made
 // unreadable by the progress step that leaves nothing in flight.
+//
+// The descriptor has its own lock, fdMu, taken after the network's:
+// WaitFD does not take the network's lock, because the root package
+// calls it with the lock of an FI_WAIT_FD wait object held, a lock that
+// a completion written by a progress step (under the network's lock)
+// takes to signal that wait object.
 
 var _ provider.FDWaiter = (*endpoint)(nil)
 
 // WaitFD returns the network's wait descriptor, or -1 if none can be
-// made (closed endpoint, no eventfd on this system).
+// made (closed endpoint, no eventfd on this system). The descriptor is
+// made readable: the next progress step makes it unreadable again if
+// nothing is in flight.
 func (ep *endpoint) WaitFD() int {
 	n := ep.n
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if ep.closing {
+	n.fdMu.Lock()
+	defer n.fdMu.Unlock()
+	if ep.state.Load() == stateClosed {
 		return -1
 	}
 	if n.fd < 0 {
@@ -28,35 +36,50 @@ func (ep *endpoint) WaitFD() int {
 		if err != nil {
 			return -1
 		}
-		n.fd, n.fdArmed = fd, false
+		n.fd = fd
+		n.fdArmed.Store(false)
+		n.fdOn.Store(true)
 	}
 	if !ep.fdUser {
 		ep.fdUser = true
 		n.fdUsers++
 	}
-	if n.busy() {
-		n.fdArm()
+	if !n.fdArmed.Load() && sys.EventFDSignal(n.fd) == nil {
+		n.fdArmed.Store(true)
 	}
 	return n.fd
 }
 
-// fdArm makes the descriptor readable; n.mu is held.
+// fdArm makes the descriptor readable; n.mu is held. Without a
+// descriptor, or with it readable already, it costs an atomic load.
 func (n *Network) fdArm() {
-	if n.fd >= 0 && !n.fdArmed {
-		n.fdArmed = sys.EventFDSignal(n.fd) == nil
+	if !n.fdOn.Load() || n.fdArmed.Load() {
+		return
 	}
+	n.fdMu.Lock()
+	if n.fd >= 0 && !n.fdArmed.Load() && sys.EventFDSignal(n.fd) == nil {
+		n.fdArmed.Store(true)
+	}
+	n.fdMu.Unlock()
 }
 
 // fdDisarm makes the descriptor unreadable once nothing is in flight;
 // n.mu is held.
 func (n *Network) fdDisarm() {
-	if n.fd >= 0 && n.fdArmed && !n.busy() {
-		n.fdArmed = sys.EventFDDrain(n.fd) != nil
+	if !n.fdArmed.Load() || n.busy() {
+		return
 	}
+	n.fdMu.Lock()
+	if n.fd >= 0 && n.fdArmed.Load() && sys.EventFDDrain(n.fd) == nil {
+		n.fdArmed.Store(false)
+	}
+	n.fdMu.Unlock()
 }
 
-// fdRelease drops ep's use of the descriptor; n.mu is held.
+// fdRelease drops ep's use of the descriptor (ep is closing).
 func (n *Network) fdRelease(ep *endpoint) {
+	n.fdMu.Lock()
+	defer n.fdMu.Unlock()
 	if !ep.fdUser {
 		return
 	}
@@ -64,6 +87,8 @@ func (n *Network) fdRelease(ep *endpoint) {
 	n.fdUsers--
 	if n.fdUsers == 0 && n.fd >= 0 {
 		_ = sys.EventFDClose(n.fd)
-		n.fd, n.fdArmed = -1, false
+		n.fd = -1
+		n.fdOn.Store(false)
+		n.fdArmed.Store(false)
 	}
 }
