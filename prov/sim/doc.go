@@ -50,6 +50,22 @@
 //	FI_SIM_LOSS       probability that a transmission is lost (default 0)
 //	FI_SIM_RTO        RDM retransmission delay (default 2*latency + 1us)
 //
+// # libfabric calls and variables in Go
+//
+//	fi_getinfo          fabric.GetInfo with fabric_attr.prov_name "sim"; fabric_attr.name
+//	                    selects the network (DefaultName when empty)
+//	fi_fabric           fabric.Open: the named network (ENODATA if none is registered)
+//	fi_getname          Endpoint.Name: "fi_sim://<16 hex>"; ID and NameOf convert
+//	fi_send, fi_tsend   Endpoint.Send, TSend ...: the payload is copied, the message scheduled
+//	fi_read, fi_write   Endpoint.RMARead, RMAWrite ... (FI_EP_RDM)
+//	fi_atomic ...       Endpoint.Atomic, FetchAtomic, CompareAtomic ... (FI_EP_RDM)
+//	fi_cq_read          CQ.Read: one progress step of the network per bound endpoint
+//	fi_cq_sread         CQ.SRead: provider.Waiter, parks until something is in flight
+//	FI_WAIT_FD          the network's eventfd (provider.FDWaiter)
+//	FI_SIM_*            ConfigFromEnv, the default network (above)
+//	(none)              NewNetwork, Config, Link: networks of a test's own;
+//	                    Network.Now, Stats, Pending: its clock and counts
+//
 // # Names
 //
 // Endpoint names (fi_getname, FI_ADDR_STR) are "fi_sim://<16 hex>" with
@@ -108,7 +124,9 @@
 // with FI_EHOSTUNREACH. A DGRAM send completes when it has left the link;
 // a datagram that is lost, finds no endpoint, or finds its receive queue
 // full is dropped. Closing an endpoint takes its sends still in flight
-// off the network: they complete with FI_ECANCELED. Payloads are copied
+// off the network: they complete with FI_ECANCELED; messages it had
+// taken but not yet matched are discarded with it, as the unexpected
+// messages in its receive queue are (Stats.Dropped). Payloads are copied
 // at send time, so every buffer is the caller's again when the call
 // returns; buffers, events and operations are pooled (no allocation per
 // message in steady state).

@@ -146,11 +146,14 @@ type Network struct {
 
 // Stats counts what a network did.
 type Stats struct {
-	Sent       uint64 // messages accepted by sends
-	Delivered  uint64 // messages handed to a receive queue
-	Dropped    uint64 // DGRAM messages lost (Loss, no receiver, no room)
+	Sent      uint64 // messages and RMA/atomic requests accepted by posts
+	Delivered uint64 // messages handed to a receive queue (matched or unexpected)
+	// Dropped counts DGRAM messages lost (Loss, no endpoint, no room in
+	// the receive queue) and RDM messages a target had taken (their
+	// sends completed) but not yet matched when it closed.
+	Dropped    uint64
 	Retransmit uint64 // RDM transmissions repeated after a loss
-	Failed     uint64 // RDM messages completed in error (target closed)
+	Failed     uint64 // RDM operations completed in error because their target was gone
 	Steps      uint64 // progress steps that delivered something
 }
 
@@ -166,7 +169,8 @@ const DefaultName = "sim"
 // NewNetwork creates and registers a network named name, for fabrics
 // opened with that fabric name. It fails with EADDRINUSE when a network
 // of that name is registered, and EINVAL for an empty name or a Link
-// outside its range.
+// outside its range. A network named DefaultName registered before the
+// default network's first use replaces the environment's configuration.
 func NewNetwork(name string, cfg Config) (*Network, error) {
 	if name == "" || !validLink(cfg.Default) || cfg.RTO < 0 {
 		return nil, provider.EINVAL
