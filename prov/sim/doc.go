@@ -118,12 +118,14 @@
 //
 // An RDM send completes when its message reaches the target endpoint
 // (FI_TRANSMIT_COMPLETE): matched, queued as unexpected, or held by the
-// target while its receive queue or CQ has no room (FI_RM_ENABLED: held,
-// never dropped, delivered in order once room is made). A send to an
+// target while its receive queue or CQ has no room (FI_RM_ENABLED) or
+// its unexpected messages already fill Config.MaxUnexpectedBytes
+// (rx_attr.total_buffered_recv, default 64 MiB per endpoint): held,
+// never dropped, delivered in order once room is made. A send to an
 // endpoint that does not exist or closed before the arrival completes
 // with FI_EHOSTUNREACH. A DGRAM send completes when it has left the link;
 // a datagram that is lost, finds no endpoint, or finds its receive queue
-// full is dropped. Closing an endpoint takes its sends still in flight
+// or unexpected-message bound full is dropped. Closing an endpoint takes its sends still in flight
 // off the network: they complete with FI_ECANCELED; messages it had
 // taken but not yet matched are discarded with it, as the unexpected
 // messages in its receive queue are (Stats.Dropped). Payloads are copied

@@ -37,6 +37,9 @@ type endpoint struct {
 	state    atomic.Int32
 	// outstanding counts sends whose completion is pending (tx_attr.size).
 	outstanding atomic.Int32
+	// unexpBytes is what the endpoint's unexpected messages are charged
+	// (unexpCharge), bounded by Config.MaxUnexpectedBytes.
+	unexpBytes atomic.Int64
 
 	// Set by Enable, read-only afterwards.
 	txCQ, rxCQ     provider.CQOwner
@@ -354,6 +357,20 @@ func (ep *endpoint) deliver(e *event) bool {
 		ep.rq.FreeEntry(re)
 		n.putBuf(e.buf)
 	case err == provider.ENOENT && re != nil:
+		charge := unexpCharge(e.size)
+		if ep.unexpBytes.Load()+charge > n.maxUnexp {
+			// The endpoint holds as much unexpected data as it may: an
+			// RDM message waits (back-pressure), a datagram is dropped.
+			ep.rq.FreeEntry(re)
+			if ep.reliable {
+				return false
+			}
+			n.stats.Dropped++
+			n.putBuf(e.buf)
+			n.freeEvent(e)
+			return true
+		}
+		ep.unexpBytes.Add(charge)
 		setCQData(re, e)
 		re.Peer = ep
 		re.PeerContext = n.newUbuf(e.buf, e.src.name)
@@ -364,6 +381,7 @@ func (ep *endpoint) deliver(e *event) bool {
 			qerr = ep.rq.QueueMsg(re)
 		}
 		if qerr != nil {
+			ep.unexpBytes.Add(-charge)
 			re.PeerContext = nil
 			ep.rq.FreeEntry(re)
 			n.undeliverable(e)
@@ -386,6 +404,11 @@ func (ep *endpoint) deliver(e *event) bool {
 	n.freeEvent(e)
 	return true
 }
+
+// unexpCharge is what an unexpected message of size bytes counts against
+// Config.MaxUnexpectedBytes: its payload, at least 64 bytes (so that
+// empty messages are bounded too).
+func unexpCharge(size int) int64 { return int64(max(size, 64)) }
 
 func setCQData(re *provider.RxEntry, e *event) {
 	if e.hasCQD {
@@ -414,6 +437,7 @@ func (ep *endpoint) StartMsg(re *provider.RxEntry) error {
 	got, olen := srx.Deliver(re, u.buf)
 	ep.completeRx(re, got, olen, re.Addr)
 	ep.rq.FreeEntry(re)
+	ep.unexpBytes.Add(-unexpCharge(len(u.buf)))
 	ep.n.freeUbuf(u)
 	return nil
 }
@@ -429,6 +453,7 @@ func (ep *endpoint) DiscardMsg(re *provider.RxEntry) error {
 	}
 	re.PeerContext = nil
 	ep.rq.FreeEntry(re)
+	ep.unexpBytes.Add(-unexpCharge(len(u.buf)))
 	ep.n.freeUbuf(u)
 	return nil
 }

@@ -52,7 +52,16 @@ type Config struct {
 	// RTO is the retransmission delay of FI_EP_RDM after a lost
 	// transmission. 0 means 2*Latency + 1 µs.
 	RTO time.Duration
+	// MaxUnexpectedBytes bounds the unexpected messages each endpoint
+	// holds (rx_attr.total_buffered_recv; a message counts its size, at
+	// least 64 bytes). Beyond it an RDM message waits at the target
+	// until receives are posted (back-pressure: nothing is dropped) and
+	// a datagram is dropped. 0 means DefaultMaxUnexpectedBytes.
+	MaxUnexpectedBytes int64
 }
+
+// DefaultMaxUnexpectedBytes is Config.MaxUnexpectedBytes when 0.
+const DefaultMaxUnexpectedBytes = 64 << 20
 
 // Environment variables of the default network (package documentation).
 const (
@@ -109,8 +118,9 @@ func ConfigFromEnv() Config {
 // messages in flight between them and its virtual clock. Fabrics opened
 // with FabricAttr.Name equal to the network's name use it.
 type Network struct {
-	name string
-	cfg  Config
+	name     string
+	cfg      Config
+	maxUnexp int64 // Config.MaxUnexpectedBytes or its default
 
 	mu     sync.Mutex
 	now    int64 // virtual time, ns since the network was created
@@ -172,7 +182,7 @@ const DefaultName = "sim"
 // outside its range. A network named DefaultName registered before the
 // default network's first use replaces the environment's configuration.
 func NewNetwork(name string, cfg Config) (*Network, error) {
-	if name == "" || !validLink(cfg.Default) || cfg.RTO < 0 {
+	if name == "" || !validLink(cfg.Default) || cfg.RTO < 0 || cfg.MaxUnexpectedBytes < 0 {
 		return nil, provider.EINVAL
 	}
 	netMu.Lock()
@@ -190,8 +200,12 @@ func validLink(l Link) bool {
 }
 
 func newNetwork(name string, cfg Config) *Network {
+	maxUnexp := cfg.MaxUnexpectedBytes
+	if maxUnexp == 0 {
+		maxUnexp = DefaultMaxUnexpectedBytes
+	}
 	return &Network{
-		name: name, cfg: cfg,
+		name: name, cfg: cfg, maxUnexp: maxUnexp,
 		rng:  rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		eps:  map[uint64]*endpoint{},
 		wake: make(chan struct{}),

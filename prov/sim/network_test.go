@@ -318,3 +318,39 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Fatalf("ConfigFromEnv with bad values = %+v; want them ignored", got)
 	}
 }
+
+// TestUnexpectedBound: an endpoint holds unexpected messages up to
+// Config.MaxUnexpectedBytes; beyond it datagrams are dropped and RDM
+// messages wait at the target, in order, until receives are posted.
+func TestUnexpectedBound(t *testing.T) {
+	const msgs, size = 20, 100
+	for _, et := range []fabric.EPType{fabric.EPRDM, fabric.EPDgram} {
+		t.Run(et.String(), func(t *testing.T) {
+			nw := newNetwork(t, sim.Config{MaxUnexpectedBytes: 10 * size})
+			c := openCluster(t, nw, clusterOpts{epType: et, n: 2, rxSize: msgs})
+			if got := c.info.RxAttr.TotalBufferedRecv; got != 10*size {
+				t.Fatalf("total_buffered_recv %d; want %d", got, 10*size)
+			}
+			c.sendSeq(0, 1, msgs, size)
+			// Progress without receives: 10 messages are held.
+			for i := 0; i < 10; i++ {
+				c.cqs[0].Read(nil)
+			}
+			st := nw.Stats()
+			if et == fabric.EPDgram && (st.Delivered != 10 || st.Dropped != msgs-10) {
+				t.Fatalf("datagrams: stats %+v; want 10 held, %d dropped", st, msgs-10)
+			}
+			if et == fabric.EPRDM && (st.Delivered != 10 || st.Dropped != 0 || nw.Pending() != msgs-10) {
+				t.Fatalf("RDM: stats %+v, %d pending; want 10 held, %d waiting", st, nw.Pending(), msgs-10)
+			}
+			want := msgs
+			if et == fabric.EPDgram {
+				want = 10
+			}
+			seq, _ := c.arrivals(1, want, size, func() {})
+			if len(seq) != want || !inOrder(seq) {
+				t.Fatalf("received %v; want %d in order", seq, want)
+			}
+		})
+	}
+}

@@ -81,7 +81,7 @@ func (simProvider) Params() []provider.Param {
 }
 
 // baseInfo is the provider's fi_info for one endpoint type and hints.
-func baseInfo(epType provider.EPType, network string, hints *provider.Info) *provider.Info {
+func baseInfo(epType provider.EPType, network string, buffered int64, hints *provider.Info) *provider.Info {
 	caps, tx, rx := provider.Caps(infoCaps), provider.Caps(txCaps), provider.Caps(rxCaps)
 	rmaIOV := uint64(0)
 	if epType == provider.EPRDM {
@@ -140,7 +140,7 @@ func baseInfo(epType provider.EPType, network string, hints *provider.Info) *pro
 			Caps:              rx,
 			MsgOrder:          order,
 			CompOrder:         provider.CompOrderNone,
-			TotalBufferedRecv: MaxMsgSizeRDM,
+			TotalBufferedRecv: uint64(buffered),
 			Size:              QueueSize,
 			IOVLimit:          IOVLimit,
 		},
@@ -212,7 +212,8 @@ func (simProvider) GetInfo(version uint32, node, service string, flags provider.
 			network = f.Name
 		}
 	}
-	if lookupNetwork(network) == nil {
+	nw := lookupNetwork(network)
+	if nw == nil {
 		return nil, provider.ENODATA
 	}
 	src := appendName(nil, 0)
@@ -249,7 +250,7 @@ func (simProvider) GetInfo(version uint32, node, service string, flags provider.
 	}
 	out := make([]*provider.Info, 0, len(types))
 	for _, t := range types {
-		info := baseInfo(t, network, hints)
+		info := baseInfo(t, network, nw.maxUnexp, hints)
 		info.SrcAddr = append([]byte(nil), src...)
 		if dest != nil {
 			info.DestAddr = append([]byte(nil), dest...)
