@@ -112,7 +112,10 @@
 // time.Now, which stands still in a bubble while the goroutine runs, so a
 // blocking read with nothing in flight spins for ever there (one with a
 // message in flight returns, as each spin steps the network). Use polling
-// reads in a bubble.
+// reads in a bubble. A network is used either inside one bubble or
+// outside any (NewNetwork inside the bubble for the former): Go panics on
+// a bubble's channel used from outside it, and a blocking read's
+// wake-up channel belongs to the goroutine that waits.
 //
 // # Completions
 //

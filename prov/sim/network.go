@@ -133,8 +133,11 @@ type Network struct {
 	// their receive queue or CQ, in the order they first blocked.
 	blocked []*endpoint
 	stats   Stats
-	// wake is closed (and replaced) when an event is scheduled while
-	// WaitReady callers wait for one.
+	// wake is made by the first WaitReady caller that waits, and closed
+	// (then forgotten) when an event is scheduled while any waits: a
+	// network that nobody waits on holds no channel, so that a default
+	// network first used inside a testing/synctest bubble does not hold
+	// one of the bubble's channels.
 	wake    chan struct{}
 	waiters int
 
@@ -206,10 +209,9 @@ func newNetwork(name string, cfg Config) *Network {
 	}
 	return &Network{
 		name: name, cfg: cfg, maxUnexp: maxUnexp,
-		rng:  rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
-		eps:  map[uint64]*endpoint{},
-		wake: make(chan struct{}),
-		fd:   -1,
+		rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
+		eps: map[uint64]*endpoint{},
+		fd:  -1,
 	}
 }
 
@@ -366,9 +368,11 @@ func (n *Network) schedule(e *event, at int64) {
 	n.seq++
 	e.at, e.seq = at, n.seq
 	heap.Push(&n.q, e)
-	if n.waiters > 0 {
+	if n.waiters > 0 && n.wake != nil {
+		// Wake every WaitReady caller; later events until one waits
+		// again have nobody to wake.
 		close(n.wake)
-		n.wake = make(chan struct{})
+		n.wake = nil
 	}
 	n.fdArm()
 }
@@ -567,6 +571,9 @@ func (n *Network) waitReady(ep *endpoint, deadline time.Time) error {
 		if n.busy() {
 			n.mu.Unlock()
 			return nil
+		}
+		if n.wake == nil {
+			n.wake = make(chan struct{})
 		}
 		n.waiters++
 		wake := n.wake
