@@ -14,6 +14,8 @@
 //
 // A case is skipped only when the target does not claim what it needs: a
 // capability or attribute GetInfo does not report, an endpoint type the
-// behaviour does not apply to, or a call the target answers with ErrNoSys or
-// ErrOpNotSupp. Any other error, setup included, is a failure.
+// behaviour does not apply to, a call the target answers with ErrNoSys or
+// ErrOpNotSupp, or a peer in another process for a target whose fabric
+// stays inside one (Target.InProcess: the sim provider). Any other error,
+// setup included, is a failure.
 package fabtest

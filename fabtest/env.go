@@ -29,6 +29,10 @@ type Target struct {
 	// (fi_peer(3): the owner, another provider's domain); nil uses a second
 	// domain of the target itself. It must be connectionless.
 	Owner *Target
+	// InProcess says that the provider's fabric exists only inside one
+	// process (the sim provider's simulated networks): the process/*
+	// cases, which need a peer in another process, are skipped.
+	InProcess bool
 }
 
 func (tg Target) node() string {

@@ -92,6 +92,7 @@ func waitSetRecv(t testing.TB, e *env) (fabric.CQEntry, *fabric.CQErrEntry) {
 }
 
 func pingpongProcess(t *testing.T, tg Target, waitSet bool) {
+	needsProcesses(t, tg)
 	connectionless(t, tg)
 	e := tg.open(t, envOpts{waitSet: waitSet})
 	recv := func() (fabric.CQEntry, *fabric.CQErrEntry) {
@@ -155,6 +156,15 @@ func pingpongProcess(t *testing.T, tg Target, waitSet bool) {
 }
 
 const helperEnv = "FABTEST_HELPER"
+
+// needsProcesses skips a case that needs a peer in another process when
+// the target's fabric stays inside one (Target.InProcess).
+func needsProcesses(t testing.TB, tg Target) {
+	if tg.InProcess {
+		t.Helper()
+		t.Skipf("%s: the fabric does not reach other processes", tg.Provider)
+	}
+}
 
 // Helper is the body of the peer process the suite starts for
 // cross-process cases. A provider's test package must contain
@@ -275,6 +285,7 @@ type helperProc struct {
 // The process is killed after 30 s (scaled) at the latest.
 func spawnHelper(t *testing.T, tg Target, role string, peer []byte, iters int) *helperProc {
 	t.Helper()
+	needsProcesses(t, tg)
 	ctx, cancel := context.WithTimeout(context.Background(), scaled(30*time.Second))
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestFabtestHelper$", "-test.count=1")
 	cmd.Env = append(os.Environ(),

@@ -199,13 +199,13 @@ func TestInteropUDPListings(t *testing.T) {
 		t.Errorf("-g UDP_IFACE: C %q, Go %q", cout, gout)
 	}
 	// -e: every variable we list is listed by C the same way, except
-	// those of lnx, a provider libfabric 1.17 does not have, and of the
-	// chaos hook, which it does not have either.
+	// those of lnx and sim, providers libfabric 1.17 does not have, and of
+	// the chaos hook, which it does not have either.
 	cout, _, _ = exe(t, c, env, "-e")
 	gout, _, _ = exe(t, fiInfoBin, env, "-e")
 	for _, b := range blocks(gout, "# FI_") {
 		name, _, _ := strings.Cut(b, ":")
-		if strings.Contains(b, "\n# lnx: ") || strings.Contains(b, "\n# chaos: ") {
+		if strings.Contains(b, "\n# lnx: ") || strings.Contains(b, "\n# sim: ") || strings.Contains(b, "\n# chaos: ") {
 			continue
 		}
 		if !strings.Contains(cout, b) {

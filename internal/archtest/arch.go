@@ -27,6 +27,13 @@
 //     Select ...: RawSyscalls) are used only by internal/sys and
 //     internal/shmring, in those same files. The rest of package syscall
 //     (Errno and its constants, types) stays usable everywhere;
+//   - prov/sim, the simulated fabric, stays in the process's memory and
+//     draws randomness only from its seeded generator: its library files
+//     import no transport (net, os/exec, internal/shmring,
+//     internal/ipaddr) and no unseeded randomness (crypto/rand,
+//     math/rand; math/rand/v2 with a source it seeds is allowed), so that
+//     a run depends only on its seed and the order of the application's
+//     calls;
 //   - no package imports "C" (cgo) or anything under cabi/, the C plugin:
 //     a module of its own, the only place cgo is allowed, which depends on
 //     the library and never the other way round.
@@ -116,7 +123,14 @@ const (
 	RuleUnsafeFileName      = "unsafe or x/sys imported in a file not named *_unsafe.go or *_linux.go"
 	RuleRawSyscall          = "a raw system call of package syscall used outside internal/sys and internal/shmring"
 	RuleCgo                 = "the library imports the C plugin (cabi) or uses cgo (import \"C\")"
+	RuleSimInMemory         = "prov/sim imports a transport or unseeded randomness"
 )
+
+// simForbidden lists what prov/sim's library files may not import.
+var simForbidden = map[string]bool{
+	"net": true, "os/exec": true, "crypto/rand": true, "math/rand": true,
+	Module + "/internal/shmring": true, Module + "/internal/ipaddr": true,
+}
 
 // Violation is one import that breaks a rule.
 type Violation struct {
@@ -204,6 +218,9 @@ func checkImport(pkg string, f File, imp string) string {
 	}
 	if r, ok := rel(imp); ok && under(r, "cabi") {
 		return RuleCgo
+	}
+	if pkg == "prov/sim" && f.Kind == Lib && simForbidden[imp] {
+		return RuleSimInMemory
 	}
 	if isUnsafe(imp) {
 		switch {

@@ -34,7 +34,7 @@ func TestModule(t *testing.T) {
 		files += len(p.Files)
 	}
 	// The rules must have met the packages and file kinds they speak about.
-	for _, p := range []string{"", "provider", "peer", "prov/tcp", "prov/udp", "prov/lnx", "prov/chaos", "prov/all", "internal/sys", "internal/testutil", "cmd/fi_info", "fabtest"} {
+	for _, p := range []string{"", "provider", "peer", "prov/tcp", "prov/udp", "prov/lnx", "prov/chaos", "prov/sim", "prov/all", "internal/sys", "internal/testutil", "cmd/fi_info", "fabtest"} {
 		if !seen[p] {
 			t.Errorf("go list did not report package %q", p)
 		}
@@ -124,6 +124,10 @@ func TestRulesBite(t *testing.T) {
 		{"root imports the plugin", Package{"", []File{lib("fabric.go", m+"cabi")}}, RuleCgo},
 		{"test imports a plugin package", Package{"prov/tcp", []File{xtest("x_test.go", m+"cabi/sub")}}, RuleCgo},
 		{"cmd imports the plugin", Package{"cmd/fi_info", []File{lib("main.go", m+"cabi")}}, RuleCgo},
+		{"sim imports net", Package{"prov/sim", []File{lib("network.go", "net")}}, RuleSimInMemory},
+		{"sim imports shmring", Package{"prov/sim", []File{lib("endpoint.go", m+"internal/shmring")}}, RuleSimInMemory},
+		{"sim draws unseeded randomness", Package{"prov/sim", []File{lib("network.go", "math/rand")}}, RuleSimInMemory},
+		{"sim imports another provider", Package{"prov/sim", []File{lib("network.go", m+"prov/udp")}}, RuleProviderCross},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -154,6 +158,9 @@ func TestRulesAllow(t *testing.T) {
 			xtest("suite_test.go", Module, m+"fabtest", m+"prov/tcp", m+"prov/tcp/internal/x"),
 		}},
 		{"prov/all", []File{lib("all.go", m+"prov/tcp", m+"prov/udp")}},
+		{"prov/sim", []File{lib("network.go", "math/rand/v2", "time", m+"internal/srx", m+"internal/sys", m+"provider"),
+			test("scale_test.go", "net", "crypto/rand"),
+			xtest("conformance_test.go", Module, m+"fabtest", m+"prov/sim")}},
 		{"prov/lnx", []File{lib("lnx.go", Module, m+"peer", m+"provider", m+"prov/lnx/internal/x"),
 			test("route_test.go", Module, m+"prov/shm", m+"prov/tcp", m+"internal/testutil"),
 			xtest("conformance_test.go", Module, m+"fabtest", m+"prov/all", m+"prov/lnx")}},
