@@ -88,6 +88,7 @@ type endpoint struct {
 	directCQ  *cq.CQ
 	needSrc   bool // look up the source fi_addr of every message
 	reportSrc bool // FI_SOURCE: completions carry it
+	srcErr    bool // FI_SOURCE_ERR: unknown sources complete in error with their name
 
 	peers peerTable
 
@@ -287,6 +288,7 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 		ep.directCQ, _ = r.RxCQ.(*cq.CQ)
 	}
 	ep.reportSrc = r.Source
+	ep.srcErr = r.Source && r.SourceErr
 	ep.enableRMA(r)
 	// A receive queue the endpoint does not own (a shared or imported
 	// SRX) decides for itself whether receives are directed: it is told
