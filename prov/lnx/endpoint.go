@@ -73,7 +73,7 @@ func (d *domain) Endpoint(info *provider.Info) (provider.Endpoint, error) {
 	// completions report sources only with FI_SOURCE.
 	// RMA and atomics too: a linked endpoint accepts remote accesses
 	// only where the lnx endpoint does.
-	drop := (subCaps | rmaCaps) &^ info.Caps
+	drop := (subCaps | rmaCaps | provider.CapSourceErr) &^ info.Caps
 	si := d.shmInfo.Dup()
 	ti := d.tcpInfo.Dup()
 	for _, i := range []*provider.Info{si, ti} {
@@ -91,11 +91,24 @@ func (d *domain) Endpoint(info *provider.Info) (provider.Endpoint, error) {
 		}
 	}
 	var err error
-	if e.shm, err = d.shmDom.OpenEndpoint(si); err != nil {
+	if e.tcp, err = d.tcpDom.OpenEndpoint(ti); err != nil {
 		return nil, err
 	}
-	if e.tcp, err = d.tcpDom.OpenEndpoint(ti); err != nil {
-		e.shm.Close()
+	// The shm name is derived from the tcp address unless one is given
+	// (see srcerr.go); another endpoint's derived name (of another
+	// network namespace) makes it a random one.
+	derived := false
+	if isAnySHM(si.SrcAddr) {
+		if t, err := e.tcp.Name(); err == nil {
+			si.SrcAddr, derived = derivedSHM(t)
+		}
+	}
+	if e.shm, err = d.shmDom.OpenEndpoint(si); err != nil && derived && isAddrInUse(err) {
+		si.SrcAddr = randomSHM()
+		e.shm, err = d.shmDom.OpenEndpoint(si)
+	}
+	if err != nil {
+		e.tcp.Close()
 		return nil, err
 	}
 	// Sends through the linked endpoints' plain calls complete by
@@ -150,15 +163,22 @@ func (e *endpoint) Enable(r *provider.Resources) error {
 	}
 	var err error
 	for _, l := range []struct {
-		ep   *fabric.Endpoint
-		fab  *fabric.Fabric
-		dom  *fabric.Domain
-		conv func([]byte) []byte
+		ep      *fabric.Endpoint
+		fab     *fabric.Fabric
+		dom     *fabric.Domain
+		conv    func([]byte) []byte
+		fromRaw func([]byte) []byte
 	}{
-		{e.shm, e.d.shmFab, e.d.shmDom, e.shmAddr},
-		{e.tcp, e.d.tcpFab, e.d.tcpDom, tcpAddr},
+		{e.shm, e.d.shmFab, e.d.shmDom, e.shmAddr, e.fromSHM},
+		{e.tcp, e.d.tcpFab, e.d.tcpDom, tcpAddr, e.fromTCP},
 	} {
-		if err = e.link(l.ep, l.fab, l.dom, l.conv, r, owner); err != nil {
+		rl := *r
+		if r.RxCQ != nil && r.Source && r.SourceErr {
+			// FI_SOURCE_ERR: unknown senders are reported with their
+			// lnx address.
+			rl.RxCQ = srcErrOwner(r.RxCQ, l.fromRaw)
+		}
+		if err = e.link(l.ep, l.fab, l.dom, l.conv, &rl, owner); err != nil {
 			break
 		}
 	}
