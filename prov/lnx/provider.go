@@ -112,6 +112,11 @@ func subHints(prov string, caps provider.Caps, hints *provider.Info) *provider.I
 		// No primary capability asked: all of lnx's primary ones.
 		h.Caps |= provider.CapMsg | provider.CapTagged | provider.CapRMA | provider.CapAtomic
 	}
+	if hints != nil && hints.TxAttr != nil {
+		// Default transmit flags (FI_INJECT, FI_DELIVERY_COMPLETE ...):
+		// lnx offers those both linked providers echo.
+		h.TxAttr.OpFlags = hints.TxAttr.OpFlags
+	}
 	if hints != nil && hints.DomainAttr != nil {
 		h.DomainAttr.DataProgress = hints.DomainAttr.DataProgress
 		h.DomainAttr.ControlProgress = hints.DomainAttr.ControlProgress
