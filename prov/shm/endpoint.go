@@ -281,7 +281,11 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
 	ep.av, ep.rq = r.AV, r.SRX
 	ep.dav, _ = r.AV.(*av.AV)
-	if q, ok := r.SRX.(*srx.Queue); ok && r.OwnSRX {
+	if q, ok := r.SRX.(*srx.Queue); ok {
+		// The receive queue's fast path, also when the queue is shared
+		// or imported (an lnx endpoint's, which tcp matches against as
+		// well): a direct receive takes the first posted receive under
+		// the queue's lock, which is what GetMsg would give it.
 		ep.direct = q
 	}
 	if r.RxCQ != nil {
