@@ -47,6 +47,10 @@
 //
 // Progress: lnx reads of the linked peer CQs drive both paths (manual
 // progress), or the linked providers progress themselves (FI_PROGRESS_AUTO).
+// Under manual progress an idle tcp path (nothing posted on it nor
+// arrived over it in the last 4096 calls) is polled on every 8th call
+// only, so that local traffic costs what it costs over shm alone (see
+// Progress in endpoint.go).
 // Blocking reads (CQ.SRead, Cntr.Wait) poll both paths with pauses of 20 to
 // 500 µs (Waiter), and FI_WAIT_FD objects get a goroutine that drives both
 // paths every 500 µs while the endpoint is open: the linked endpoints'
