@@ -775,6 +775,14 @@ func (a *AV) Mirror(entries []Entry) error {
 			n = e.Index + 1
 		}
 	}
+	// Every index used before or after: OnChangeAt listeners (an AV
+	// following this one) look each up again.
+	var changed []provider.Addr
+	for i := range a.slots {
+		if a.slots[i].valid {
+			changed = append(changed, provider.Addr(i))
+		}
+	}
 	slots := make([]slot, n)
 	for _, e := range entries {
 		if e.Index&^a.mask != 0 || e.Index >= n || slots[e.Index].valid || !a.ValidAddr(e.Addr) {
@@ -802,9 +810,11 @@ func (a *AV) Mirror(entries []Entry) error {
 		a.live++
 		a.setLook(provider.Addr(i), &s.addr)
 		a.rev[string(s.addr)] = provider.Addr(i) // the highest index wins, as after inserts
+		changed = append(changed, provider.Addr(i))
 	}
 	a.mu.Unlock()
 	a.notify()
+	a.notifyAt(changed)
 	return nil
 }
 
@@ -858,6 +868,11 @@ func (a *AV) MirrorAt(set []Entry, gone []provider.Addr) error {
 	a.trim()
 	a.mu.Unlock()
 	a.notify()
+	changed := append([]provider.Addr(nil), gone...)
+	for _, e := range set {
+		changed = append(changed, e.Index)
+	}
+	a.notifyAt(changed)
 	return nil
 }
 

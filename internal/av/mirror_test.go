@@ -100,23 +100,32 @@ func TestMirrorAtFollowsLikeMirror(t *testing.T) {
 	full, _ := New(Config{Type: provider.AVTable, Handler: ipv4Handler{}})
 	inc, _ := New(Config{Type: provider.AVTable, Handler: ipv4Handler{}})
 	calls := 0
-	cancel := owner.OnChangeAt(func(changed []provider.Addr) {
-		calls++
-		var set []Entry
-		var gone []provider.Addr
-		for _, fa := range changed {
-			if !owner.AddrAt(fa, func(addr []byte, user provider.Addr, hasUser bool) {
-				set = append(set, Entry{Index: fa, Addr: addr, User: user, HasUser: hasUser})
-			}) {
-				gone = append(gone, fa)
+	// follow makes to follow from through OnChangeAt, AddrAt and MirrorAt.
+	follow := func(from, to *AV) func() {
+		return from.OnChangeAt(func(changed []provider.Addr) {
+			calls++
+			var set []Entry
+			var gone []provider.Addr
+			for _, fa := range changed {
+				if !from.AddrAt(fa, func(addr []byte, user provider.Addr, hasUser bool) {
+					set = append(set, Entry{Index: fa, Addr: addr, User: user, HasUser: hasUser})
+				}) {
+					gone = append(gone, fa)
+				}
 			}
-		}
-		if err := inc.MirrorAt(set, gone); err != nil {
-			t.Fatal(err)
-		}
-	})
-	defer cancel()
-	for step := 0; step < 2000; step++ {
+			if err := to.MirrorAt(set, gone); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	defer follow(owner, inc)()
+	// Followers of followers (lnx's linked AVs follow its AV, itself an
+	// import): changes made by Mirror and MirrorAt are heard too.
+	inc2, _ := New(Config{Type: provider.AVTable, Handler: ipv4Handler{}})
+	full2, _ := New(Config{Type: provider.AVTable, Handler: ipv4Handler{}})
+	defer follow(inc, inc2)()
+	defer follow(full, full2)()
+	for step := 0; step < 400; step++ {
 		if owner.Len() > 0 && rng.IntN(3) == 0 {
 			var live []provider.Addr
 			owner.Foreach(func(idx provider.Addr, _ []byte, _ provider.Addr, _ bool) { live = append(live, idx) })
@@ -147,8 +156,12 @@ func TestMirrorAtFollowsLikeMirror(t *testing.T) {
 		if err := full.Mirror(ents); err != nil {
 			t.Fatal(err)
 		}
-		if f, i := snapshot(full), snapshot(inc); f != i {
+		f := snapshot(full)
+		if i := snapshot(inc); f != i {
 			t.Fatalf("step %d: incremental follower\n%s\nrebuilt\n%s", step, i, f)
+		}
+		if i2, f2 := snapshot(inc2), snapshot(full2); i2 != f || f2 != f {
+			t.Fatalf("step %d: follower of the incremental follower\n%s\nof the rebuilt one\n%s\nwant\n%s", step, i2, f2, f)
 		}
 	}
 	if calls == 0 {
