@@ -109,3 +109,49 @@ func TestPeerAVImportsProviderView(t *testing.T) {
 		t.Fatalf("import count after the owner's removal = %d", q.Count)
 	}
 }
+
+// An imported AV follows its owner one changed address at a time
+// (peer.AVAddrChanges): n inserts of one address each convert n
+// addresses (AVContext.Addr), not the whole owner at every insert (n²/2),
+// and removals convert none; the import then holds exactly the owner's
+// remaining addresses, converted.
+func TestPeerAVFollowsOneAddressPerChange(t *testing.T) {
+	owner := avTestOpen(t, avTestOpenDomain(t, nil), nil)
+	pd := avTestOpenDomain(t, nil)
+	var convs int
+	conv := func(b []byte) []byte {
+		convs++
+		return avTestAddr(int(b[3]) + 50)
+	}
+	imp, err := pd.OpenAV(&AVAttr{Flags: FlagPeer, Peer: &peer.AVContext{AV: owner, Addr: conv}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer imp.Close()
+	const n = 200
+	fas := make([]Addr, n)
+	for i := 0; i < n; i++ {
+		if c, err := owner.Insert([][]byte{avTestAddr(i % 200)}, fas[i:i+1], 0); c != 1 || err != nil {
+			t.Fatalf("insert %d: %d %v", i, c, err)
+		}
+	}
+	if convs != n {
+		t.Fatalf("%d inserts converted %d addresses, want %d", n, convs, n)
+	}
+	if err := owner.Remove(fas[:n/2], 0); err != nil {
+		t.Fatal(err)
+	}
+	if convs != n {
+		t.Fatalf("removals converted %d addresses", convs-n)
+	}
+	buf := make([]byte, 16)
+	for i, fa := range fas {
+		l, err := imp.Lookup(fa, buf)
+		switch {
+		case i < n/2 && err == nil:
+			t.Fatalf("removed fi_addr %v still in the import: % x", fa, buf[:l])
+		case i >= n/2 && (err != nil || !bytes.Equal(buf[:l], avTestAddr(i%200+50))):
+			t.Fatalf("fi_addr %v in the import: % x %v, want % x", fa, buf[:l], err, avTestAddr(i%200+50))
+		}
+	}
+}

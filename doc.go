@@ -250,7 +250,8 @@
 //	FI_PEER imports (fi_peer(3))  CQAttr.Peer, CntrAttr.Peer, Domain.OpenSRX with PeerSRX,
 //	                            AVAttr.Peer (fi_av_open), AVSetAttr.Peer (fi_av_set), EQAttr.Peer (fi_eq_open);
 //	                            owner ops of our objects: CQ.Owner, Cntr.Owner, SRX.Owner, EQ.Owner,
-//	                            AV.Query / AV.EPAddr (and ForeachAddr / OnChange, followed by an imported AV),
+//	                            AV.Query / AV.EPAddr (and ForeachAddr / OnChange / OnChangeAt / AddrAt,
+//	                            followed by an imported AV),
 //	                            AVSet.Members; the interfaces are in package peer
 //	fi_endpoint with FI_PEER_TRANSFER (fi_peer_transfer_context)
 //	                            Domain.OpenTransferEndpoint

@@ -100,7 +100,7 @@ func (f *Fabric) OpenPeerDomain(info *Info, ctx *peer.DomainContext) (*Domain, e
 	return d, nil
 }
 
-var _ peer.AVAddrOwner = (*AV)(nil)
+var _ peer.AVAddrChanges = (*AV)(nil)
 
 // ForeachAddr calls fn for every address in the AV, in fi_addr order,
 // with the address as inserted (fn must neither keep nor modify it) and
@@ -122,6 +122,27 @@ func (a *AV) OnChange(fn func()) (cancel func()) {
 		return func() {}
 	}
 	return a.a.OnChange(fn)
+}
+
+// OnChangeAt is OnChange whose fn is told the fi_addrs whose entries the
+// change inserted or removed (peer.AVAddrChanges); fn must not keep the
+// slice. For a nil AV or a nil fn it registers nothing.
+func (a *AV) OnChangeAt(fn func(changed []Addr)) (cancel func()) {
+	if a == nil || fn == nil {
+		return func() {}
+	}
+	return a.a.OnChangeAt(fn)
+}
+
+// AddrAt calls fn with the address at fiAddr as inserted and its
+// FI_AV_USER_ID id (peer.AVAddrChanges), and reports whether there is
+// one; fn must neither keep nor modify the address, nor call into the
+// AV. It reports false for a nil or closed AV.
+func (a *AV) AddrAt(fiAddr Addr, fn func(addr []byte, userID Addr, hasUserID bool)) bool {
+	if a == nil || fn == nil || a.lc.isClosed() {
+		return false
+	}
+	return a.a.AddrAt(fiAddr, fn)
 }
 
 // writable is the check of the calls that change the AV: ErrClosed, and
@@ -174,7 +195,12 @@ func (d *Domain) openPeerAV(at AVAttr, attr *AVAttr) (*AV, error) {
 		return nil, opErr("fi_av_open", prov, err)
 	}
 	a := &AV{dom: d, attr: at, a: m, imp: imp}
-	if src, ok := ctx.AV.(peer.AVAddrOwner); ok {
+	if src, ok := ctx.AV.(peer.AVAddrChanges); ok {
+		// One changed address at a time; registered before the first
+		// copy, so that no change is missed.
+		imp.cancel = src.OnChangeAt(func(changed []Addr) { a.followAt(src, changed) })
+		a.follow(src)
+	} else if src, ok := ctx.AV.(peer.AVAddrOwner); ok {
 		imp.cancel = src.OnChange(func() { a.follow(src) })
 		a.follow(src)
 	}
@@ -203,6 +229,33 @@ func (a *AV) follow(src peer.AVAddrOwner) {
 		ents = append(ents, av.Entry{Index: fiAddr, Addr: append([]byte(nil), addr...), User: user, HasUser: hasUser})
 	})
 	_ = a.a.Mirror(ents) // EBADF after Close: nothing to follow
+}
+
+// followAt updates the import at the owner's fi_addrs changed: each
+// takes the owner's current address there (converted by the context's
+// Addr), or none. Each call reads the owner's state after its change, so
+// that the last one leaves the latest state, as with follow.
+func (a *AV) followAt(src peer.AVAddrChanges, changed []Addr) {
+	imp := a.imp
+	imp.mu.Lock()
+	defer imp.mu.Unlock()
+	var set []av.Entry
+	var gone []Addr
+	for _, fa := range changed {
+		found := src.AddrAt(fa, func(addr []byte, user Addr, hasUser bool) {
+			if imp.ctx.Addr != nil {
+				addr = imp.ctx.Addr(addr)
+			}
+			if len(addr) == 0 {
+				return
+			}
+			set = append(set, av.Entry{Index: fa, Addr: append([]byte(nil), addr...), User: user, HasUser: hasUser})
+		})
+		if !found || len(set) == 0 || set[len(set)-1].Index != fa {
+			gone = append(gone, fa)
+		}
+	}
+	_ = a.a.MirrorAt(set, gone) // EBADF after Close: nothing to follow
 }
 
 // Owner returns the EQ's owner operations, through which a peer provider

@@ -4,6 +4,7 @@ package main
 #include "gofab.h"
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <string.h>
 */
 import "C"
 
@@ -24,7 +25,7 @@ import (
 type goAV struct {
 	av      *fabric.AV
 	format  fabric.AddrFormat // the domain's address format
-	addrLen int               // fixed address size, 0 when it varies (FI_SOCKADDR)
+	addrLen int               // fixed address size, 0 when it varies (FI_SOCKADDR, FI_ADDR_STR)
 	async   bool              // opened with FI_EVENT
 	fid     uintptr           // the C struct fid * (events name it)
 
@@ -66,11 +67,25 @@ func avOf(a *C.struct_fid_av) (*goAV, uint64, bool) {
 	return g, h, ok
 }
 
+// maxStrAddr bounds the length of an FI_ADDR_STR address read from C
+// (FI_NAME_MAX is 64; room for longer provider strings).
+const maxStrAddr = 4096
+
 // addrAt returns the length of the address at C address p (0: unknown
 // family or format).
 func (g *goAV) addrAt(p uintptr) int {
 	if g.addrLen > 0 {
 		return g.addrLen
+	}
+	if g.format == provider.AddrStr {
+		// A NUL-terminated string of its own length (lnx addresses
+		// vary; shm names all have one length): the next address of an
+		// array follows its NUL.
+		n := int(C.strnlen((*C.char)(cmem(p)), maxStrAddr))
+		if n == maxStrAddr {
+			return 0
+		}
+		return n + 1
 	}
 	switch *(*C.sa_family_t)(cmem(p)) {
 	case C.AF_INET:
@@ -110,7 +125,7 @@ func gofab_go_domain_av_open(cd *C.struct_fid_domain, attr *C.struct_fi_av_attr,
 		g.addrLen = C.sizeof_struct_sockaddr_in
 	case provider.SockAddrIn6:
 		g.addrLen = C.sizeof_struct_sockaddr_in6
-	case provider.SockAddr:
+	case provider.SockAddr, provider.AddrStr:
 	default:
 		g.addrLen = len(d.d.Info().SrcAddr)
 	}

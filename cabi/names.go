@@ -8,6 +8,7 @@ import (
 	// The providers the plugin offers: each registers itself in the Go
 	// registry, and names.go registers each with C libfabric as "go"+name.
 	// A new provider is added here (and gets a lib go<name>-fi.so shim).
+	_ "github.com/gofabric/fabric/prov/lnx"
 	_ "github.com/gofabric/fabric/prov/shm"
 	_ "github.com/gofabric/fabric/prov/tcp"
 	_ "github.com/gofabric/fabric/prov/udp"

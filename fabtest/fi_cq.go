@@ -36,6 +36,7 @@ var cqCases = []testCase{
 	{"fi_cq/strerror_printable", cqStrerrorPrintable},
 	{"fi_cq/rm_enabled_recv_with_full_rx_cq_EAGAIN", cqRmEnabledRecvWithFullRxCqEAGAIN},
 	{"fi_cq/source_err_unknown_sender_EADDRNOTAVAIL", cqSourceErrUnknownSenderEADDRNOTAVAIL},
+	{"fi_cq/source_err_unexpected_large_and_tagged", cqSourceErrUnexpectedLargeAndTagged},
 	{"fi_cq/buffered_recv_FI_MORE_and_FI_CLAIM_flags", cqBufferedRecvFIMOREAndFICLAIMFlags},
 }
 
@@ -614,6 +615,123 @@ func cqSourceErrUnknownSenderEADDRNOTAVAIL(t *testing.T, tg Target) {
 	}
 	if !bytes.Equal(ee.ErrData, a.addr) {
 		t.Fatalf("err_data = % x; want the sender's address % x", ee.ErrData, a.addr)
+	}
+}
+
+// cqSourceErrUnexpectedLargeAndTagged: on a reliable endpoint, messages
+// from an unknown source complete with FI_EADDRNOTAVAIL and the sender's
+// address whichever way the provider receives them: arrived before their
+// receive was posted (unexpected), larger than an inline or eager
+// message, tagged; each completion carries the whole data and its length.
+// Once the reported address is inserted, the sender's next message
+// completes normally with that fi_addr as its source.
+func cqSourceErrUnexpectedLargeAndTagged(t *testing.T, tg Target) {
+	connectionless(t, tg)
+	if tg.EPType != fabric.EPRDM {
+		t.Skipf("%v: unexpected messages may be dropped (needs FI_EP_RDM)", tg.EPType)
+	}
+	b := tg.open(t, envOpts{caps: fabric.CapSource | fabric.CapSourceErr | fabric.CapTagged})
+	a := tg.open(t, envOpts{caps: fabric.CapTagged})
+	ab := a.insert(b.addr) // b does not know a
+	large := 256 << 10
+	if m := b.info.EPAttr.MaxMsgSize; uint64(large) > m {
+		large = int(m)
+	}
+	type msg struct {
+		data     []byte
+		tagged   bool
+		tag      uint64
+		expected bool // the receive is posted before the send
+	}
+	msgs := []msg{
+		{data: pattern(make([]byte, 16), 1)},
+		{data: pattern(make([]byte, large), 2)},
+		{data: pattern(make([]byte, 40), 3), tagged: true, tag: 7},
+		{data: pattern(make([]byte, large), 4), tagged: true, tag: 8, expected: true},
+	}
+	post := func(i int, buf []byte) {
+		var err error
+		if msgs[i].tagged {
+			err = b.ep.TRecv(buf, nil, fabric.AddrUnspec, msgs[i].tag, 0, i)
+		} else {
+			err = b.ep.Recv(buf, nil, fabric.AddrUnspec, i)
+		}
+		if err != nil {
+			t.Fatalf("receive %d: %v", i, err)
+		}
+	}
+	bufs := make([][]byte, len(msgs))
+	for i, m := range msgs {
+		bufs[i] = make([]byte, len(m.data)+8)
+		if m.expected {
+			post(i, bufs[i])
+		}
+		retry(t, "send", func() error {
+			if m.tagged {
+				return a.ep.TSend(m.data, nil, ab, m.tag, i)
+			}
+			return a.ep.Send(m.data, nil, ab, i)
+		}, a.txcq, b.rxcq)
+	}
+	got := map[int]bool{}
+	check := func(ee *fabric.CQErrEntry) {
+		t.Helper()
+		if ee == nil {
+			t.Fatal("a message from an unknown source completed successfully")
+		}
+		i, ok := ee.OpContext.(int)
+		if !ok || i < 0 || i >= len(msgs) || got[i] {
+			t.Fatalf("error completion with context %v", ee.OpContext)
+		}
+		got[i] = true
+		m := msgs[i]
+		if !errors.Is(ee.Err, fabric.ErrAddrNotAvail) || ee.Len != uint64(len(m.data)) ||
+			!bytes.Equal(bufs[i][:len(m.data)], m.data) {
+			t.Fatalf("message %d (%d bytes, tagged %v): error entry %+v", i, len(m.data), m.tagged, ee)
+		}
+		if m.tagged && (ee.Flags&fabric.FlagTagged == 0 || ee.Tag != m.tag) {
+			t.Fatalf("message %d: flags %v tag %d", i, ee.Flags, ee.Tag)
+		}
+		if !bytes.Equal(ee.ErrData, a.addr) {
+			t.Fatalf("message %d: err_data %q; want the sender's address %q", i, ee.ErrData, a.addr)
+		}
+	}
+	// Let the unexpected ones arrive before their receives (the
+	// expected one may complete meanwhile).
+	var ent [1]fabric.CQEntry
+	for end := time.Now().Add(scaled(20 * time.Millisecond)); time.Now().Before(end); {
+		n, err := b.rxcq.Read(ent[:])
+		if n != 0 {
+			t.Fatalf("successful completion %+v from an unknown source", ent[0])
+		}
+		if errors.Is(err, fabric.ErrAvail) {
+			var ee fabric.CQErrEntry
+			if err := b.rxcq.ReadErr(&ee); err != nil {
+				t.Fatal(err)
+			}
+			if i, _ := ee.OpContext.(int); !msgs[i].expected {
+				t.Fatalf("message %d completed before its receive was posted: %+v", i, ee)
+			}
+			check(&ee)
+		}
+		a.txcq.Read(nil)
+	}
+	for i, m := range msgs {
+		if !m.expected {
+			post(i, bufs[i])
+		}
+	}
+	for len(got) < len(msgs) {
+		_, ee := waitCQ(t, b.rxcq, a.txcq)
+		check(ee)
+	}
+	drainTx(t, a.txcq, len(msgs), b.rxcq)
+	ba := b.insert(a.addr)
+	post(1, bufs[1])
+	retry(t, "send", func() error { return a.ep.Send(msgs[1].data, nil, ab, "known") }, a.txcq, b.rxcq)
+	known, src := waitFrom(t, "known sender", b.rxcq, a.txcq)
+	if known.OpContext != 1 || src != ba || !bytes.Equal(bufs[1][:len(msgs[1].data)], msgs[1].data) {
+		t.Fatalf("after insert: entry %+v source %v; want source %v", known, src, ba)
 	}
 }
 

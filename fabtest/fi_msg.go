@@ -35,6 +35,7 @@ var msgCases = []testCase{
 	{"fi_msg/completion_level_flags_accepted", msgCompletionLevelFlagsAccepted},
 	{"fi_msg/FI_MORE_batches_then_flushes", msgFIMOREBatchesThenFlushes},
 	{"fi_msg/tx_op_flags_FI_INJECT_still_completes", msgTxOpFlagsFIINJECTStillCompletes},
+	{"fi_msg/tx_op_flags_FI_DELIVERY_COMPLETE_waits_for_the_peer", msgTxOpFlagsFIDELIVERYCOMPLETEWaitsForThePeer},
 	{"fi_msg/inject_complete_buffer_reusable_at_completion", msgInjectCompleteBufferReusableAtCompletion},
 	{"fi_msg/rx_op_flags_FI_MULTI_RECV_default", msgRxOpFlagsFIMULTIRECVDefault},
 	{"fi_msg/multi_recv_release_under_selective_and_repost", msgMultiRecvReleaseUnderSelectiveAndRepost},
@@ -571,6 +572,50 @@ func msgFIMOREBatchesThenFlushes(t *testing.T, tg Target) {
 		if ee != nil || got.OpContext != i || string(bufs[i][:got.Len]) != string([]byte{'m', byte('0' + i)}) {
 			t.Fatalf("message %d after FI_MORE: %+v %+v", i, got, ee)
 		}
+	}
+}
+
+// msgTxOpFlagsFIDELIVERYCOMPLETEWaitsForThePeer: where GetInfo echoes
+// FI_DELIVERY_COMPLETE as a default transmit flag (tx_attr.op_flags), an
+// endpoint opened with it completes a plain fi_send only once the peer has
+// processed the message (fi_cq(3): placed, or buffered by the provider):
+// not while the peer, under manual progress, makes none, and then once it
+// does (and, for providers that wait for it, a receive takes the
+// message).
+func msgTxOpFlagsFIDELIVERYCOMPLETEWaitsForThePeer(t *testing.T, tg Target) {
+	if tg.EPType == fabric.EPDgram {
+		t.Skip("FI_EP_DGRAM: unreliable, no delivery complete")
+	}
+	h := tg.hints(0)
+	h.TxAttr.OpFlags = fabric.FlagDeliveryComplete
+	infos := getInfoOK(t, "tx op_flags FI_DELIVERY_COMPLETE", tg.node(), "", fabric.FlagSource, h)
+	if len(infos) == 0 {
+		t.Skipf("%s does not offer FI_DELIVERY_COMPLETE as a default transmit flag", tg.Provider)
+	}
+	o := envOpts{modify: func(in *fabric.Info) { in.TxAttr.OpFlags |= fabric.FlagDeliveryComplete }}
+	a, b, ab, _ := tg.pair(t, o)
+	if a.info.DomainAttr.DataProgress == fabric.ProgressAuto {
+		t.Skip("FI_PROGRESS_AUTO: the peer progresses by itself")
+	}
+	msg := []byte("delivered")
+	retry(t, "send", func() error { return a.ep.Send(msg, nil, ab, "dc") }, a.txcq)
+	expectEmpty(t, a.txcq, scaled(30*time.Millisecond))
+	// The peer progresses; a provider may also wait for the receive that
+	// takes the message (as FI_MATCH_COMPLETE would), so one is posted.
+	for end := time.Now().Add(scaled(10 * time.Millisecond)); time.Now().Before(end); {
+		b.rxcq.Read(nil)
+	}
+	buf := make([]byte, 16)
+	if err := b.ep.Recv(buf, nil, fabric.AddrUnspec, "r"); err != nil {
+		t.Fatal(err)
+	}
+	sent, ee := waitCQ(t, a.txcq, b.rxcq)
+	if ee != nil || sent.OpContext != "dc" {
+		t.Fatalf("send completion %+v %+v", sent, ee)
+	}
+	got, ee := waitCQ(t, b.rxcq, a.txcq)
+	if ee != nil || got.OpContext != "r" || string(buf[:got.Len]) != "delivered" {
+		t.Fatalf("receive %+v %+v %q", got, ee, buf[:got.Len])
 	}
 }
 

@@ -184,6 +184,23 @@ type AVAddrOwner interface {
 	OnChange(fn func()) (cancel func())
 }
 
+// AVAddrChanges is an optional AVAddrOwner extension through which a peer
+// AV follows the owner one changed address at a time: without it, the
+// peer AV copies the whole owner at every change, so that n inserts of one
+// address cost O(n²). fabric.AV implements it, and so does the AV a
+// provider is handed at Enable.
+type AVAddrChanges interface {
+	AVAddrOwner
+	// OnChangeAt is OnChange whose fn is told the fi_addrs whose entries
+	// the change inserted or removed (fn must not keep the slice).
+	OnChangeAt(fn func(changed []Addr)) (cancel func())
+	// AddrAt calls fn with the address at fiAddr as inserted (fn must
+	// neither keep nor modify it, nor call into the AV) and its user id
+	// (hasUserID false without one), and reports whether fiAddr holds an
+	// address.
+	AddrAt(fiAddr Addr, fn func(addr []byte, userID Addr, hasUserID bool)) bool
+}
+
 // AVContext is fi_peer_av_context: the owner's AV imported by a peer's
 // AV (fabric.AVAttr.Peer). The peer's AV then takes its type and
 // rx_ctx_bits from the owner's (AVOwner.Query) and uses the owner's

@@ -162,8 +162,9 @@ type Resources struct {
 	// OwnSRX reports that SRX is the endpoint's own receive queue: no
 	// shared receive context is bound, so no other endpoint or provider
 	// matches messages against it, and the provider may use the owner's
-	// fast paths (the udp provider receives datagrams straight into the
-	// posted buffers through srx.Queue.ReceiveDirect).
+	// fast paths that need that (the udp provider receives datagrams
+	// straight into the posted buffers through srx.Queue.ReceiveDirect
+	// only then; shm does so on shared queues too).
 	OwnSRX bool
 	// TxCredits, when the endpoint is bound to a shared transmit context,
 	// is that context's queue: one pool of tx_attr.size credits for all

@@ -97,8 +97,9 @@ echo "== scripts/fabtests.sh self-test (its parser and gate on canned input)"
 ./scripts/fabtests.sh --self-test
 
 echo "== fabtests quick set, ours against the C record (scripts/fabtests.sh --gate)"
-# About 10 minutes here (gotcp, goudp and goshm: 240 s, 178 s and 189 s on
-# a loaded 2-core machine, 3-4 minutes each; gotcp with its own RDM
+# About 13 minutes here (gotcp, goudp, goshm and golnx: 240 s, 178 s,
+# 189 s and 150-180 s on a loaded 2-core machine, 3-4 minutes each; golnx
+# has no C counterpart and runs alone; gotcp with its own RDM
 # endpoints rather than C's rxm over them, 163-174 s; the C providers took
 # 170 s, 235 s and 223 s for this set);
 # FABTESTS=0 skips it even under FABRIC_INTEROP=1.

@@ -63,7 +63,8 @@ type AV struct {
 
 	lmu       sync.Mutex
 	listeners map[int]func()
-	changeL   map[int]func() // OnChange: inserts and removals
+	changeL   map[int]func()                // OnChange: inserts and removals
+	changeAt  map[int]func([]provider.Addr) // OnChangeAt: the same, with the fi_addrs changed
 	nextL     int
 }
 
@@ -160,6 +161,7 @@ func (a *AV) Insert(addrs [][]byte, fiAddrs []provider.Addr, flags provider.Flag
 		return 0, provider.EINVAL
 	}
 	n := 0
+	var changed []provider.Addr // for OnChangeAt
 	a.mu.Lock()
 	if a.closed {
 		a.mu.Unlock()
@@ -191,6 +193,7 @@ func (a *AV) Insert(addrs [][]byte, fiAddrs []provider.Addr, flags provider.Flag
 		a.live++
 		a.setLook(idx, &s.addr)
 		a.rev[string(s.addr)] = idx
+		changed = append(changed, idx)
 		if fiAddrs != nil {
 			fiAddrs[i] = idx
 		}
@@ -205,6 +208,7 @@ func (a *AV) Insert(addrs [][]byte, fiAddrs []provider.Addr, flags provider.Flag
 	a.mu.Unlock()
 	if n > 0 {
 		a.notify()
+		a.notifyAt(changed)
 	}
 	return n, nil
 }
@@ -371,6 +375,7 @@ func (a *AV) Remove(fiAddrs []provider.Addr, flags provider.Flags) error {
 	a.mu.Unlock()
 	if err == nil && len(fiAddrs) > 0 {
 		a.notifyChange()
+		a.notifyAt(fiAddrs)
 	}
 	return err
 }
@@ -392,26 +397,37 @@ func (a *AV) removeLocked(fiAddrs []provider.Addr) error {
 	}
 	a.gen.Add(1)
 	for _, fa := range fiAddrs {
-		s := &a.slots[fa]
-		key := string(s.addr)
-		*s = slot{}
-		a.setLook(fa, nil)
-		a.live--
-		j := sort.Search(len(a.free), func(k int) bool { return a.free[k] >= fa })
-		a.free = append(a.free, 0)
-		copy(a.free[j+1:], a.free[j:])
-		a.free[j] = fa
-		if cur, ok := a.rev[key]; ok && cur == fa {
-			delete(a.rev, key)
-			for k := len(a.slots) - 1; k >= 0; k-- {
-				if a.slots[k].valid && string(a.slots[k].addr) == key {
-					a.rev[key] = provider.Addr(k)
-					break
-				}
+		a.clearSlot(fa)
+	}
+	a.trim()
+	return nil
+}
+
+// clearSlot empties the valid slot fa; a.mu is held.
+func (a *AV) clearSlot(fa provider.Addr) {
+	s := &a.slots[fa]
+	key := string(s.addr)
+	*s = slot{}
+	a.setLook(fa, nil)
+	a.live--
+	j := sort.Search(len(a.free), func(k int) bool { return a.free[k] >= fa })
+	a.free = append(a.free, 0)
+	copy(a.free[j+1:], a.free[j:])
+	a.free[j] = fa
+	if cur, ok := a.rev[key]; ok && cur == fa {
+		delete(a.rev, key)
+		for k := len(a.slots) - 1; k >= 0; k-- {
+			if a.slots[k].valid && string(a.slots[k].addr) == key {
+				a.rev[key] = provider.Addr(k)
+				break
 			}
 		}
 	}
-	// Trim trailing unused slots so that fresh tables keep growing densely.
+}
+
+// trim drops trailing unused slots, so that fresh tables keep growing
+// densely; a.mu is held.
+func (a *AV) trim() {
 	for len(a.slots) > 0 && !a.slots[len(a.slots)-1].valid {
 		last := provider.Addr(len(a.slots) - 1)
 		a.slots = a.slots[:last]
@@ -419,7 +435,6 @@ func (a *AV) removeLocked(fiAddrs []provider.Addr) error {
 			a.free = a.free[:n-1]
 		}
 	}
-	return nil
 }
 
 // Lookup implements provider.AVView: the address stored for fi_addr addr
@@ -658,6 +673,57 @@ func (a *AV) OnChange(fn func()) (cancel func()) {
 	}
 }
 
+// OnChangeAt is OnChange whose fn is told the fi_addrs (indices) whose
+// entries the change inserted or removed (fn must not keep the slice), so
+// that a peer AV can follow one address at a time (peer.AVAddrChanges).
+func (a *AV) OnChangeAt(fn func(changed []provider.Addr)) (cancel func()) {
+	a.lmu.Lock()
+	defer a.lmu.Unlock()
+	if a.changeAt == nil {
+		a.changeAt = make(map[int]func([]provider.Addr))
+	}
+	id := a.nextL
+	a.nextL++
+	a.changeAt[id] = fn
+	return func() {
+		a.lmu.Lock()
+		delete(a.changeAt, id)
+		a.lmu.Unlock()
+	}
+}
+
+func (a *AV) notifyAt(changed []provider.Addr) {
+	a.lmu.Lock()
+	if len(a.changeAt) == 0 {
+		a.lmu.Unlock()
+		return
+	}
+	fns := make([]func([]provider.Addr), 0, len(a.changeAt))
+	for _, fn := range a.changeAt {
+		fns = append(fns, fn)
+	}
+	a.lmu.Unlock()
+	for _, fn := range fns {
+		fn(changed)
+	}
+}
+
+// AddrAt calls fn with the address at index idx (receive context bits
+// ignored) as inserted, not to be kept or modified, and its user id
+// (hasUser false without one), with the read lock held, and reports
+// whether there is one. fn must not call into the AV.
+func (a *AV) AddrAt(idx provider.Addr, fn func(addr []byte, user provider.Addr, hasUser bool)) bool {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	i := uint64(idx & a.mask)
+	if idx == provider.AddrNotAvail || i >= uint64(len(a.slots)) || !a.slots[i].valid {
+		return false
+	}
+	s := &a.slots[i]
+	fn(s.addr, s.user, s.hasUser)
+	return true
+}
+
 func (a *AV) notifyChange() {
 	a.lmu.Lock()
 	fns := make([]func(), 0, len(a.changeL))
@@ -709,6 +775,14 @@ func (a *AV) Mirror(entries []Entry) error {
 			n = e.Index + 1
 		}
 	}
+	// Every index used before or after: OnChangeAt listeners (an AV
+	// following this one) look each up again.
+	var changed []provider.Addr
+	for i := range a.slots {
+		if a.slots[i].valid {
+			changed = append(changed, provider.Addr(i))
+		}
+	}
 	slots := make([]slot, n)
 	for _, e := range entries {
 		if e.Index&^a.mask != 0 || e.Index >= n || slots[e.Index].valid || !a.ValidAddr(e.Addr) {
@@ -736,9 +810,69 @@ func (a *AV) Mirror(entries []Entry) error {
 		a.live++
 		a.setLook(provider.Addr(i), &s.addr)
 		a.rev[string(s.addr)] = provider.Addr(i) // the highest index wins, as after inserts
+		changed = append(changed, provider.Addr(i))
 	}
 	a.mu.Unlock()
 	a.notify()
+	a.notifyAt(changed)
+	return nil
+}
+
+// MirrorAt is Mirror for a part of the AV: each of set takes its index
+// (replacing what was there), each index of gone becomes unused (if it
+// was not); other indices are left as they are. It costs what the
+// changes cost, where Mirror rebuilds the whole AV. Entries with an index
+// beyond the receive context bits or an invalid address leave their
+// index unused. It returns EBADF after Close.
+func (a *AV) MirrorAt(set []Entry, gone []provider.Addr) error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return provider.EBADF
+	}
+	a.gen.Add(1)
+	for _, fa := range gone {
+		if fa&^a.mask == 0 && uint64(fa) < uint64(len(a.slots)) && a.slots[fa].valid {
+			a.clearSlot(fa)
+		}
+	}
+	for _, e := range set {
+		fa := e.Index
+		if fa == provider.AddrNotAvail || fa&^a.mask != 0 {
+			continue
+		}
+		if uint64(fa) < uint64(len(a.slots)) && a.slots[fa].valid {
+			if s := &a.slots[fa]; string(s.addr) == string(e.Addr) && s.user == e.User && s.hasUser == e.HasUser {
+				continue
+			}
+			a.clearSlot(fa)
+		}
+		if !a.ValidAddr(e.Addr) {
+			continue
+		}
+		for provider.Addr(len(a.slots)) <= fa {
+			a.free = append(a.free, provider.Addr(len(a.slots)))
+			a.slots = append(a.slots, slot{})
+		}
+		if j := sort.Search(len(a.free), func(k int) bool { return a.free[k] >= fa }); j < len(a.free) && a.free[j] == fa {
+			a.free = append(a.free[:j], a.free[j+1:]...)
+		}
+		s := &a.slots[fa]
+		*s = slot{addr: append([]byte(nil), e.Addr...), user: e.User, hasUser: e.HasUser, valid: true}
+		a.live++
+		a.setLook(fa, &s.addr)
+		if cur, ok := a.rev[string(s.addr)]; !ok || cur < fa {
+			a.rev[string(s.addr)] = fa // the highest index wins, as in Mirror
+		}
+	}
+	a.trim()
+	a.mu.Unlock()
+	a.notify()
+	changed := append([]provider.Addr(nil), gone...)
+	for _, e := range set {
+		changed = append(changed, e.Index)
+	}
+	a.notifyAt(changed)
 	return nil
 }
 
@@ -763,7 +897,7 @@ func (a *AV) Close() error {
 // The AV is an fi_peer(3) AV owner too (peer.AVAddrOwner), so that a
 // provider given it as its endpoint's AV (provider.Resources.AV) can have
 // another provider's AV import it (a composite such as lnx).
-var _ peer.AVAddrOwner = (*AV)(nil)
+var _ peer.AVAddrChanges = (*AV)(nil)
 
 // Query implements peer.AVOwner (fi_ops_av_owner.query): the type, the
 // number of addresses, the receive context bits and FI_AV_USER_ID when

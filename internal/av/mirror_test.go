@@ -2,6 +2,8 @@ package av
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/gofabric/fabric/provider"
@@ -73,5 +75,102 @@ func TestMirrorForeachOnChange(t *testing.T) {
 	a.Close()
 	if err := a.Mirror(nil); err != provider.EBADF {
 		t.Fatalf("Mirror after Close = %v; want EBADF", err)
+	}
+}
+
+// snapshot is an AV's observable state: every index with its address and
+// user id, and the Reverse answer of each address.
+func snapshot(a *AV) string {
+	var b bytes.Buffer
+	a.Foreach(func(idx provider.Addr, addr []byte, user provider.Addr, hasUser bool) {
+		fmt.Fprintf(&b, "%d=% x u%v:%v r%v l% x;", idx, addr, user, hasUser, a.Reverse(addr), a.Lookup(idx))
+	})
+	fmt.Fprintf(&b, "len %d", a.Len())
+	return b.String()
+}
+
+// TestMirrorAtFollowsLikeMirror: an AV following an owner through
+// OnChangeAt, AddrAt and MirrorAt (one address at a time) ends every step
+// of a random run of inserts (repeated addresses, user ids) and removals
+// in the state of one rebuilt by Mirror from the owner's Foreach, and
+// inserts into either take the same index afterwards.
+func TestMirrorAtFollowsLikeMirror(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	owner, _ := New(Config{Type: provider.AVTable, Handler: ipv4Handler{}})
+	full, _ := New(Config{Type: provider.AVTable, Handler: ipv4Handler{}})
+	inc, _ := New(Config{Type: provider.AVTable, Handler: ipv4Handler{}})
+	calls := 0
+	// follow makes to follow from through OnChangeAt, AddrAt and MirrorAt.
+	follow := func(from, to *AV) func() {
+		return from.OnChangeAt(func(changed []provider.Addr) {
+			calls++
+			var set []Entry
+			var gone []provider.Addr
+			for _, fa := range changed {
+				if !from.AddrAt(fa, func(addr []byte, user provider.Addr, hasUser bool) {
+					set = append(set, Entry{Index: fa, Addr: addr, User: user, HasUser: hasUser})
+				}) {
+					gone = append(gone, fa)
+				}
+			}
+			if err := to.MirrorAt(set, gone); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	defer follow(owner, inc)()
+	// Followers of followers (lnx's linked AVs follow its AV, itself an
+	// import): changes made by Mirror and MirrorAt are heard too.
+	inc2, _ := New(Config{Type: provider.AVTable, Handler: ipv4Handler{}})
+	full2, _ := New(Config{Type: provider.AVTable, Handler: ipv4Handler{}})
+	defer follow(inc, inc2)()
+	defer follow(full, full2)()
+	for step := 0; step < 400; step++ {
+		if owner.Len() > 0 && rng.IntN(3) == 0 {
+			var live []provider.Addr
+			owner.Foreach(func(idx provider.Addr, _ []byte, _ provider.Addr, _ bool) { live = append(live, idx) })
+			rng.Shuffle(len(live), func(i, j int) { live[i], live[j] = live[j], live[i] })
+			if err := owner.Remove(live[:1+rng.IntN(min(3, len(live)))], 0); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			n := 1 + rng.IntN(3)
+			addrs := make([][]byte, n)
+			fa := make([]provider.Addr, n)
+			for i := range addrs {
+				addrs[i] = a6(byte(rng.IntN(40))) // repeats on purpose
+				fa[i] = provider.Addr(1000 + rng.IntN(5))
+			}
+			flags := provider.Flags(0)
+			if rng.IntN(4) == 0 {
+				flags = provider.FlagAVUserID
+			}
+			if _, err := owner.Insert(addrs, fa, flags, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var ents []Entry
+		owner.ForeachAddr(func(fa provider.Addr, addr []byte, user provider.Addr, hasUser bool) {
+			ents = append(ents, Entry{Index: fa, Addr: append([]byte(nil), addr...), User: user, HasUser: hasUser})
+		})
+		if err := full.Mirror(ents); err != nil {
+			t.Fatal(err)
+		}
+		f := snapshot(full)
+		if i := snapshot(inc); f != i {
+			t.Fatalf("step %d: incremental follower\n%s\nrebuilt\n%s", step, i, f)
+		}
+		if i2, f2 := snapshot(inc2), snapshot(full2); i2 != f || f2 != f {
+			t.Fatalf("step %d: follower of the incremental follower\n%s\nof the rebuilt one\n%s\nwant\n%s", step, i2, f2, f)
+		}
+	}
+	if calls == 0 {
+		t.Fatal("OnChangeAt never called")
+	}
+	fa1, fa2 := make([]provider.Addr, 1), make([]provider.Addr, 1)
+	full.Insert([][]byte{a6(200)}, fa1, 0, nil)
+	inc.Insert([][]byte{a6(200)}, fa2, 0, nil)
+	if fa1[0] != fa2[0] {
+		t.Fatalf("next insert: index %v in the incremental follower, %v in the rebuilt one", fa2[0], fa1[0])
 	}
 }

@@ -37,16 +37,20 @@ const (
 	DirectUnavailable
 )
 
-// ReceiveDirect is the owner's fast path for a peer that owns this queue
-// (no other peer matches against it) and receives untagged messages one at
-// a time from a source it polls, such as a datagram socket: when the first
+// ReceiveDirect is the owner's fast path for a peer that receives untagged
+// messages one at a time from a source it polls, such as a datagram socket
+// or a shared-memory ring: when the first
 // posted untagged receive accepts any source and is not a multi-receive
 // buffer, r receives the next message straight into that receive's
 // buffers and completes it, with no bounce buffer, no copy and no second
 // matching step.
 //
 // The first posted receive matches any message in posting order, so the
-// outcome is the one GetMsg would give. The queue's lock is held while r
+// outcome is the one GetMsg would give, whoever else matches against the
+// queue (other endpoints sharing it, the peers of an imported queue): they
+// take receives under the same lock, and no queued unexpected untagged
+// message can be waiting while an any-source receive is posted (Post
+// matches those first). The queue's lock is held while r
 // runs, so the receive and its completion are one step for Post, Cancel
 // and Close: a receive is either completed by r or cancelled, and nothing
 // is written into it after its cancellation. r's completion writes

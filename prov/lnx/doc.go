@@ -18,7 +18,7 @@
 //
 // Linked providers are selected with FI_LNX_PROV_LINKS (EnvLinks): only
 // shm+tcp, the default, is accepted. Addresses are described in addr.go:
-// FI_ADDR_STR strings "fi_lnx://<host>;shm=<hex>;tcp=<hex>", where <host>
+// FI_ADDR_STR strings "fi_lnx://<host>;<shm>;<tcp>;", where <host>
 // identifies the kernel and network namespace; FI_LNX_HOST_ID overrides it
 // (tests force the tcp path between endpoints of one host with it).
 //
@@ -38,11 +38,19 @@
 // endpoint (shm and tcp RDM endpoints report no events today).
 // FI_RMA_EVENT: remote accesses count on the lnx endpoint's remote
 // counters (peer counters) and on counters bound to the region (the one
-// table). Not offered: FI_SOURCE_ERR (shm does not offer it; an unknown
-// peer's raw address would also have to be turned into an lnx address).
+// table). FI_SOURCE_ERR, when the hints name it: a message from a sender
+// not in the AV completes with FI_EADDRNOTAVAIL and the sender's lnx
+// address in err_data, which the linked endpoint reports as its path's
+// raw address and lnx completes (srcerr.go: an lnx endpoint's shm name is
+// derived from its tcp address, so that a sender on this host is named
+// whole whichever path it took; a remote sender by its tcp address).
 //
 // Progress: lnx reads of the linked peer CQs drive both paths (manual
 // progress), or the linked providers progress themselves (FI_PROGRESS_AUTO).
+// Under manual progress an idle tcp path (nothing posted on it nor
+// arrived over it in the last 4096 calls) is polled on every 8th call
+// only, so that local traffic costs what it costs over shm alone (see
+// Progress in endpoint.go).
 // Blocking reads (CQ.SRead, Cntr.Wait) poll both paths with pauses of 20 to
 // 500 µs (Waiter), and FI_WAIT_FD objects get a goroutine that drives both
 // paths every 500 µs while the endpoint is open: the linked endpoints'

@@ -5,9 +5,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,16 +52,7 @@ func TestRemotePathFails(t *testing.T) {
 	a := openNodeCaps(t, "", fabric.CapRMA)
 	b := openNodeCaps(t, "", fabric.CapRMA)
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRemoteChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), envChild+"=1", EnvHostID+"=lnx-remote-child", EnvDisableSHM+"=")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, caddr := startRemoteChild(t)
 	killed := false
 	t.Cleanup(func() {
 		if !killed {
@@ -64,20 +60,6 @@ func TestRemotePathFails(t *testing.T) {
 			cmd.Wait()
 		}
 	})
-	lines := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		lines <- strings.TrimSpace(line)
-	}()
-	var caddr []byte
-	select {
-	case line := <-lines:
-		if caddr, err = hex.DecodeString(line); err != nil || len(caddr) == 0 {
-			t.Fatalf("child address %q: %v", line, err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("no address from the child in 20 s")
-	}
 	ac, ab := a.insert(caddr), a.insert(b.addr)
 	ba := b.insert(a.addr)
 
@@ -109,6 +91,18 @@ func TestRemotePathFails(t *testing.T) {
 	cmd.Wait()
 	killed = true
 
+	remotePathFailed(t, rt, a, b, ac, ab, ba)
+}
+
+// remotePathFailed checks what follows the failure of a's tcp path to
+// the remote peer ac, whose delivery-complete send "big" was outstanding:
+// that send completes in error, so do (or are refused) later sends and
+// RMA writes for ac, and a's shm path to b (ab, ba) keeps working both
+// ways, messages and RMA, through the same endpoints, CQs and receive
+// queues.
+func remotePathFailed(t *testing.T, rt *routes, a, b *node, ac, ab, ba fabric.Addr) {
+	t.Helper()
+	ent := make([]fabric.CQEntry, 1)
 	// The outstanding send completes in error.
 	if ee := waitErr(t, a.txcq); ee.OpContext != "big" {
 		t.Fatalf("error completion %+v, want the big send's", ee)
@@ -214,6 +208,43 @@ func TestRemotePathFails(t *testing.T) {
 	}
 }
 
+// startRemoteChild starts TestRemoteChild in a new process of another
+// host identity and returns it with its lnx address. The caller ends it
+// (by its PID, through cmd.Process).
+func startRemoteChild(t *testing.T) (*exec.Cmd, []byte) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRemoteChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envChild+"=1", EnvHostID+"=lnx-remote-child", EnvDisableSHM+"=")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		lines <- strings.TrimSpace(line)
+	}()
+	select {
+	case line := <-lines:
+		caddr, err := hex.DecodeString(line)
+		if err != nil || len(caddr) == 0 {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("child address %q: %v", line, err)
+		}
+		return cmd, caddr
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("no address from the child in 20 s")
+	}
+	return nil, nil
+}
+
 // waitErr waits (bounded) for an error completion on cq; a success
 // completion fails the test.
 func waitErr(t *testing.T, cq *fabric.CQ) fabric.CQErrEntry {
@@ -235,5 +266,152 @@ func waitErr(t *testing.T, cq *fabric.CQ) fabric.CQErrEntry {
 		if time.Now().After(deadline) {
 			t.Fatal("no error completion in 10 s")
 		}
+	}
+}
+
+// resetRelay forwards tcp connections to a target until reset: then it
+// resets (SO_LINGER 0 close: an RST, not a FIN) every connection it
+// carries, both sides, and every connection it accepts afterwards.
+type resetRelay struct {
+	ln     *net.TCPListener
+	target string
+	mu     sync.Mutex
+	reset  bool
+	conns  []*net.TCPConn
+	wg     sync.WaitGroup
+}
+
+// newResetRelay starts a relay to target on 127.0.0.1; it is closed, and
+// its goroutines waited for, at cleanup.
+func newResetRelay(t *testing.T, target string) *resetRelay {
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &resetRelay{ln: ln, target: target}
+	r.wg.Add(1)
+	go r.accept()
+	t.Cleanup(func() {
+		ln.Close()
+		r.resetAll()
+		r.wg.Wait()
+	})
+	return r
+}
+
+// sockaddr is the relay's address as a struct sockaddr_in.
+func (r *resetRelay) sockaddr() []byte {
+	a := r.ln.Addr().(*net.TCPAddr)
+	sa := make([]byte, 16)
+	sa[0], sa[2], sa[3] = 2, byte(a.Port>>8), byte(a.Port)
+	copy(sa[4:8], a.IP.To4())
+	return sa
+}
+
+func (r *resetRelay) accept() {
+	defer r.wg.Done()
+	for {
+		in, err := r.ln.AcceptTCP()
+		if err != nil {
+			return
+		}
+		out, err := net.DialTimeout("tcp4", r.target, 5*time.Second)
+		if err != nil {
+			in.SetLinger(0)
+			in.Close()
+			continue
+		}
+		if !r.add(in, out.(*net.TCPConn)) {
+			continue
+		}
+		r.wg.Add(2)
+		go r.pipe(in, out.(*net.TCPConn))
+		go r.pipe(out.(*net.TCPConn), in)
+	}
+}
+
+// add records a pair, or resets it at once after the reset.
+func (r *resetRelay) add(a, b *net.TCPConn) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reset {
+		for _, c := range []*net.TCPConn{a, b} {
+			c.SetLinger(0)
+			c.Close()
+		}
+		return false
+	}
+	r.conns = append(r.conns, a, b)
+	return true
+}
+
+func (r *resetRelay) pipe(dst, src *net.TCPConn) {
+	defer r.wg.Done()
+	io.Copy(dst, src)
+	dst.CloseWrite()
+}
+
+// resetAll resets every connection, now and from now on.
+func (r *resetRelay) resetAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reset = true
+	for _, c := range r.conns {
+		c.SetLinger(0)
+		c.Close()
+	}
+	r.conns = nil
+}
+
+// TestRemotePathReset: a reaches its remote peer c (another process) over
+// tcp through a relay of the test, and its local peer b over shm. The
+// relay resets the connection (RST on both sides) while a's
+// delivery-complete send of 8 MiB waits for c: that send completes in
+// error, later sends and RMA writes for c fail, and the shm path keeps
+// working (messages both ways, RMA) on the same endpoint, CQs and receive
+// queue. c itself stays alive: only the connection failed.
+func TestRemotePathReset(t *testing.T) {
+	rt := watchRoutes(t)
+	a := openNodeCaps(t, "", fabric.CapRMA)
+	b := openNodeCaps(t, "", fabric.CapRMA)
+
+	cmd, caddr := startRemoteChild(t)
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	ca, ok := parseAddr(caddr)
+	if !ok || !isSockaddrIn(ca.tcp) {
+		t.Fatalf("child address %q", caddr)
+	}
+	target := net.JoinHostPort(net.IP(ca.tcp[4:8]).String(), strconv.Itoa(int(ca.tcp[2])<<8|int(ca.tcp[3])))
+	relay := newResetRelay(t, target)
+	// c as a knows it: its host and shm name, and the relay for tcp.
+	ca.tcp = relay.sockaddr()
+	ac, ab := a.insert(ca.encode()), a.insert(b.addr)
+	ba := b.insert(a.addr)
+
+	retry(t, func() error { return a.ep.Send([]byte("hello"), nil, ac, "hello") }, a.txcq)
+	if e := waitOne(t, a.txcq); e.OpContext != "hello" {
+		t.Fatalf("hello completion %+v", e)
+	}
+	if p := rt.routeOf(a, ac); p != pathTCP {
+		t.Fatalf("route to the child %d, want tcp", p)
+	}
+	big := make([]byte, 8<<20)
+	retry(t, func() error {
+		return a.ep.SendMsg(&fabric.Msg{IOV: [][]byte{big}, Addr: ac, Context: "big"},
+			fabric.FlagCompletion|fabric.FlagDeliveryComplete)
+	}, a.txcq)
+	ent := make([]fabric.CQEntry, 1)
+	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
+		if n, _ := a.txcq.Read(ent); n == 1 {
+			t.Fatalf("delivery-complete send completed before the child received it: %+v", ent[0])
+		}
+	}
+	relay.resetAll()
+	remotePathFailed(t, rt, a, b, ac, ab, ba)
+	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the child is gone (%v): the test meant to fail only the connection", err)
 	}
 }

@@ -44,6 +44,18 @@ func openNodeCaps(t *testing.T, hostID string, caps fabric.Caps) *node {
 // openNodeEQ is openNodeCaps that also binds an EQ (node.eq) when withEQ.
 func openNodeEQ(t *testing.T, hostID string, caps fabric.Caps, withEQ bool) *node {
 	t.Helper()
+	return openNodeService(t, hostID, "", caps, withEQ)
+}
+
+// openNodeService is openNodeEQ whose tcp endpoint binds 127.0.0.1:service.
+func openNodeService(t *testing.T, hostID, service string, caps fabric.Caps, withEQ bool) *node {
+	t.Helper()
+	return openNodeOn(t, "127.0.0.1", service, hostID, caps, withEQ)
+}
+
+// openNodeOn is openNodeService whose tcp endpoint binds nodeName:service.
+func openNodeOn(t *testing.T, nodeName, service, hostID string, caps fabric.Caps, withEQ bool) *node {
+	t.Helper()
 	if hostID != "" {
 		t.Setenv(EnvHostID, hostID)
 	}
@@ -51,7 +63,7 @@ func openNodeEQ(t *testing.T, hostID string, caps fabric.Caps, withEQ bool) *nod
 	h.FabricAttr.ProvName = Name
 	h.EPAttr.Type = fabric.EPRDM
 	h.Caps = fabric.CapMsg | fabric.CapTagged | fabric.CapSource | fabric.CapDirectedRecv | caps
-	infos, err := fabric.GetInfo(fabric.APIVersion, "127.0.0.1", "", fabric.FlagSource, h)
+	infos, err := fabric.GetInfo(fabric.APIVersion, nodeName, service, fabric.FlagSource, h)
 	if err != nil {
 		t.Fatalf("GetInfo: %v", err)
 	}

@@ -32,7 +32,7 @@ const (
 // of the two fi_info answers is taken as well).
 const (
 	lnxCaps = provider.CapMsg | provider.CapTagged | provider.CapSend | provider.CapRecv |
-		provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv | rmaCaps
+		provider.CapSource | provider.CapSourceErr | provider.CapDirectedRecv | provider.CapMultiRecv | rmaCaps
 	rmaCaps = provider.CapRMA | provider.CapAtomic | provider.CapRead | provider.CapWrite |
 		provider.CapRemoteRead | provider.CapRemoteWrite | provider.CapRMAEvent
 	domainCaps = provider.CapLocalComm | provider.CapRemoteComm
@@ -112,6 +112,11 @@ func subHints(prov string, caps provider.Caps, hints *provider.Info) *provider.I
 		// No primary capability asked: all of lnx's primary ones.
 		h.Caps |= provider.CapMsg | provider.CapTagged | provider.CapRMA | provider.CapAtomic
 	}
+	if hints != nil && hints.TxAttr != nil {
+		// Default transmit flags (FI_INJECT, FI_DELIVERY_COMPLETE ...):
+		// lnx offers those both linked providers echo.
+		h.TxAttr.OpFlags = hints.TxAttr.OpFlags
+	}
 	if hints != nil && hints.DomainAttr != nil {
 		h.DomainAttr.DataProgress = hints.DomainAttr.DataProgress
 		h.DomainAttr.ControlProgress = hints.DomainAttr.ControlProgress
@@ -165,6 +170,11 @@ func (lnxProvider) GetInfo(version uint32, node, service string, flags provider.
 	if hints != nil && hints.Caps != 0 {
 		// Secondary capabilities as asked for, like shm and tcp.
 		want &^= (provider.CapSource | provider.CapDirectedRecv) &^ hints.Caps
+	}
+	if hints == nil || hints.Caps&provider.CapSourceErr == 0 {
+		// FI_SOURCE_ERR changes what completions look like: only when
+		// asked for (srcerr.go).
+		want &^= provider.CapSourceErr
 	}
 	info.Caps = s.Caps&t.Caps&want | domainCaps
 	info.TxAttr.Caps = s.TxAttr.Caps & t.TxAttr.Caps & want

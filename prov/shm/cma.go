@@ -281,7 +281,7 @@ func (ep *endpoint) rxCMA(c *shmring.Cmd, tagged bool) bool {
 			return true
 		}
 		ep.cma.pulls++
-		ep.completeRx(e, n, c.Size-uint64(n), src)
+		ep.completeRx(e, n, c.Size-uint64(n), src, c.Src)
 		ep.rq.FreeEntry(e)
 		ep.sendAck(c.Src, c.MsgID, 0)
 		return true

@@ -169,7 +169,11 @@
 // bounce buffer is copied before the call returns), tx/rx size 1024,
 // iov_limit 4, max_msg_size SIZE_MAX, cq_data_size 8, FI_THREAD_SAFE (or as asked),
 // FI_RM_ENABLED, msg_order FI_ORDER_SAS. FI_TAGGED, FI_DIRECTED_RECV,
-// FI_SOURCE and FI_MULTI_RECV are offered as the hints ask. Receives are
+// FI_SOURCE and FI_MULTI_RECV are offered as the hints ask, FI_SOURCE_ERR
+// only when the hints name it (a message from a sender not in the AV then
+// completes with FI_EADDRNOTAVAIL and the sender's name in err_data,
+// whichever way it was received: inline, in segments, by
+// process_vm_readv, unexpected). Receives are
 // matched by package internal/srx (tag matching, directed receives,
 // FI_PEEK/FI_CLAIM/FI_DISCARD, multi-receive buffers, cancellation).
 //

@@ -88,6 +88,7 @@ type endpoint struct {
 	directCQ  *cq.CQ
 	needSrc   bool // look up the source fi_addr of every message
 	reportSrc bool // FI_SOURCE: completions carry it
+	srcErr    bool // FI_SOURCE_ERR: unknown sources complete in error with their name
 	// credits, on a shared transmit context, is its queue
 	// (provider.TxCredits): every queued message operation (txOp.credit)
 	// and every RMA or atomic operation in the table holds one; a message
@@ -286,13 +287,18 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 	ep.credits = r.TxCredits
 	ep.av, ep.rq = r.AV, r.SRX
 	ep.dav, _ = r.AV.(*av.AV)
-	if q, ok := r.SRX.(*srx.Queue); ok && r.OwnSRX {
+	if q, ok := r.SRX.(*srx.Queue); ok {
+		// The receive queue's fast path, also when the queue is shared
+		// or imported (an lnx endpoint's, which tcp matches against as
+		// well): a direct receive takes the first posted receive under
+		// the queue's lock, which is what GetMsg would give it.
 		ep.direct = q
 	}
 	if r.RxCQ != nil {
 		ep.directCQ, _ = r.RxCQ.(*cq.CQ)
 	}
 	ep.reportSrc = r.Source
+	ep.srcErr = r.Source && r.SourceErr
 	ep.enableRMA(r)
 	// A receive queue the endpoint does not own (a shared or imported
 	// SRX) decides for itself whether receives are directed: it is told

@@ -75,7 +75,7 @@ const (
 // by the hints; without hints (or without caps in them) all are listed.
 const (
 	txCaps     = provider.CapMsg | provider.CapTagged | provider.CapSend | provider.CapFence | provider.CapNamedRxCtx | rmaTxCaps
-	rxCaps     = provider.CapMsg | provider.CapTagged | provider.CapRecv | provider.CapSource | provider.CapDirectedRecv | provider.CapMultiRecv | rmaRxCaps
+	rxCaps     = provider.CapMsg | provider.CapTagged | provider.CapRecv | provider.CapSource | provider.CapSourceErr | provider.CapDirectedRecv | provider.CapMultiRecv | rmaRxCaps
 	domainCaps = provider.CapLocalComm
 	infoCaps   = txCaps | rxCaps | domainCaps
 	// askCaps are returned only when asked for (when the hints name caps).
@@ -147,6 +147,12 @@ func baseInfo(hints *provider.Info) *provider.Info {
 		if hints.TxAttr != nil {
 			txOpFlags = hints.TxAttr.OpFlags & supportedTxOpFlags
 		}
+	}
+	// FI_SOURCE_ERR changes what completions look like: only when asked
+	// for.
+	if hints == nil || hints.Caps&provider.CapSourceErr == 0 {
+		caps &^= provider.CapSourceErr
+		rx &^= provider.CapSourceErr
 	}
 	return &provider.Info{
 		Caps:       caps,

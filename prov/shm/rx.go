@@ -245,11 +245,11 @@ func (ep *endpoint) ReceivedDirect(e *provider.RxEntry, n int, olen uint64) {
 		e.CQData = ep.rx.ddata
 		e.Flags |= provider.FlagRemoteCQData
 	}
-	if olen == 0 && ep.directCQ != nil {
+	if olen == 0 && ep.directCQ != nil && !ep.srcErr {
 		srx.CompleteDirect(ep.directCQ, ep.rxCntr, e, n, src)
 		return
 	}
-	srx.Complete(ep.rxCQ, ep.rxCntr, e, n, olen, src)
+	ep.completeRx(e, n, olen, src, ep.rx.dsrc)
 }
 
 // srcOf returns the fi_addr of sender id in the AV (AddrNotAvail if it is
@@ -309,10 +309,17 @@ func setCQData(e *provider.RxEntry, c *shmring.Cmd) {
 }
 
 // completeRx writes the completion of a receive that got n bytes, olen
-// more not fitting, from src.
-func (ep *endpoint) completeRx(e *provider.RxEntry, n int, olen uint64, src provider.Addr) {
+// more not fitting, from src, sent by the endpoint of id: with
+// FI_SOURCE_ERR, a source not in the AV completes in error with id's name
+// (srx.CompleteFrom).
+func (ep *endpoint) completeRx(e *provider.RxEntry, n int, olen uint64, src provider.Addr, id uint64) {
 	if !ep.reportSrc {
 		src = provider.AddrNotAvail
+	}
+	if ep.srcErr && src == provider.AddrNotAvail {
+		// Not under rxMu (StartMsg): a buffer of its own.
+		srx.CompleteFrom(ep.rxCQ, ep.rxCntr, e, n, olen, src, appendName(make([]byte, 0, 64), id), true)
+		return
 	}
 	srx.Complete(ep.rxCQ, ep.rxCntr, e, n, olen, src)
 }
@@ -333,7 +340,7 @@ func (ep *endpoint) rxMsg(c *shmring.Cmd) bool {
 	case err == nil:
 		setCQData(e, c)
 		n, olen := srx.Deliver(e, c.Payload)
-		ep.completeRx(e, n, olen, src)
+		ep.completeRx(e, n, olen, src, c.Src)
 		ep.rq.FreeEntry(e)
 		if c.Flags&shmring.FlagDeliver != 0 {
 			ep.sendAck(c.Src, c.MsgID, 0)
@@ -445,7 +452,7 @@ func (ep *endpoint) rxSegment(c *shmring.Cmd, tagged bool) bool {
 			ep.rq.FreeEntry(e)
 		}
 	} else {
-		ep.completeRx(st.e, int(st.placed), st.total-st.placed, st.src)
+		ep.completeRx(st.e, int(st.placed), st.total-st.placed, st.src, c.Src)
 		ep.rq.FreeEntry(st.e)
 		if st.ack {
 			ep.sendAck(c.Src, st.msgID, 0)
@@ -469,7 +476,7 @@ func (ep *endpoint) rxOneSegment(c *shmring.Cmd, tagged bool) bool {
 		setCQData(e, c)
 		n, olen := srx.Deliver(e, data)
 		ep.own.PutBuf(c.Buf)
-		ep.completeRx(e, n, olen, src)
+		ep.completeRx(e, n, olen, src, c.Src)
 		ep.rq.FreeEntry(e)
 		if c.Flags&shmring.FlagDeliver != 0 {
 			ep.sendAck(c.Src, c.MsgID, 0)
@@ -580,7 +587,7 @@ func (ep *endpoint) StartMsg(e *provider.RxEntry) error {
 	}
 	e.PeerContext = nil
 	n, olen := srx.Deliver(e, ub.b[:ub.n])
-	ep.completeRx(e, n, olen, e.Addr)
+	ep.completeRx(e, n, olen, e.Addr, ub.src)
 	ep.ackUbuf(ub, 0)
 	ep.putUbuf(ub)
 	ep.rq.FreeEntry(e)
