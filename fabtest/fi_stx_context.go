@@ -784,6 +784,30 @@ func sendHeld(tg Target, ep *fabric.Endpoint, msg []byte, dest fabric.Addr, ctx 
 	return ep.SendMsg(&fabric.Msg{IOV: [][]byte{msg}, Addr: dest, Context: ctx}, flags)
 }
 
+// bindSendCntr returns an envOpts.bind hook that binds a send counter of
+// its own to each env's endpoint, and the counters by env (none when the
+// target has no counters).
+func bindSendCntr(t *testing.T) (func(e *env), map[*env]*fabric.Cntr) {
+	got := map[*env]*fabric.Cntr{}
+	return func(e *env) {
+		t.Helper()
+		c, err := e.dom.OpenCntr(nil)
+		if !supported(t, "fi_cntr_open", err) {
+			return
+		}
+		t.Cleanup(func() {
+			// The endpoint, opened before, is closed after: close it
+			// first (its own cleanup then finds it closed).
+			closeOK(t, "endpoint", e.ep.Close())
+			closeOK(t, "cntr", c.Close())
+		})
+		if err := e.ep.BindCntr(c, fabric.FlagSend); err != nil {
+			t.Fatalf("bind send counter: %v", err)
+		}
+		got[e] = c
+	}, got
+}
+
 // checkSendCntr checks that the send counter c of a closed endpoint
 // counted each of its n sends once, the errs that ended in error in its
 // error value.
