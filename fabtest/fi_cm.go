@@ -3,6 +3,7 @@ package fabtest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ var cmCases = []testCase{
 	{"fi_cm/cm_data_size_and_oversize_EINVAL", cmCmDataSizeAndOversizeEINVAL},
 	{"fi_cm/backlog_before_and_after_listen", cmBacklogBeforeAndAfterListen},
 	{"fi_cm/shutdown_reported_once_per_side", cmShutdownReportedOncePerSide},
+	{"fi_cm/shutdown_cancels_outstanding_sends", cmShutdownCancelsOutstandingSends},
 	{"fi_cm/peer_gone_pending_ops_complete_in_error", cmPeerGonePendingOpsCompleteInError},
 }
 
@@ -144,6 +146,53 @@ func cmShutdownReportedOncePerSide(t *testing.T, tg Target) {
 			}
 		}
 	}
+}
+
+// fi_shutdown with sends outstanding (FI_DELIVERY_COMPLETE to a peer that
+// has posted no receive): fi_cm(3) lets a provider cancel or discard them,
+// but "all canceled completions will be written before fi_shutdown
+// returns"; by the project's rule nothing posted is lost, so each
+// completes once with FI_ECANCELED, already in the CQ when fi_shutdown
+// returns, and is counted once in the send counter's error value.
+func cmShutdownCancelsOutstandingSends(t *testing.T, tg Target) {
+	msgOnly(t, tg)
+	bind, cntrs := bindSendCntr(t)
+	a, _ := tg.connect(t, envOpts{bind: bind})
+	cntr := cntrs[a]
+	if cntr == nil {
+		t.Fatal("no send counter bound")
+	}
+	const n = 3
+	want := map[any]bool{}
+	for k := 0; k < n; k++ {
+		ctx := fmt.Sprintf("s%d", k)
+		if err := sendHeld(tg, a.ep, []byte(ctx), fabric.AddrUnspec, ctx); err != nil {
+			t.Fatalf("send %d: %v", k, err)
+		}
+		want[ctx] = true
+	}
+	if err := a.ep.Shutdown(0); err != nil {
+		t.Fatalf("fi_shutdown: %v", err)
+	}
+	// No waiting: the completions are written before fi_shutdown returns.
+	for k := 0; k < n; k++ {
+		var ent [1]fabric.CQEntry
+		got, err := a.txcq.Read(ent[:])
+		if !errors.Is(err, fabric.ErrAvail) {
+			t.Fatalf("completion %d after fi_shutdown returned: n=%d %v %+v; want an FI_ECANCELED error entry",
+				k, got, err, ent[0])
+		}
+		var ee fabric.CQErrEntry
+		if err := a.txcq.ReadErr(&ee); err != nil {
+			t.Fatal(err)
+		}
+		if !want[ee.OpContext] || !errors.Is(ee.Err, fabric.ErrCanceled) || ee.Flags&fabric.FlagSend == 0 {
+			t.Fatalf("completion %d after fi_shutdown: %+v; want FI_ECANCELED of a send not yet completed", k, ee)
+		}
+		delete(want, ee.OpContext)
+	}
+	expectEmpty(t, a.txcq, scaled(20*time.Millisecond))
+	checkSendCntr(t, "after fi_shutdown", cntr, n, n)
 }
 
 func cmPeerGonePendingOpsCompleteInError(t *testing.T, tg Target) {

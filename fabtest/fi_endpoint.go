@@ -39,6 +39,7 @@ var endpointCases = []testCase{
 	{"fi_endpoint/bind_flags_and_objects_validation", epBindFlagsAndObjectsValidation},
 	{"fi_endpoint/bind_other_domain_EDOMAIN", epBindOtherDomainEDOMAIN},
 	{"fi_endpoint/close_cancels_outstanding_receives", epCloseCancelsOutstandingReceives},
+	{"fi_endpoint/close_completes_outstanding_sends", epCloseCompletesOutstandingSends},
 	{"fi_endpoint/setname_ephemeral_and_in_use", epSetnameEphemeralAndInUse},
 	{"fi_endpoint/many_endpoints_share_an_av", epManyEndpointsShareAnAv},
 	{"fi_endpoint/loopback_send_to_self", epLoopbackSendToSelf},
@@ -436,6 +437,37 @@ func epCloseCancelsOutstandingReceives(t *testing.T, tg Target) {
 			t.Fatalf("AV close after its endpoint closed: %v", err)
 		}
 	}
+}
+
+// Project rule (as for receives, epCloseCancelsOutstandingReceives):
+// closing an endpoint with sends outstanding (FI_DELIVERY_COMPLETE to a
+// peer that has posted no receive) completes each exactly once on its CQ,
+// successfully or with FI_ECANCELED, and counts it once on its send
+// counter, in the error value if it failed.
+func epCloseCompletesOutstandingSends(t *testing.T, tg Target) {
+	bind, cntrs := bindSendCntr(t)
+	a, _, ab, _ := tg.pair(t, envOpts{bind: bind})
+	want := map[any]bool{}
+	var sends uint64
+	for k := 0; k < 3; k++ {
+		ctx := fmt.Sprintf("s%d", k)
+		if err := sendHeld(tg, a.ep, []byte(ctx), ab, ctx); err != nil {
+			if errors.Is(err, fabric.ErrAgain) {
+				break
+			}
+			t.Fatal(err)
+		}
+		want[ctx] = false
+		sends++
+	}
+	if sends == 0 {
+		t.Fatal("no send could be posted")
+	}
+	if err := a.ep.Close(); err != nil {
+		t.Fatalf("close with sends outstanding: %v", err)
+	}
+	errs := drainPosted(t, "closed endpoint", a.txcq, want)
+	checkSendCntr(t, "closed endpoint", cntrs[a], sends, errs)
 }
 
 func epSetnameEphemeralAndInUse(t *testing.T, tg Target) {

@@ -81,6 +81,46 @@ func (e *env) stxEndpoint(info *fabric.Info) (*fabric.Endpoint, *fabric.CQ) {
 	return ep, cq
 }
 
+// stxPeers enables the endpoints eps of r (bound to an STX, not enabled)
+// and gives each a receiver that has posted nothing: for FI_EP_MSG each
+// endpoint connects to an endpoint of its own, reached at AddrUnspec; else
+// one endpoint serves all, at its address in r's AV.
+func (tg Target) stxPeers(t *testing.T, r *env, eps []*fabric.Endpoint) ([]*env, []fabric.Addr) {
+	t.Helper()
+	rcv := make([]*env, len(eps))
+	dest := make([]fabric.Addr, len(eps))
+	if tg.EPType != fabric.EPMsg {
+		for i, ep := range eps {
+			if err := ep.Enable(); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				rcv[0] = tg.open(t, envOpts{})
+				dest[0] = r.insert(rcv[0].addr)
+			}
+			rcv[i], dest[i] = rcv[0], dest[0]
+		}
+		return rcv, dest
+	}
+	l := tg.listen(t, envOpts{})
+	for i, ep := range eps {
+		if err := ep.Connect(l.name, nil); err != nil {
+			t.Fatalf("fi_connect: %v", err)
+		}
+		rcv[i], dest[i] = tg.accept(t, l, envOpts{}, nil), fabric.AddrUnspec
+		for _, c := range []struct {
+			eq *fabric.EQ
+			ep *fabric.Endpoint
+		}{{rcv[i].eq, rcv[i].ep}, {r.eq, ep}} {
+			ev, ee := waitEvent(t, c.eq)
+			if ee != nil || ev.Event != fabric.EventConnected || ev.FID != c.ep {
+				t.Fatalf("want FI_CONNECTED for %p, got %+v %+v", c.ep, ev, ee)
+			}
+		}
+	}
+	return rcv, dest
+}
+
 // fi_getinfo: hints with ep_attr.tx_ctx_cnt (and rx_ctx_cnt) set to
 // FI_SHARED_CONTEXT return infos that say so, from domains that report
 // max_ep_stx_ctx (max_ep_srx_ctx); an endpoint opened from one takes a
@@ -232,43 +272,13 @@ func stxSizeSharedAcrossEndpoints(t *testing.T, tg Target) {
 	info.TxAttr.Size = size
 	var eps [2]*fabric.Endpoint
 	var cqs [2]*fabric.CQ
-	var rcv [2]*env // endpoint i's receiver
-	var dest [2]fabric.Addr
-	var l *listener
-	if tg.EPType == fabric.EPMsg {
-		l = tg.listen(t, envOpts{})
-	}
 	for i := range eps {
 		eps[i], cqs[i] = r.stxEndpoint(info)
 		if err := eps[i].BindSTX(x); err != nil {
 			t.Fatal(err)
 		}
-		if l == nil {
-			if err := eps[i].Enable(); err != nil {
-				t.Fatal(err)
-			}
-			if i == 0 {
-				rcv[i] = tg.open(t, envOpts{})
-				dest[i] = r.insert(rcv[i].addr)
-			} else {
-				rcv[i], dest[i] = rcv[0], dest[0]
-			}
-			continue
-		}
-		if err := eps[i].Connect(l.name, nil); err != nil {
-			t.Fatalf("fi_connect: %v", err)
-		}
-		rcv[i], dest[i] = tg.accept(t, l, envOpts{}, nil), fabric.AddrUnspec
-		for _, c := range []struct {
-			eq *fabric.EQ
-			ep *fabric.Endpoint
-		}{{rcv[i].eq, rcv[i].ep}, {r.eq, eps[i]}} {
-			ev, ee := waitEvent(t, c.eq)
-			if ee != nil || ev.Event != fabric.EventConnected || ev.FID != c.ep {
-				t.Fatalf("want FI_CONNECTED for %p, got %+v %+v", c.ep, ev, ee)
-			}
-		}
 	}
+	rcv, dest := tg.stxPeers(t, r, eps[:]) // endpoint i's receiver and its address
 	n := int(min(r.info.EPAttr.MaxMsgSize, rcv[0].info.EPAttr.MaxMsgSize, 1<<20))
 	msg := make([]byte, n)
 	type sent struct{ ep, k int }
@@ -385,7 +395,9 @@ func stxSizeSharedAcrossEndpoints(t *testing.T, tg Target) {
 		t.Fatalf("%d sends completed (%v), want 8 (5 and 3)", len(done), next)
 	}
 	// Two outstanding on each endpoint; closing endpoint 0 cancels its
-	// two and gives their slots to endpoint 1.
+	// two (FI_ECANCELED, the project's rule, see
+	// stxCloseEndpointCompletesPosted; fi_endpoint(3) would let fi_close
+	// discard them) and gives their slots to endpoint 1.
 	posted, done = nil, nil
 	for _, i := range []int{0, 0, 1, 1} {
 		if err := post(i); err != nil {
@@ -395,15 +407,18 @@ func stxSizeSharedAcrossEndpoints(t *testing.T, tg Target) {
 	if err := eps[0].Close(); err != nil {
 		t.Fatalf("close endpoint 0: %v", err)
 	}
-	// A connectionless endpoint completes them (the project's rule, see
-	// stxCloseEndpointCompletesPosted); fi_endpoint(3) lets fi_close
-	// discard them, which a connected endpoint does here.
-	for k := 0; l == nil && k < 2; k++ {
+	for k := 0; k < 2; k++ {
 		_, ee := waitCQ(t, cqs[0])
 		if ee == nil || !errors.Is(ee.Err, fabric.ErrCanceled) {
 			t.Fatalf("send of the closed endpoint: %+v, want FI_ECANCELED", ee)
 		}
+		c, ok := ee.OpContext.(sent)
+		if !ok || !slices.Contains(posted[:2], c) || slices.Contains(done, c) {
+			t.Fatalf("send of the closed endpoint: %+v, want one of %v not yet completed", ee, posted[:2])
+		}
+		done = append(done, c)
 	}
+	expectEmpty(t, cqs[0], scaled(20*time.Millisecond))
 	for range 2 {
 		if err := post(1); err != nil {
 			t.Fatalf("endpoint 1: send into the closed endpoint's slots: %v", err)
@@ -729,8 +744,9 @@ func stxCloseBoundEBUSYNothingLost(t *testing.T, tg Target) {
 
 // drainPosted reads cq until every context in want has completed exactly
 // once (bounded), failing on an unknown or repeated one; receives must end
-// in FI_ECANCELED, sends may end either way. Then cq stays empty.
-func drainPosted(t *testing.T, what string, cq *fabric.CQ, want map[any]bool) {
+// in FI_ECANCELED, sends either succeed or end in FI_ECANCELED. Then cq
+// stays empty. It returns the number of sends that ended in error.
+func drainPosted(t *testing.T, what string, cq *fabric.CQ, want map[any]bool) (sendErrs uint64) {
 	t.Helper()
 	for len(want) > 0 {
 		got, ee := waitCQ(t, cq)
@@ -746,23 +762,84 @@ func drainPosted(t *testing.T, what string, cq *fabric.CQ, want map[any]bool) {
 		if recv && (ee == nil || !errors.Is(ee.Err, fabric.ErrCanceled) || flags&fabric.FlagRecv == 0) {
 			t.Fatalf("%s: receive %v: %+v %+v; want FI_ECANCELED", what, ctx, got, ee)
 		}
-		if !recv && flags&fabric.FlagSend == 0 {
-			t.Fatalf("%s: send %v completed as %+v %+v", what, ctx, got, ee)
+		if !recv && (flags&fabric.FlagSend == 0 || ee != nil && !errors.Is(ee.Err, fabric.ErrCanceled)) {
+			t.Fatalf("%s: send %v completed as %+v %+v; want success or FI_ECANCELED", what, ctx, got, ee)
+		}
+		if !recv && ee != nil {
+			sendErrs++
 		}
 	}
 	expectEmpty(t, cq, scaled(20*time.Millisecond))
+	return sendErrs
+}
+
+// sendHeld posts a send of msg on ep to dest that stays outstanding while
+// the receiver has no receive posted: with FI_DELIVERY_COMPLETE, except on
+// FI_EP_DGRAM, where every send completes when its post returns.
+func sendHeld(tg Target, ep *fabric.Endpoint, msg []byte, dest fabric.Addr, ctx any) error {
+	flags := fabric.FlagCompletion
+	if tg.EPType != fabric.EPDgram {
+		flags |= fabric.FlagDeliveryComplete
+	}
+	return ep.SendMsg(&fabric.Msg{IOV: [][]byte{msg}, Addr: dest, Context: ctx}, flags)
+}
+
+// bindSendCntr returns an envOpts.bind hook that binds a send counter of
+// its own to each env's endpoint, and the counters by env (none when the
+// target has no counters).
+func bindSendCntr(t *testing.T) (func(e *env), map[*env]*fabric.Cntr) {
+	got := map[*env]*fabric.Cntr{}
+	return func(e *env) {
+		t.Helper()
+		c, err := e.dom.OpenCntr(nil)
+		if !supported(t, "fi_cntr_open", err) {
+			return
+		}
+		t.Cleanup(func() {
+			// The endpoint, opened before, is closed after: close it
+			// first (its own cleanup then finds it closed).
+			closeOK(t, "endpoint", e.ep.Close())
+			closeOK(t, "cntr", c.Close())
+		})
+		if err := e.ep.BindCntr(c, fabric.FlagSend); err != nil {
+			t.Fatalf("bind send counter: %v", err)
+		}
+		got[e] = c
+	}, got
+}
+
+// checkSendCntr checks that the send counter c of a closed endpoint
+// counted each of its n sends once, the errs that ended in error in its
+// error value.
+func checkSendCntr(t *testing.T, what string, c *fabric.Cntr, n, errs uint64) {
+	t.Helper()
+	if c == nil {
+		return
+	}
+	v, err1 := c.Read()
+	ve, err2 := c.ReadErr()
+	if err1 != nil || err2 != nil || ve != errs || v+ve != n {
+		t.Fatalf("%s: send counter %d, errors %d (%v %v); want %d and %d", what, v, ve, err1, err2, n-errs, errs)
+	}
 }
 
 // Nothing posted is lost (project rule, see epCloseCancelsOutstandingReceives):
 // closing an endpoint bound to an STX with sends and receives outstanding
-// completes each exactly once on its CQ, the receives with FI_ECANCELED;
-// another endpoint on the same STX goes on sending.
+// completes each exactly once on its CQ, the receives with FI_ECANCELED,
+// the sends (held by FI_DELIVERY_COMPLETE to a receiver with no receive
+// posted) successfully or with FI_ECANCELED, and counts each send once on
+// its counter, in its error value if it failed; another endpoint on the
+// same STX goes on sending.
 func stxCloseEndpointCompletesPosted(t *testing.T, tg Target) {
-	connectionless(t, tg)
 	r := stxClaimed(t, tg)
 	x := r.openSTX(nil)
 	info := r.info.Dup()
 	sharedTxInfo(info)
+	var cntr *fabric.Cntr
+	if c, err := r.dom.OpenCntr(nil); supported(t, "fi_cntr_open", err) {
+		t.Cleanup(func() { closeOK(t, "cntr", c.Close()) })
+		cntr = c
+	}
 	var eps [2]*fabric.Endpoint
 	var cqs [2]*fabric.CQ
 	for i := range eps {
@@ -770,12 +847,13 @@ func stxCloseEndpointCompletesPosted(t *testing.T, tg Target) {
 		if err := eps[i].BindSTX(x); err != nil {
 			t.Fatal(err)
 		}
-		if err := eps[i].Enable(); err != nil {
+	}
+	if cntr != nil {
+		if err := eps[0].BindCntr(cntr, fabric.FlagSend); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s := tg.open(t, envOpts{}) // posts no receive until the close
-	dst := r.insert(s.addr)
+	rcv, dest := tg.stxPeers(t, r, eps[:]) // post no receive until the close
 	want := map[any]bool{}
 	for k := 0; k < 3; k++ {
 		ctx := fmt.Sprintf("r%d", k)
@@ -784,23 +862,27 @@ func stxCloseEndpointCompletesPosted(t *testing.T, tg Target) {
 		}
 		want[ctx] = true
 	}
+	var sends uint64
 	for k := 0; k < 3; k++ {
 		ctx := fmt.Sprintf("s%d", k)
-		msg := []byte(ctx)
-		if err := eps[0].Send(msg, nil, dst, ctx); err != nil {
+		if err := sendHeld(tg, eps[0], []byte(ctx), dest[0], ctx); err != nil {
 			if errors.Is(err, fabric.ErrAgain) {
 				break
 			}
 			t.Fatal(err)
 		}
 		want[ctx] = false
+		sends++
 	}
 	if err := eps[0].Close(); err != nil {
 		t.Fatalf("close an STX endpoint with operations posted: %v", err)
 	}
-	drainPosted(t, "closed STX endpoint", cqs[0], want)
+	errs := drainPosted(t, "closed STX endpoint", cqs[0], want)
+	checkSendCntr(t, "closed STX endpoint", cntr, sends, errs)
 	isErr(t, "close the STX with one endpoint left", x.Close(), fabric.ErrBusy)
-	// Drain what arrived at s, then the other endpoint still reaches it.
+	// Drain what arrived at the other endpoint's receiver, then the other
+	// endpoint still reaches it.
+	s, dst := rcv[1], dest[1]
 	buf := make([]byte, 16)
 	for {
 		if err := s.ep.Recv(buf, nil, fabric.AddrUnspec, "probe"); err != nil {

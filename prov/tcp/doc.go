@@ -93,6 +93,11 @@
 //   - When the connection ends, the untagged receives still posted to the
 //     endpoint's own receive queue complete with FI_ECANCELED (a shared
 //     receive context is left alone).
+//   - fi_close of an endpoint, on a shared transmit context or not,
+//     completes each transmit still outstanding with FI_ECANCELED on its
+//     CQ and counter (fi_endpoint(3) allows them to be discarded without
+//     completions); fi_shutdown does so before it returns, as fi_cm(3)
+//     asks of the operations a provider cancels.
 //
 // # Progress and the fast path
 //

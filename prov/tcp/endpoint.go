@@ -868,10 +868,13 @@ func (ep *endpoint) TxSizeLeft() int {
 func (ep *endpoint) Cancel(ctx any) error { return provider.ENOENT }
 
 // Close ends the connection without reporting FI_SHUTDOWN and releases the
-// endpoint. Outstanding transmits are discarded without completions; a
-// receive in progress completes with ECANCELED; messages still queued as
-// unexpected in a shared receive queue complete with ECANCELED when a
-// receive matches them (or stay deliverable if they were buffered).
+// endpoint. Outstanding transmits complete with ECANCELED, in posting
+// order, on the CQ and counters the endpoint is bound to (fi_endpoint(3)
+// lets fi_close discard them; nothing posted is lost here, on a shared
+// transmit context too, whose credits they give back); a receive in
+// progress completes with ECANCELED; messages still queued as unexpected
+// in a shared receive queue complete with ECANCELED when a receive
+// matches them (or stay deliverable if they were buffered).
 func (ep *endpoint) Close() error {
 	ep.mu.Lock()
 	if ep.state == epClosed {
@@ -879,7 +882,7 @@ func (ep *endpoint) Close() error {
 		return provider.EBADF
 	}
 	ep.failRx(provider.ECANCELED)
-	ep.tx.discardAll(ep)
+	ep.failTx(provider.ECANCELED)
 	ep.state = epClosed
 	ep.broadcast()
 	close(ep.closeCh)

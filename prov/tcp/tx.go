@@ -583,32 +583,3 @@ func (ep *endpoint) failTx(err provider.Errno) {
 	t.wr = t.tail
 	ep.drain()
 }
-
-// discardAll drops every outstanding operation without completions
-// (endpoint close).
-func (t *txState) discardAll(ep *endpoint) {
-	for t.head < t.tail {
-		op := t.at(t.head)
-		t.pend[t.head%uint64(len(t.pend))] = nil
-		t.head++
-		if op.reserved {
-			ep.txRes.Unreserve()
-		}
-		t.giveCredit()
-		t.release(op)
-	}
-	t.wr = t.tail
-	for t.wqLen > 0 {
-		op := t.wq[t.wqHead]
-		t.wq[t.wqHead] = nil
-		t.wqHead = (t.wqHead + 1) % wqCap
-		t.wqLen--
-		if op.kind == kAck || op.kind == kRsp {
-			t.releaseCtrl(op)
-		}
-	}
-	for t.rspHead < len(t.rspq) {
-		t.releaseCtrl(t.popRsp())
-	}
-	t.acks = 0
-}
