@@ -133,14 +133,10 @@ func (ep *endpoint) Atomic(m provider.AtomicMsg) error {
 	nw := ep.n
 	nw.mu.Lock()
 	defer nw.mu.Unlock()
-	if ep.closing {
-		nw.putBuf(buf)
-		if res != nil {
-			res.Unreserve()
-		}
-		return provider.EBADF
+	op, err := ep.startOp(buf, res)
+	if err != nil {
+		return err
 	}
-	op := nw.newOp()
 	op.ep, op.ctx, op.flags, op.comp, op.res, op.cntr = ep, m.Context, flags, comp, res, cntr
 	op.inject, op.local = m.Flags&provider.FlagInject != 0, local
 	ep.outstanding.Add(1)

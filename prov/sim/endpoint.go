@@ -37,6 +37,10 @@ type endpoint struct {
 	state    atomic.Int32
 	// outstanding counts sends whose completion is pending (tx_attr.size).
 	outstanding atomic.Int32
+	// credits, on a shared transmit context, is its queue
+	// (provider.TxCredits): every operation holds one from startOp to
+	// txComplete.
+	credits provider.TxCredits
 	// unexpBytes is what the endpoint's unexpected messages are charged
 	// (unexpCharge), bounded by Config.MaxUnexpectedBytes.
 	unexpBytes atomic.Int64
@@ -172,6 +176,7 @@ func (ep *endpoint) Enable(r *provider.Resources) error {
 		return provider.EINVAL
 	}
 	ep.txCQ, ep.rxCQ = r.TxCQ, r.RxCQ
+	ep.credits = r.TxCredits
 	if ep.rm && r.TxCQ != nil {
 		ep.txRes, _ = r.TxCQ.(provider.CQReserver)
 	}
@@ -241,15 +246,11 @@ func (ep *endpoint) post(m *provider.Msg, tagged bool) error {
 
 	n := ep.n
 	n.mu.Lock()
-	if ep.closing {
+	op, err := ep.startOp(buf, res)
+	if err != nil {
 		n.mu.Unlock()
-		n.putBuf(buf)
-		if res != nil {
-			res.Unreserve()
-		}
-		return provider.EBADF
+		return err
 	}
-	op := n.newOp()
 	op.ep, op.ctx, op.flags, op.comp, op.res, op.inject = ep, m.Context, flags, comp, res, inject
 	op.cntr = ep.txCntr
 	ep.outstanding.Add(1)
@@ -281,6 +282,31 @@ func (ep *endpoint) post(m *provider.Msg, tagged bool) error {
 	return nil
 }
 
+// startOp is the last step of a post, under n.mu: it refuses the post
+// when the endpoint is closing (EBADF) or its shared transmit context has
+// no credit left (EAGAIN), giving back what the post took (its buffer, its
+// room in the CQ); otherwise it returns a new operation, which holds the
+// credit until txComplete.
+func (ep *endpoint) startOp(buf []byte, res provider.CQReserver) (*txOp, error) {
+	var err error
+	switch {
+	case ep.closing:
+		err = provider.EBADF
+	case ep.credits != nil && !ep.credits.Take():
+		err = provider.EAGAIN
+	}
+	if err != nil {
+		ep.n.putBuf(buf)
+		if res != nil {
+			res.Unreserve()
+		}
+		return nil, err
+	}
+	op := ep.n.newOp()
+	op.credit = ep.credits != nil
+	return op, nil
+}
+
 // txComplete ends a send: its completion (an error completion when err
 // is not 0), its counter, its room in the transmit queue; op goes back
 // to the pool. n.mu is held.
@@ -290,6 +316,9 @@ func (ep *endpoint) txComplete(op *txOp, err provider.Errno) {
 	}
 	defer ep.n.freeOp(op)
 	ep.outstanding.Add(-1)
+	if op.credit {
+		ep.credits.Give() // before the completion: its reader may post again at once
+	}
 	if err != 0 {
 		if op.cntr != nil {
 			op.cntr.IncErr()

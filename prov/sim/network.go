@@ -319,6 +319,7 @@ type txOp struct {
 	res    provider.CQReserver
 	cntr   provider.CntrOwner // the counter of the operation's kind
 	inject bool
+	credit bool     // holds a credit of the endpoint's shared transmit context
 	local  [][]byte // where a read's data goes
 }
 

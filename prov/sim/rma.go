@@ -89,14 +89,10 @@ func (ep *endpoint) postRMA(m *provider.Msg, read bool) error {
 	n := ep.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if ep.closing {
-		n.putBuf(buf)
-		if res != nil {
-			res.Unreserve()
-		}
-		return provider.EBADF
+	op, err := ep.startOp(buf, res)
+	if err != nil {
+		return err
 	}
-	op := n.newOp()
 	op.ep, op.ctx, op.flags, op.comp, op.res, op.cntr = ep, m.Context, flags, comp, res, cntr
 	op.inject, op.local = m.Flags&provider.FlagInject != 0, local
 	ep.outstanding.Add(1)
