@@ -106,16 +106,17 @@ func freeReports(g *goCQ) {
 	})
 }
 
-// claimMsg is fi_recvmsg / fi_trecvmsg with FI_CLAIM or FI_DISCARD: m's
-// context is the C struct fi_recv_context of a report. A report this
-// plugin did not make (or one claimed already) is handed to the Go call
-// as an unknown RecvContext, which answers as it does (FI_EINVAL, or
-// FI_EBADFLAGS on an endpoint without the mode).
+// claimMsg is fi_recvmsg / fi_trecvmsg with FI_CLAIM or FI_DISCARD: when
+// m's context is the C struct fi_recv_context of a report this plugin
+// made, the report is claimed or discarded. Any other context is the
+// application's own, as in fi_tagged(3)'s FI_PEEK | FI_CLAIM followed by
+// FI_CLAIM (or FI_DISCARD) with the same context: the call goes to Go as
+// any receive does, and the Go call answers for a context it does not
+// know (FI_EINVAL, or FI_EBADFLAGS on an endpoint without the mode).
 func (g *goEP) claimMsg(x *C.struct_gofab_xfer, m *fabric.Msg, f fabric.Flags) error {
 	p := uintptr(x.context)
 	v, ok := bufReports.LoadAndDelete(p)
 	if !ok {
-		m.Context = &fabric.RecvContext{}
 		return g.post(x, m, f)
 	}
 	r := v.(*cRecvReport)
