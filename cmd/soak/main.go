@@ -15,7 +15,7 @@
 //     executions the engine reported; -keep copies the inputs the engine
 //     kept in $GOCACHE/fuzz into the package's testdata/fuzz;
 //  4. leaks: goroutines, open descriptors and the gofabric files in
-//     /dev/shm, before and after parts 1 and 2 (must be equal; /dev/shm
+//     /dev/shm, before and after parts 1 to 3 (must be equal; /dev/shm
 //     is shared with other processes, so the must there is that no file
 //     of this soak's endpoints or children is left).
 //
@@ -105,24 +105,6 @@ func main() {
 		}
 	}
 
-	fmt.Println("== 4. resources before and after parts 1 and 2")
-	after := settle(before, 5*time.Second)
-	fmt.Printf("goroutines  %4d -> %4d  %s\n", before.goroutines, after.goroutines, check(after.goroutines == before.goroutines))
-	fmt.Printf("open fds    %4d -> %4d  %s\n", before.fds, after.fds, check(after.fds == before.fds))
-	var left []string
-	for _, n := range ours {
-		f := strings.TrimPrefix(strings.TrimRight(n, "\x00"), "fi_shm://")
-		if strings.HasPrefix(f, "gofabric") && slices.Contains(after.shm, f) {
-			left = append(left, f)
-		}
-	}
-	fmt.Printf("/dev/shm    %4d -> %4d gofabric files; of this soak's %d regions %d left  %s\n",
-		len(before.shm), len(after.shm), countShm(ours), len(left), check(len(left) == 0))
-	if !slices.Equal(before.shm, after.shm) {
-		fmt.Printf("            (the others come and go with other processes: %d new, %d gone)\n",
-			len(diff(after.shm, before.shm)), len(diff(before.shm, after.shm)))
-	}
-
 	if *fuzztime > 0 {
 		fmt.Printf("== 3. hostile inputs per decoder, no crash (go test -fuzz, %v per target)\n", *fuzztime)
 		ts, err := fuzzTargets(*root)
@@ -152,6 +134,24 @@ func main() {
 				r.execs, r.elapsed.Round(100*time.Millisecond), kept)
 		}
 		fmt.Printf("%d targets, %d executions %s\n", len(ts), total, check(len(ts) > 0 && err == nil))
+	}
+
+	fmt.Println("== 4. resources before and after parts 1 to 3")
+	after := settle(before, 5*time.Second)
+	fmt.Printf("goroutines  %4d -> %4d  %s\n", before.goroutines, after.goroutines, check(after.goroutines == before.goroutines))
+	fmt.Printf("open fds    %4d -> %4d  %s\n", before.fds, after.fds, check(after.fds == before.fds))
+	var left []string
+	for _, n := range ours {
+		f := strings.TrimPrefix(strings.TrimRight(n, "\x00"), "fi_shm://")
+		if strings.HasPrefix(f, "gofabric") && slices.Contains(after.shm, f) {
+			left = append(left, f)
+		}
+	}
+	fmt.Printf("/dev/shm    %4d -> %4d gofabric files; of this soak's %d regions %d left  %s\n",
+		len(before.shm), len(after.shm), countShm(ours), len(left), check(len(left) == 0))
+	if !slices.Equal(before.shm, after.shm) {
+		fmt.Printf("            (the others come and go with other processes: %d new, %d gone)\n",
+			len(diff(after.shm, before.shm)), len(diff(before.shm, after.shm)))
 	}
 
 	fmt.Printf("== soak %s in %v\n", map[bool]string{true: "passed", false: "FAILED"}[ok], time.Since(start).Round(100*time.Millisecond))
