@@ -156,7 +156,15 @@ func lossless(prov string, seed uint64, d time.Duration) (lossResult, error) {
 	}
 	r.elapsed = time.Since(start)
 	if inflight != 0 {
-		return r, fmt.Errorf("%d sends still without a completion 20s after the last post", inflight)
+		arrived := 0
+		for s := range slots {
+			if got[s] > 0 {
+				arrived++
+			}
+		}
+		st := w.hook.Stats()
+		return r, fmt.Errorf("%d sends (%d of them received) still without a completion 20s after the last post (%d posted; chaos: %+v)",
+			inflight, arrived, seq, st)
 	}
 	r.sent = int(seq)
 	for s := range seq {

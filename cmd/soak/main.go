@@ -9,7 +9,8 @@
 //  2. kills: a peer process receiving a stream of eager (4 KiB) or large
 //     (8 MiB) messages stops progressing and is SIGKILLed with sends in
 //     flight, over tcp RDM and shm: every send in flight must complete
-//     within 5 s of the kill (max kill-to-last-completion printed);
+//     within 5 s of the kill (max kill-to-last-completion printed), and
+//     some in error (else the kill was not mid-transfer);
 //  3. fuzz: each Fuzz target of the module (found in the packages'
 //     _test.go files) run by go test -fuzz for a duration, with the
 //     executions the engine reported; -keep copies the inputs the engine
@@ -81,7 +82,7 @@ func main() {
 	}
 
 	fmt.Printf("== 2. peer kills survived (SIGKILL of a stalled receiver with sends in flight; %d per provider and size)\n", *kills)
-	fmt.Printf("%-5s %-12s %5s %9s %11s %12s\n", "prov", "messages", "kills", "inflight", "err compl.", "max latency")
+	fmt.Printf("%-5s %-12s %5s %9s %11s %12s\n", "prov", "messages", "kills", "inflight", "err compl.", "kill->last")
 	for _, prov := range []string{"tcp", "shm"} {
 		for _, k := range []struct {
 			kind         string
@@ -101,7 +102,7 @@ func main() {
 				continue
 			}
 			fmt.Printf("%-5s %-12s %5d %9d %11d %12v  %s\n", prov, k.kind, r.kills, r.inflight, r.errs,
-				r.maxLatency.Round(time.Microsecond), check(r.kills == *kills && r.maxLatency < 5*time.Second))
+				r.maxLatency.Round(time.Microsecond), check(r.kills == *kills && (r.kills == 0 || r.errs > 0) && r.maxLatency < 5*time.Second))
 		}
 	}
 
