@@ -63,7 +63,12 @@ func openWorld(prov string, cfg *chaos.Config) (*world, error) {
 }
 
 // node opens an enabled endpoint of the world.
-func (w *world) node() (*node, error) {
+func (w *world) node() (*node, error) { return w.nodeOrder(true) }
+
+// nodeOrder opens an enabled endpoint of the world; with sas false, its
+// transmit msg_order lacks FI_ORDER_SAS (the application does not need
+// its sends ordered, so the chaos hook may reorder them).
+func (w *world) nodeOrder(sas bool) (*node, error) {
 	n := &node{}
 	var err error
 	for _, q := range []**fabric.CQ{&n.txcq, &n.rxcq} {
@@ -74,6 +79,9 @@ func (w *world) node() (*node, error) {
 	}
 	ei := w.info.Dup()
 	ei.SrcAddr = nil
+	if !sas && ei.TxAttr != nil {
+		ei.TxAttr.MsgOrder &^= fabric.OrderSAS
+	}
 	if n.ep, err = w.dom.OpenEndpoint(ei); err != nil {
 		return nil, err
 	}
