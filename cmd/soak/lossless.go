@@ -34,9 +34,9 @@ const (
 // send to complete and every message that was not reported failed to
 // arrive. Each sequence number must be received exactly once or reported
 // failed to its sender, never both, never neither.
-func lossless(prov string, seed uint64, d time.Duration) (lossResult, error) {
+func lossless(prov string, cfg chaos.Config, d time.Duration) (lossResult, error) {
 	r := lossResult{prov: prov}
-	w, err := openWorld(prov, &chaos.Config{Seed: seed, Error: 0.02, Delay: 0.02, DelayTime: time.Millisecond, Reorder: 0.02})
+	w, err := openWorld(prov, &cfg)
 	if err != nil {
 		return r, err
 	}

@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gofabric/fabric/prov/chaos"
 	_ "github.com/gofabric/fabric/prov/shm"
 	_ "github.com/gofabric/fabric/prov/tcp"
 )
@@ -48,6 +49,10 @@ func main() {
 		keep     = flag.Bool("keep", false, "copy the fuzz engine's new inputs into the packages' testdata/fuzz")
 		root     = flag.String("root", ".", "the module's directory (for the fuzz targets)")
 		seed     = flag.Uint64("seed", uint64(time.Now().UnixNano()), "chaos seed")
+		errRate  = flag.Float64("error", 0.02, "chaos error completion rate")
+		delay    = flag.Float64("delay", 0.02, "chaos delay rate (1 ms)")
+		reorder  = flag.Float64("reorder", 0.02, "chaos reorder rate")
+		provs    = flag.String("prov", "tcp,shm", "providers")
 	)
 	flag.Parse()
 	if *long {
@@ -66,10 +71,12 @@ func main() {
 	before := measure()
 	var ours []string
 
-	fmt.Printf("== 1. no message lost under chaos (seed %d; error 2%%, delay 2%%, reorder 2%%: the sender has no FI_ORDER_SAS; %v per provider)\n", *seed, *duration)
+	cfg := chaos.Config{Seed: *seed, Error: *errRate, Delay: *delay, DelayTime: time.Millisecond, Reorder: *reorder}
+	fmt.Printf("== 1. no message lost under chaos (seed %d; error %g, delay %g, reorder %g: the sender has no FI_ORDER_SAS; %v per provider)\n",
+		*seed, cfg.Error, cfg.Delay, cfg.Reorder, *duration)
 	fmt.Printf("%-5s %9s %10s %9s %5s %5s %9s  %s\n", "prov", "sent", "delivered", "failed", "lost", "dup", "big", "chaos stats (errors/delayed/reordered)")
-	for _, prov := range []string{"tcp", "shm"} {
-		r, err := lossless(prov, *seed, *duration)
+	for _, prov := range strings.Split(*provs, ",") {
+		r, err := lossless(prov, cfg, *duration)
 		ours = append(ours, r.names...)
 		if err != nil {
 			fmt.Printf("%-5s FAIL: %v\n", prov, err)
@@ -83,7 +90,7 @@ func main() {
 
 	fmt.Printf("== 2. peer kills survived (SIGKILL of a stalled receiver with sends in flight; %d per provider and size)\n", *kills)
 	fmt.Printf("%-5s %-12s %5s %9s %11s %12s\n", "prov", "messages", "kills", "inflight", "err compl.", "kill->last")
-	for _, prov := range []string{"tcp", "shm"} {
+	for _, prov := range strings.Split(*provs, ",") {
 		for _, k := range []struct {
 			kind         string
 			size, window int
