@@ -102,8 +102,8 @@ func killRound(prov string, size, window int, r *killResult) error {
 	if err != nil {
 		return err
 	}
-	// Stream until the child says it stalled, then a little longer (so
-	// that sends are in flight), then kill it.
+	// Stream until the child says it stalled, then until the window is
+	// full (sends are in flight, stuck), then kill it.
 	bufs := make([][]byte, window)
 	for i := range bufs {
 		bufs[i] = make([]byte, size)
@@ -133,7 +133,9 @@ func killRound(prov string, size, window int, r *killResult) error {
 			}
 		default:
 		}
-		if !stalled.IsZero() && time.Since(stalled) > 100*time.Millisecond {
+		// Once the child stalled: the window full (the socket or the
+		// queue to the child full, the transfer stuck half-way), or 5 s.
+		if !stalled.IsZero() && (inflight == window && time.Since(stalled) > 100*time.Millisecond || time.Since(stalled) > 5*time.Second) {
 			break
 		}
 		if _, err := poll(p.txcq, onTx); err != nil {
