@@ -121,10 +121,12 @@ func main() {
 			ok = false
 		}
 		var total int64
+		failed := 0
 		for _, t := range ts {
 			r, err := runFuzz(*root, t, *fuzztime, os.Stdout)
 			if err != nil {
-				fmt.Printf("%-45s %-20s FAIL: %v\n", strings.TrimPrefix(t.pkg, "github.com/gofabric/fabric/"), t.name, err)
+				failed++
+				fmt.Printf("%-32s %-18s FAIL: %v\n", strings.TrimPrefix(t.pkg, "github.com/gofabric/fabric/"), t.name, err)
 				ok = false
 				continue
 			}
@@ -141,7 +143,7 @@ func main() {
 			fmt.Printf("%-32s %-18s %12d execs in %6v  %s\n", strings.TrimPrefix(t.pkg, "github.com/gofabric/fabric/"), t.name,
 				r.execs, r.elapsed.Round(100*time.Millisecond), kept)
 		}
-		fmt.Printf("%d targets, %d executions %s\n", len(ts), total, check(len(ts) > 0 && err == nil))
+		fmt.Printf("%d targets, %d failed, %d executions %s\n", len(ts), failed, total, check(len(ts) > 0 && err == nil && failed == 0))
 	}
 
 	fmt.Println("== 4. resources before and after parts 1 to 3")
