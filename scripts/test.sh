@@ -2,7 +2,8 @@
 # The project's test command (see README): formatting, vet, staticcheck, the
 # race-enabled test suite (conformance; interop whenever the C libfabric tools
 # are installed, and FABRIC_INTEROP=1 makes a missing tool a failure instead of
-# a skip), a short run of every fuzz target, every benchmark once, fabtests'
+# a skip), a short run of every fuzz target, the soak's short mode
+# (scripts/soak.sh), every benchmark once, fabtests'
 # quick set against our providers through the C plugin (FABTESTS=1 or
 # FABRIC_INTEROP=1; scripts/fabtests.sh --gate), and the cross-compiles.
 set -euo pipefail
@@ -89,6 +90,9 @@ for pkg in $(go list ./...); do
 		fi
 	done
 done
+
+echo "== soak, short mode (scripts/soak.sh: reliability figures; 30 to 45 s here)"
+./scripts/soak.sh
 
 echo "== benchmarks once"
 go test -run '^$' -bench . -benchtime=1x -timeout 10m ./...
