@@ -83,16 +83,10 @@ func (ep *endpoint) Atomic(m provider.AtomicMsg) error {
 	if err != nil {
 		return err
 	}
-	if ep.outstanding.Load() >= QueueSize {
-		return provider.EAGAIN
-	}
 	comp := m.Flags&provider.FlagCompletion != 0
-	var res provider.CQReserver
-	if ep.txRes != nil && comp {
-		if !ep.txRes.Reserve() {
-			return provider.EAGAIN
-		}
-		res = ep.txRes
+	res, err := ep.admit(comp)
+	if err != nil {
+		return err
 	}
 	rma := make([]provider.RMAIOV, 0, max(len(m.RMA), 1))
 	if m.RMA == nil {

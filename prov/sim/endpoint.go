@@ -226,15 +226,9 @@ func (ep *endpoint) post(m *provider.Msg, tagged bool) error {
 	}
 	inject := m.Flags&provider.FlagInject != 0
 	comp := m.Flags&provider.FlagCompletion != 0
-	if ep.outstanding.Load() >= QueueSize {
-		return provider.EAGAIN
-	}
-	var res provider.CQReserver
-	if ep.txRes != nil && comp {
-		if !ep.txRes.Reserve() {
-			return provider.EAGAIN
-		}
-		res = ep.txRes
+	res, err := ep.admit(comp)
+	if err != nil {
+		return err
 	}
 	size := m.Len()
 	buf := ep.n.getBuf(size)
@@ -280,6 +274,23 @@ func (ep *endpoint) post(m *provider.Msg, tagged bool) error {
 	}
 	n.mu.Unlock()
 	return nil
+}
+
+// admit is the first step of a post: FI_EAGAIN when tx_attr.size
+// operations are outstanding or, under FI_RM_ENABLED, the transmit CQ has
+// no room for the completion comp asks for; else the reservation to write
+// it into (nil without one), which the post gives back if it fails later.
+func (ep *endpoint) admit(comp bool) (provider.CQReserver, error) {
+	if ep.outstanding.Load() >= QueueSize {
+		return nil, provider.EAGAIN
+	}
+	if ep.txRes == nil || !comp {
+		return nil, nil
+	}
+	if !ep.txRes.Reserve() {
+		return nil, provider.EAGAIN
+	}
+	return ep.txRes, nil
 }
 
 // startOp is the last step of a post, under n.mu: it refuses the post

@@ -53,16 +53,10 @@ func (ep *endpoint) postRMA(m *provider.Msg, read bool) error {
 	if err != nil {
 		return err
 	}
-	if ep.outstanding.Load() >= QueueSize {
-		return provider.EAGAIN
-	}
 	comp := m.Flags&provider.FlagCompletion != 0
-	var res provider.CQReserver
-	if ep.txRes != nil && comp {
-		if !ep.txRes.Reserve() {
-			return provider.EAGAIN
-		}
-		res = ep.txRes
+	res, err := ep.admit(comp)
+	if err != nil {
+		return err
 	}
 	rma := m.RMA
 	if rma == nil {
