@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -235,5 +236,10 @@ func childMain(spec string) int {
 	}
 	fmt.Println("stalled")
 	time.Sleep(time.Minute) // until the parent kills us
+	// Until then the world stays reachable: its sockets and shared memory
+	// are closed by cleanups once it is collected, which would end the
+	// connections before the kill this child stands for.
+	runtime.KeepAlive(w)
+	runtime.KeepAlive(c)
 	return 1
 }

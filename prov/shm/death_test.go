@@ -305,9 +305,15 @@ func TestDeathChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.txcq.Read(nil)
+		stalledNode = c // kept open until the parent kills us
 		fmt.Println("child: stalled")
 	default:
 		t.Fatalf("mode %q", mode)
 	}
 	time.Sleep(time.Minute)
 }
+
+// stalledNode keeps the stalled child's endpoint reachable while it waits to
+// be killed: an endpoint that is collected closes its region (cleanups), and
+// the parent would see the child leave instead of die.
+var stalledNode *node

@@ -115,6 +115,7 @@ func sarHelperMain() int {
 		if _, err := c.Write(f); err != nil {
 			return err
 		}
+		keep(c)
 		fmt.Println("MIDWAY")
 		select {}
 	}()

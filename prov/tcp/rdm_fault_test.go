@@ -443,6 +443,7 @@ func fltHelperMain() int {
 			return fail("insert", err)
 		}
 	}
+	keep(n)
 	fmt.Printf("NAME %x\n", n.name)
 	var comps []fltComp
 	switch mode := os.Getenv("TCP_TEST_RDM_MODE"); mode {
@@ -969,6 +970,7 @@ func rawRndvRecv() error {
 	if h, _, err = r.frame(1 << 20); err != nil || h.Op != tcpwire.OpReadRsp {
 		return fmt.Errorf("read response %+v: %v", h, err)
 	}
+	keep(ln, c)
 	fmt.Println("MIDWAY")
 	return nil
 }
@@ -1035,6 +1037,7 @@ func rawRndvSend() error {
 	if _, err := c.Write(append(tcpwire.AppendHeader(nil, &rsp, false), make([]byte, 1<<20)...)); err != nil {
 		return err
 	}
+	keep(c)
 	fmt.Println("MIDWAY")
 	return nil
 }
@@ -1143,3 +1146,12 @@ func TestRDMClosedMidFrame(t *testing.T) {
 		t.Fatalf("%d connections drained, want 1", drained)
 	}
 }
+
+// helperKept holds what a helper process must keep open until its parent
+// kills it: a socket, or an endpoint, that becomes unreachable is closed by
+// its cleanup (net's, sys.Conn's) at the next collection, and the parent
+// would see the connection end early.
+var helperKept []any
+
+// keep keeps v reachable for the rest of the helper process's life.
+func keep(v ...any) { helperKept = append(helperKept, v...) }
