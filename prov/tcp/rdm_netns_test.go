@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gofabric/fabric/provider"
+	"golang.org/x/sys/unix"
 )
 
 // Two hosts in network namespaces joined by a user-space TCP relay of the
@@ -32,9 +34,15 @@ import (
 // -short or with CI set, unless FABRIC_NETNS_LONG=1 asks for the long form
 // there too (`CI= go test ./prov/tcp -run TestRDMNetns -v` runs it).
 //
-// Addresses: host A is 10.77.1.2 behind veth A (host side 10.77.1.1), host
-// B 10.77.2.2 behind veth B (host side 10.77.2.1); the namespaces have no
-// route to each other. The relay in the test's own namespace listens at
+// Addresses: host A is 10.77.1.2 behind veth A (relay side 10.77.1.1), host
+// B 10.77.2.2 behind veth B (relay side 10.77.2.1); the namespaces have no
+// route to each other. The relay ends of the links are in a third namespace
+// of the test's own, never in the namespace the test runs in: an address
+// there would be the default source of endpoints that other tests (other
+// packages run in parallel) open without one, and those would lose their
+// connections when this test takes the link down or deletes it (a stall
+// of the soak, found that way). The relay, goroutines of this test whose
+// sockets are made in that namespace (inNetns), listens at
 // 10.77.1.1:<B's port> for B and at 10.77.2.1:<A's port> for A and
 // connects from the other side's host address, so each endpoint sees its
 // peer at the relay address it put in its AV.
@@ -78,18 +86,18 @@ func newNetns(t *testing.T) *netns {
 		t.Skipf("network namespaces cannot be created here: %v", err)
 	}
 	t.Cleanup(func() {
-		for _, s := range []string{"a", "b"} {
-			n.run("link", "del", n.hostLink(s))
-			n.run("netns", "del", n.ns(s))
+		for _, s := range []string{"a", "b", "r"} {
+			n.run("netns", "del", n.ns(s)) // with the links in it
 		}
 	})
 	n.must("netns", "add", n.ns("b"))
+	n.must("netns", "add", n.ns("r"))
+	n.must("-n", n.ns("r"), "link", "set", "lo", "up")
 	for i, s := range []string{"a", "b"} {
 		ns, h, g := n.ns(s), n.hostLink(s), n.prefix+s+"g"
-		n.must("link", "add", h, "type", "veth", "peer", "name", g)
-		n.must("link", "set", g, "netns", ns)
-		n.must("addr", "add", fmt.Sprintf("10.77.%d.1/24", i+1), "dev", h)
-		n.must("link", "set", h, "up")
+		n.must("link", "add", h, "netns", n.ns("r"), "type", "veth", "peer", "name", g, "netns", ns)
+		n.must("-n", n.ns("r"), "addr", "add", fmt.Sprintf("10.77.%d.1/24", i+1), "dev", h)
+		n.must("-n", n.ns("r"), "link", "set", h, "up")
 		n.must("-n", ns, "addr", "add", fmt.Sprintf("10.77.%d.2/24", i+1), "dev", g)
 		n.must("-n", ns, "link", "set", g, "up")
 		n.must("-n", ns, "link", "set", "lo", "up")
@@ -101,9 +109,34 @@ func sockaddr4(a [4]byte, port int) []byte {
 	return appendSockaddr(nil, sockaddr{AP: netip.AddrPortFrom(netip.AddrFrom4(a), uint16(port))})
 }
 
+// inNetns runs f on an OS thread that has joined the network namespace
+// ns: the sockets f makes are in that namespace (and stay there, whichever
+// thread uses them later). The thread is never handed back to the
+// runtime: it ends with its goroutine, namespace and all.
+func inNetns(ns string, f func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // no Unlock: the thread exits with us
+		fd, err := unix.Open("/var/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			errc <- fmt.Errorf("netns %s: %w", ns, err)
+			return
+		}
+		err = unix.Setns(fd, unix.CLONE_NEWNET)
+		unix.Close(fd)
+		if err != nil {
+			errc <- fmt.Errorf("setns %s: %w", ns, err)
+			return
+		}
+		errc <- f()
+	}()
+	return <-errc
+}
+
 // relay forwards TCP connections between the namespaces and misbehaves on
-// demand.
+// demand. Its sockets are in the namespace ns.
 type relay struct {
+	ns      string
 	mu      sync.Mutex
 	lns     []net.Listener
 	pairs   map[*relayPair]bool
@@ -118,7 +151,11 @@ type relayPair struct{ a, b *net.TCPConn }
 // forward listens at listen and relays every connection to target, dialed
 // from the address src.
 func (r *relay) forward(listen, target, src string) error {
-	ln, err := net.Listen("tcp4", listen)
+	var ln net.Listener
+	err := inNetns(r.ns, func() (err error) {
+		ln, err = net.Listen("tcp4", listen)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -142,7 +179,11 @@ func (r *relay) forward(listen, target, src string) error {
 			}
 			r.conns.Add(1)
 			d := net.Dialer{LocalAddr: srcAddr, Timeout: 5 * time.Second}
-			o, err := d.Dial("tcp4", target)
+			var o net.Conn
+			err = inNetns(r.ns, func() (err error) {
+				o, err = d.Dial("tcp4", target)
+				return err
+			})
 			if err != nil {
 				c.(*net.TCPConn).SetLinger(0)
 				c.Close()
@@ -252,7 +293,7 @@ func TestRDMNetns(t *testing.T) {
 	aAddr, bAddr := sockaddr4([4]byte{10, 77, 1, 2}, pa), sockaddr4([4]byte{10, 77, 2, 2}, pb)
 	// What each endpoint puts in its AV: the relay's address on its side.
 	bForA, aForB := sockaddr4([4]byte{10, 77, 1, 1}, pb), sockaddr4([4]byte{10, 77, 2, 1}, pa)
-	r := &relay{}
+	r := &relay{ns: n.ns("r")}
 	defer r.close()
 	if err := r.forward(fmt.Sprintf("10.77.1.1:%d", pb), fmt.Sprintf("10.77.2.2:%d", pb), "10.77.2.1"); err != nil {
 		t.Fatal(err)
@@ -290,8 +331,8 @@ func TestRDMNetns(t *testing.T) {
 		{total / 2, "reset", func() { t.Logf("reset %d connections", r.reset()) }},
 		{total * 6 / 10, "reset", func() { t.Logf("reset %d connections", r.reset()) }},
 		{total * 7 / 10, "link of A down for 2 s", func() {
-			n.must("link", "set", n.hostLink("a"), "down")
-			time.AfterFunc(2*time.Second, func() { n.run("link", "set", n.hostLink("a"), "up") })
+			n.must("-n", n.ns("r"), "link", "set", n.hostLink("a"), "down")
+			time.AfterFunc(2*time.Second, func() { n.run("-n", n.ns("r"), "link", "set", n.hostLink("a"), "up") })
 		}},
 	}
 	var failed []int
