@@ -1,11 +1,12 @@
 package tcp_test
 
 import (
+	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
 
 	fabric "github.com/gofabric/fabric"
-	"github.com/gofabric/fabric/internal/ipaddr"
 	"github.com/gofabric/fabric/prov/tcp"
 )
 
@@ -25,7 +26,7 @@ func TestWriteRDMState(t *testing.T) {
 	var s strings.Builder
 	tcp.WriteRDMState(&s)
 	out := s.String()
-	an, bn := ipaddr.Format(a.name), ipaddr.Format(b.name)
+	an, bn := inAddr(a.name), inAddr(b.name)
 	for _, want := range []string{"endpoint " + an + ":", "endpoint " + bn + ":", "to " + bn + ": up", "to " + an + ": up"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("state lacks %q:\n%s", want, out)
@@ -39,4 +40,9 @@ func TestWriteRDMState(t *testing.T) {
 	if out := s.String(); strings.Contains(out, "endpoint "+an+":") {
 		t.Errorf("closed endpoint still listed:\n%s", out)
 	}
+}
+
+// inAddr formats a sockaddr_in name as the provider's diagnostics do.
+func inAddr(n []byte) string {
+	return fmt.Sprintf("fi_sockaddr_in://%d.%d.%d.%d:%d", n[4], n[5], n[6], n[7], binary.BigEndian.Uint16(n[2:4]))
 }
