@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	fabric "github.com/gofabric/fabric"
@@ -163,6 +164,7 @@ func lossless(prov string, cfg chaos.Config, d time.Duration) (lossResult, error
 			}
 		}
 		st := w.hook.Stats()
+		stallDiagnostics(os.Stdout, prov) // before the endpoints close
 		return r, fmt.Errorf("%d sends (%d of them received) still without a completion 20s after the last post (%d posted; chaos: %+v)",
 			inflight, arrived, seq, st)
 	}

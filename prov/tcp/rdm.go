@@ -218,6 +218,7 @@ func newRDM(info *provider.Info) (*rdmEP, error) {
 		lis.Close()
 		return nil, err
 	}
+	rdmTrack(ep)
 	return ep, nil
 }
 
@@ -663,6 +664,7 @@ func (ep *rdmEP) Close() error {
 	ep.incoming, ep.orphans, ep.conns = nil, nil, nil
 	clear(ep.peers)
 	ep.closeWait()
+	rdmUntrack(ep)
 	return ep.lis.Close()
 }
 
