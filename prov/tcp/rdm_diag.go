@@ -24,6 +24,15 @@ func rdmTrack(ep *rdmEP) {
 	if rdmLive.eps == nil {
 		rdmLive.eps = map[weak.Pointer[rdmEP]]struct{}{}
 	}
+	if n := len(rdmLive.eps); n >= 256 && n&(n-1) == 0 {
+		// Forget the endpoints collected without Close, now and then,
+		// so that the set does not grow with them.
+		for p := range rdmLive.eps {
+			if p.Value() == nil {
+				delete(rdmLive.eps, p)
+			}
+		}
+	}
 	rdmLive.eps[weak.Make(ep)] = struct{}{}
 	rdmLive.mu.Unlock()
 }
