@@ -146,8 +146,9 @@ func (ep *endpoint) postIn(m *provider.Msg, op uint8) error {
 			if inject {
 				return unreserveAgain(res)
 			}
-		} else if n <= int(p.r.BufSize) {
-			// One segment: copied now, so injects complete here too.
+		} else if n <= int(p.r.BufSize) && (inject || !ep.cmaMaybe(p, n)) {
+			// One segment: copied now, so injects complete here too
+			// (unless the message may go by CMA: queueOp decides).
 			switch ep.sendOneSeg(p, m, op, n, 0, 0) {
 			case segSent:
 				ep.completeTx(res, comp, m.Context, op)
