@@ -238,8 +238,7 @@ func (ep *endpoint) cmaAck(c *shmring.Cmd) bool {
 	if o == nil || !o.cma || o.p.id != c.Src {
 		return false
 	}
-	delete(t.acks, c.MsgID)
-	t.nacks.Add(-1)
+	t.delAck(c.MsgID, o)
 	ep.refuseCMA(o.p)
 	ep.toSegments(o)
 	o.next = nil
