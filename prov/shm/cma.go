@@ -16,7 +16,8 @@ import (
 
 // Cross-memory attach (CMA) for large messages (shm.md "Protocols").
 //
-// A message of FI_SHM_CMA_MIN bytes or more (default CMAMin) to a peer that has not refused CMA is
+// A message of FI_SHM_CMA_MIN bytes or more (default CMAMin; to an
+// endpoint of this process, CMAMinSameProcess at least) to a peer that has not refused CMA is
 // queued like any other, but pushed as one request (RTS): a command
 // carrying the sender's pid, the address of an 8-byte word of the sender
 // holding its endpoint id, and the addresses of the message's buffers
@@ -26,7 +27,9 @@ import (
 // CMA switched off) it answers "use segments" (ackUseSegments) and
 // remembers the sender as refused; the sender marks the peer refused
 // (logged once at info) and sends that message, and the later ones,
-// segmented. Otherwise the receiver matches the message and pulls the data
+// segmented. (A sender read back before, with the same pid, is checked by
+// the pull itself, which reads the id word first: one system call per
+// message.) Otherwise the receiver matches the message and pulls the data
 // straight into the posted buffer (single copy), or, unexpected, into
 // provider memory like a segmented message (bounded by
 // MaxUnexpectedBytes: back-pressure beyond), and acks; the sender
