@@ -16,7 +16,8 @@ import (
 
 // Cross-memory attach (CMA) for large messages (shm.md "Protocols").
 //
-// A message of FI_SHM_CMA_MIN bytes or more (default CMAMin) to a peer that has not refused CMA is
+// A message of FI_SHM_CMA_MIN bytes or more (default CMAMin; to an
+// endpoint of this process, CMAMinSameProcess at least) to a peer that has not refused CMA is
 // queued like any other, but pushed as one request (RTS): a command
 // carrying the sender's pid, the address of an 8-byte word of the sender
 // holding its endpoint id, and the addresses of the message's buffers
@@ -26,7 +27,9 @@ import (
 // CMA switched off) it answers "use segments" (ackUseSegments) and
 // remembers the sender as refused; the sender marks the peer refused
 // (logged once at info) and sends that message, and the later ones,
-// segmented. Otherwise the receiver matches the message and pulls the data
+// segmented. (A sender read back before, with the same pid, is checked by
+// the pull itself, which reads the id word first: one system call per
+// message.) Otherwise the receiver matches the message and pulls the data
 // straight into the posted buffer (single copy), or, unexpected, into
 // provider memory like a segmented message (bounded by
 // MaxUnexpectedBytes: back-pressure beyond), and acks; the sender
@@ -72,10 +75,18 @@ type cmaState struct {
 	peers map[uint64]int8
 	// Guarded by ep.rxMu (receive side).
 	refused map[uint64]bool // senders whose requests cannot be served
-	riov    [IOVLimit]sys.RemoteIOV
-	idRead  [1]sys.RemoteIOV
-	local   [1][]byte
-	idBuf   [8]byte
+	// pids holds the pid each sender's id word was read back from
+	// (canPull): a later request from it with the same pid reads the id
+	// word in the same process_vm_readv as the data (pull).
+	pids   map[uint64]int
+	riov   [IOVLimit]sys.RemoteIOV
+	idRead [1]sys.RemoteIOV
+	local  [1][]byte
+	idBuf  [8]byte
+	// The lists of a pull that reads the id word first.
+	plocal  [IOVLimit + 1][]byte
+	premote [IOVLimit + 1]sys.RemoteIOV
+	ubList  [1][]byte
 	pulls   uint64 // requests served by a pull (tests)
 	// rmaMoves counts the RMA requests whose data was moved by CMA
 	// (rma_cma.go; tests).
@@ -121,10 +132,19 @@ var cmaProbe = sync.OnceValue(func() bool {
 // cmaFor reports whether a queued message of n bytes to p goes by CMA.
 // ep.tx.mu is held.
 func (ep *endpoint) cmaFor(p *peer, n int) bool {
-	if n < cmaMin() || p.id == ep.id || !cmaProbe() {
+	if !ep.cmaMaybe(p, n) {
 		return false
 	}
 	return ep.cma.peers[p.id] != cmaRefused
+}
+
+// cmaMaybe reports, without ep.tx.mu, whether a message of n bytes to p
+// may go by CMA: then it is queued, and queueOp decides (cmaFor).
+func (ep *endpoint) cmaMaybe(p *peer, n int) bool {
+	if n < cmaMin() || p.id == ep.id || (n < CMAMinSameProcess && int(p.r.Pid) == selfPid) {
+		return false
+	}
+	return cmaProbe()
 }
 
 // markCMA queues o as a CMA request (queueOp, ep.tx.mu held).
@@ -221,8 +241,7 @@ func (ep *endpoint) cmaAck(c *shmring.Cmd) bool {
 	if o == nil || !o.cma || o.p.id != c.Src {
 		return false
 	}
-	delete(t.acks, c.MsgID)
-	t.nacks.Add(-1)
+	t.delAck(c.MsgID, o)
 	ep.refuseCMA(o.p)
 	ep.toSegments(o)
 	o.next = nil
@@ -264,16 +283,21 @@ func (ep *endpoint) rxCMA(c *shmring.Cmd, tagged bool) bool {
 		ep.sendAck(c.Src, c.MsgID, uint64(provider.EINVAL))
 		return true
 	}
-	if !ep.canPull(c.Src, pid, idAddr) {
+	// A sender read back before is checked by the pull itself.
+	known := ep.cma.pids[c.Src] == pid && !ep.cma.refused[c.Src]
+	if !known && !ep.canPull(c.Src, pid, idAddr) {
 		ep.sendAck(c.Src, c.MsgID, ackUseSegments)
 		return true
+	}
+	if !known {
+		idAddr = 0 // just checked
 	}
 	src := ep.srcOf(c.Src)
 	e, err := ep.get(tagged, src, c.Size, c.Tag)
 	switch {
 	case err == nil:
 		setCQData(e, c)
-		n, perr := ep.pull(pid, e.IOV, riov)
+		n, perr := ep.pull(pid, e.IOV, riov, c.Src, idAddr)
 		if perr != 0 {
 			srx.CompleteErr(ep.rxCQ, ep.rxCntr, e, perr, provider.AddrNotAvail)
 			ep.rq.FreeEntry(e)
@@ -291,7 +315,9 @@ func (ep *endpoint) rxCMA(c *shmring.Cmd, tagged bool) bool {
 			ep.rq.FreeEntry(e)
 			return false
 		}
-		n, perr := ep.pull(pid, [][]byte{ub.b[:c.Size]}, riov)
+		ep.cma.ubList[0] = ub.b[:c.Size]
+		n, perr := ep.pull(pid, ep.cma.ubList[:], riov, c.Src, idAddr)
+		ep.cma.ubList[0] = nil
 		if perr != 0 || uint64(n) != c.Size {
 			if perr == 0 {
 				perr = provider.EFAULT
@@ -360,6 +386,10 @@ func (ep *endpoint) canPull(src uint64, pid int, idAddr uint64) bool {
 	cs.idRead[0] = sys.RemoteIOV{Base: idAddr, Len: 8}
 	n, err := sys.ProcessVMReadv(pid, cs.local[:], cs.idRead[:])
 	if err == nil && n == 8 && binary.LittleEndian.Uint64(cs.idBuf[:]) == src {
+		if cs.pids == nil {
+			cs.pids = map[uint64]int{}
+		}
+		cs.pids[src] = pid
 		return true
 	}
 	if ep.cma.refused == nil {
@@ -373,7 +403,13 @@ func (ep *endpoint) canPull(src uint64, pid int, idAddr uint64) bool {
 
 // pull reads the ranges riov of process pid into local (bounded by
 // local's size) and returns the bytes moved, or the error of the read.
-func (ep *endpoint) pull(pid int, local [][]byte, riov []sys.RemoteIOV) (int, provider.Errno) {
+// With idAddr not 0 the same read first takes the 8-byte word at idAddr,
+// which must hold src (the sender's id, as canPull checked on an earlier
+// request with this pid): if it does not, pid names another process now
+// (the sender died and its pid was reused) and the pull fails with
+// FI_ECONNRESET (the data read is not delivered: the receive completes in
+// error).
+func (ep *endpoint) pull(pid int, local [][]byte, riov []sys.RemoteIOV, src, idAddr uint64) (int, provider.Errno) {
 	var room uint64
 	for _, b := range local {
 		room += uint64(len(b))
@@ -391,7 +427,24 @@ func (ep *endpoint) pull(pid int, local [][]byte, riov []sys.RemoteIOV) (int, pr
 	if want == 0 {
 		return 0, 0
 	}
+	cs := &ep.cma
+	if idAddr != 0 {
+		cs.idBuf = [8]byte{}
+		cs.plocal[0] = cs.idBuf[:]
+		nl := 1 + copy(cs.plocal[1:], local)
+		cs.premote[0] = sys.RemoteIOV{Base: idAddr, Len: 8}
+		nr := 1 + copy(cs.premote[1:], riov)
+		local, riov = cs.plocal[:nl], cs.premote[:nr]
+	}
 	n, err := sys.ProcessVMReadv(pid, local, riov)
+	if idAddr != 0 {
+		clear(cs.plocal[:]) // no reference to the receive buffers kept
+		if err == nil && (n < 8 || binary.LittleEndian.Uint64(cs.idBuf[:]) != src) {
+			delete(cs.pids, src) // the next request from src is checked apart
+			return 0, provider.ECONNRESET
+		}
+		n -= 8
+	}
 	if err != nil {
 		e, _ := err.(provider.Errno)
 		if e == 0 {

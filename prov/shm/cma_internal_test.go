@@ -244,3 +244,70 @@ func FuzzParseRTS(f *testing.F) {
 		}
 	})
 }
+
+// TestCMAKnownSenderReadBack: a request from a sender whose id word was
+// read back before is checked by the pull itself; when the word no
+// longer holds the sender's id (its pid now names another process), the
+// receive completes with FI_ECONNRESET, and the next request is checked
+// apart again.
+func TestCMAKnownSenderReadBack(t *testing.T) {
+	if ok, why := sys.CMAAvailable(); !ok {
+		t.Skip(why)
+	}
+	a, acq, _ := testEP(t)
+	b, _, bav := testEP(t)
+	dst := insertName(t, bav, a.name)
+	p, e := b.peerFor(dst)
+	if p == nil {
+		t.Fatal(e)
+	}
+	le := binary.LittleEndian
+	msg := patternBytes(64<<10, 5)
+	src := sys.IOVOf(msg)
+	wrongID := le.AppendUint64(nil, b.id+1)
+	push := func(msgID uint64, idAddr uint64) {
+		pl := le.AppendUint32(nil, uint32(os.Getpid()))
+		pl = le.AppendUint32(pl, 1)
+		pl = le.AppendUint64(pl, idAddr)
+		pl = le.AppendUint64(le.AppendUint64(pl, src.Base), src.Len)
+		pos, cmd, ok := p.r.Reserve()
+		if !ok {
+			t.Fatal("queue full")
+		}
+		c := shmring.Cmd{Op: shmring.OpMsg, Flags: shmring.FlagInline | shmring.FlagDeliver | shmring.FlagCMA,
+			Src: b.id, MsgID: msgID, Size: uint64(len(msg))}
+		if !shmring.Encode(cmd, &c, pl) {
+			t.Fatal("encode")
+		}
+		p.r.Publish(pos)
+		a.Progress()
+		b.Progress() // takes the ack (unknown message id: dropped)
+	}
+	own := sys.IOVOf(b.cma.idWord).Base
+	for i, tc := range []struct {
+		idAddr uint64
+		ok     bool
+	}{
+		{own, true},                      // read back apart, then pulled
+		{own, true},                      // known: checked by the pull
+		{sys.IOVOf(wrongID).Base, false}, // known, but the word changed
+		{own, true},                      // read back apart again
+	} {
+		got := make([]byte, len(msg))
+		post(t, a, got, "recv")
+		push(2000+uint64(i), tc.idAddr)
+		e, ee := next(t, acq, a, b)
+		switch {
+		case tc.ok && (ee != nil || e.Len != uint64(len(msg)) || !bytes.Equal(got, msg)):
+			t.Fatalf("request %d: %+v %+v", i, e, ee)
+		case !tc.ok && (ee == nil || ee.Err != provider.ECONNRESET):
+			t.Fatalf("request %d with a changed id word: %+v %+v, want FI_ECONNRESET", i, e, ee)
+		}
+		if known := a.cma.pids[b.id] == os.Getpid(); known != tc.ok {
+			t.Fatalf("request %d: sender known = %v", i, known)
+		}
+	}
+	if a.cma.refused[b.id] {
+		t.Fatal("a known sender whose word changed is refused")
+	}
+}

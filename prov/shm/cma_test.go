@@ -12,7 +12,7 @@ import (
 
 // The CMA path is tested at the sizes of the other tests (1 MiB, the
 // boundary sizes): the threshold is lowered for this test binary and the
-// processes it starts (the default, CMAMin, is 256 KiB).
+// processes it starts (the default, CMAMin, is 32 KiB).
 func init() {
 	if os.Getenv("FI_SHM_CMA_MIN") == "" {
 		os.Setenv("FI_SHM_CMA_MIN", "65536")

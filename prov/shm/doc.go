@@ -44,7 +44,8 @@
 //     the ack (FI_ECONNRESET if the receiver closes first). FI_FENCE holds
 //     an operation back until every earlier one completed.
 //   - Cross-memory attach (cma.go): a message of FI_SHM_CMA_MIN bytes or
-//     more (default CMAMin) is announced by one request naming the
+//     more (default CMAMin; between endpoints of one process
+//     CMAMinSameProcess at least) is announced by one request naming the
 //     sender's buffers; the receiver pulls it with process_vm_readv into
 //     the posted buffer (single copy) and acks, and the send completes on
 //     the ack. A receiver that cannot read the sender (yama, seccomp,

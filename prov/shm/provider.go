@@ -43,17 +43,33 @@ const (
 	MaxUnexpected      = 4096
 	// CMAMin is the default of FI_SHM_CMA_MIN, the smallest message sent
 	// by cross-memory attach (single copy, process_vm_readv by the
-	// receiver) where the kernel permits it (cma.go); smaller ones, and
-	// all where it does not, are segmented. On the 2-vCPU VM of this
-	// project (nested paging: process_vm_readv pays for pinning every
-	// page) segments win in one process, where the bounce buffers stay
-	// in the caches of the one core doing both copies, up to 16 MiB; but
-	// between two processes (fabtests through the plugin, medians of 5
-	// interleaved runs on a loaded host) CMA won from 256 KiB:
-	// fi_rdm_tagged_bw 256 KiB 1.4 -> 2.6 GB/s, 1 MiB 1.0 -> 5.9 GB/s,
-	// fi_rdm_pingpong 256 KiB 250 -> 295 MB/s, 1 MiB 3.6 -> 4.0 GB/s,
-	// while at 64 KiB segments were ahead (tagged_bw 4.1 against 1.3).
-	CMAMin = 256 << 10
+	// receiver) to another process where the kernel permits it (cma.go);
+	// smaller ones, and all where it does not, are segmented (C 1.17's
+	// shm uses CMA above its inject size, 4 KiB). Measured between two
+	// processes on the 2-vCPU VM of this project (SCHED_FIFO, medians of
+	// 5 interleaved runs; Go fi_pingpong one-way usec, fabtests
+	// fi_rdm_tagged_bw GB/s through the plugin; C shm in the same runs):
+	//
+	//	size   pingpong seg / CMA / C   tagged_bw seg / CMA / C
+	//	16K    3.70 / 3.58 / 3.45       6.5 / 4.8 / 5.8
+	//	24K    4.95 / 3.93 / 3.92       6.9 / 6.5 / 7.7
+	//	32K    6.20 / 4.27 / 4.24       6.6 / 7.8 / 9.0
+	//	64K    11.0 / 5.5 / 5.1         7.1 / 10.5 / 11.6
+	//
+	// (CMA pays a system call of about 1 us here: the sender's id word
+	// is read with the data, cma.go.) So from 32 KiB, where CMA wins both;
+	// at 24 KiB it wins the pingpong but loses bandwidth. The machine is
+	// bimodal (the host moves the two vCPUs): in its fast phases
+	// segments take 2.8 us at 64 KiB against 5.4 by CMA (and 5.1 for C),
+	// about 0.9 us at 16 KiB; CMA is the safer choice there too.
+	CMAMin = 32 << 10
+	// CMAMinSameProcess is the smallest message sent by CMA between two
+	// endpoints of one process, whatever FI_SHM_CMA_MIN says: there the
+	// bounce buffers stay in the caches of the one core doing both
+	// copies, and a system call per message costs more than the second
+	// copy (BenchmarkPingPong at 64 KiB: 6-10 us segmented, 23-48 us by
+	// CMA).
+	CMAMinSameProcess = 256 << 10
 	// RMACMAMin is the default of FI_SHM_RMA_CMA_MIN, the smallest RMA
 	// read or write whose data the target moves by cross-memory attach
 	// (rma_cma.go) where the kernel permits it; smaller ones go through

@@ -68,6 +68,12 @@ type rxState struct {
 	ddata  uint64
 	dcq    bool
 	warned bool
+	// lateBuf is the bounce buffer (index+1) of the last message the
+	// direct path took, given back at the start of the next progress
+	// call rather than before its completion: the free-list head is a
+	// line the sender wrote last (a cross-core miss), and the
+	// application can read the completion and answer meanwhile.
+	lateBuf uint32
 
 	srcCache [srcCacheSize]srcEntry
 }
@@ -91,6 +97,10 @@ func (r *rxState) init() { r.segs = make(map[uint64]*rxSeg) }
 func (ep *endpoint) progressRx() {
 	r := ep.own
 	c := &ep.rx.c
+	if ep.rx.lateBuf != 0 {
+		r.PutBuf(ep.rx.lateBuf - 1)
+		ep.rx.lateBuf = 0
+	}
 	if ep.nAcksOut.Load() != 0 {
 		ep.flushAcks()
 	}
@@ -228,7 +238,10 @@ func (ep *endpoint) ReceiveInto(iov [][]byte) (int, bool) {
 	}
 	ep.rx.dsrc, ep.rx.ddata, ep.rx.dcq = c.Src, c.Data, c.Flags&shmring.FlagCQData != 0
 	if seg {
-		ep.own.PutBuf(buf)
+		if ep.rx.lateBuf != 0 {
+			ep.own.PutBuf(ep.rx.lateBuf - 1)
+		}
+		ep.rx.lateBuf = buf + 1
 	}
 	ep.own.Release()
 	return int(c.Len), true

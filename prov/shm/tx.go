@@ -55,6 +55,57 @@ type txState struct {
 	// readable without mu.
 	acks  map[uint64]*txOp
 	nacks atomic.Int32
+	// ackPeers counts the operations in acks per peer (a few peers at
+	// most, usually): progress reads their closing flags instead of
+	// walking acks, which holds a whole window of CMA requests while
+	// they are pulled.
+	ackPeers []ackCount
+}
+
+type ackCount struct {
+	p *peer
+	n int
+}
+
+// addAck records o as waiting for its ack (t.mu held).
+func (t *txState) addAck(o *txOp) {
+	t.acks[o.msgID] = o
+	t.nacks.Add(1)
+	for i := range t.ackPeers {
+		if t.ackPeers[i].p == o.p {
+			t.ackPeers[i].n++
+			return
+		}
+	}
+	t.ackPeers = append(t.ackPeers, ackCount{p: o.p, n: 1})
+}
+
+// delAck removes o, waiting for its ack under id, from acks (t.mu held).
+func (t *txState) delAck(id uint64, o *txOp) {
+	delete(t.acks, id)
+	t.nacks.Add(-1)
+	for i := range t.ackPeers {
+		if a := &t.ackPeers[i]; a.p == o.p {
+			if a.n--; a.n == 0 {
+				k := len(t.ackPeers) - 1
+				t.ackPeers[i] = t.ackPeers[k]
+				t.ackPeers[k] = ackCount{}
+				t.ackPeers = t.ackPeers[:k]
+			}
+			return
+		}
+	}
+}
+
+// ackPeerClosing reports whether a peer that operations wait on for
+// their acks is closing (t.mu held).
+func (t *txState) ackPeerClosing() bool {
+	for i := range t.ackPeers {
+		if t.ackPeers[i].p.r.Closing() {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *txState) init() {
@@ -146,8 +197,9 @@ func (ep *endpoint) postIn(m *provider.Msg, op uint8) error {
 			if inject {
 				return unreserveAgain(res)
 			}
-		} else if n <= int(p.r.BufSize) {
-			// One segment: copied now, so injects complete here too.
+		} else if n <= int(p.r.BufSize) && (inject || !ep.cmaMaybe(p, n)) {
+			// One segment: copied now, so injects complete here too
+			// (unless the message may go by CMA: queueOp decides).
 			switch ep.sendOneSeg(p, m, op, n, 0, 0) {
 			case segSent:
 				ep.completeTx(res, comp, m.Context, op)
@@ -225,8 +277,7 @@ func (ep *endpoint) postSlow(p *peer, m *provider.Msg, op uint8, n int, res prov
 	o := ep.allocOp()
 	*o = txOp{p: p, op: op, flags: m.Flags, ctx: m.Context, tag: m.Tag, total: uint64(n), off: uint64(n),
 		res: res, comp: comp, dc: true, msgID: id, credit: credit}
-	t.acks[id] = o
-	t.nacks.Add(1)
+	t.addAck(o)
 	t.mu.Unlock()
 	return nil
 }
@@ -453,12 +504,13 @@ func (ep *endpoint) progressTxLocked() {
 		// is in our queue, ahead of anything pushed after the flag was
 		// seen: wait until the queue is empty (that ack taken) before
 		// failing what is left.
-		for id, o := range t.acks {
-			if o.p.r.Closing() && !ep.own.Pending() { // the flag first, then the queue
-				delete(t.acks, id)
-				t.nacks.Add(-1)
-				ep.failOp(o, provider.ECONNRESET)
-				ep.freeOp(o)
+		if t.ackPeerClosing() && !ep.own.Pending() { // the flag first, then the queue
+			for id, o := range t.acks {
+				if o.p.r.Closing() {
+					t.delAck(id, o)
+					ep.failOp(o, provider.ECONNRESET)
+					ep.freeOp(o)
+				}
 			}
 		}
 	}
@@ -473,8 +525,7 @@ func (ep *endpoint) progressTxLocked() {
 		t.pending.Add(-1)
 		o.next = nil
 		if !o.failed && o.dc {
-			t.acks[o.msgID] = o
-			t.nacks.Add(1)
+			t.addAck(o)
 			continue
 		}
 		if !o.failed {
@@ -625,6 +676,8 @@ func (ep *endpoint) cancelTx() {
 		delete(t.acks, id)
 	}
 	t.nacks.Store(0)
+	clear(t.ackPeers)
+	t.ackPeers = t.ackPeers[:0]
 }
 
 // gotAck completes the delivery-complete operation an ack names. An ack
@@ -641,8 +694,7 @@ func (ep *endpoint) gotAck(c *shmring.Cmd) {
 		ep.dropCmd(shmring.ErrBadOp)
 		return
 	}
-	delete(t.acks, c.MsgID)
-	t.nacks.Add(-1)
+	t.delAck(c.MsgID, o)
 	if c.Data != 0 {
 		ep.failOp(o, provider.Errno(min(c.Data, 1<<16)))
 	} else {
