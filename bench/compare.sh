@@ -15,7 +15,10 @@
 # (usec/xfer as printed: half a round trip), with MB/sec = size / usec
 # (fi_pingpong's convention: both directions, decimal MB). The table shows
 # the medians over the repetitions and the Go/C ratios: < 1 means Go is
-# faster for usec/xfer, > 1 means Go is faster for MB/sec; then, with both
+# faster for usec/xfer, > 1 means Go is faster for MB/sec, and the paired
+# ratio (the median over the repetitions of Go/C within one repetition,
+# whose two points ran seconds apart, so that a change of the machine's
+# speed between repetitions cancels out); then, with both
 # tcp/msg and tcp/rdm measured, the rdm/msg ratio of each side per size
 # (the cost of the RDM layer; CONFIGS="tcp/msg tcp/rdm" for just those). The same figures
 # are drawn (bench/plot, a module of its own so that the library keeps its
@@ -163,11 +166,21 @@ for cfg in $CONFIGS; do
 done
 [ ${#RUN_CFGS[@]} -gt 0 ] || { echo "compare.sh: nothing to compare" >&2; exit 1; }
 
+# Every size in turn, all configurations at that size one after the
+# other, so that the points compared (C and Go; X/msg and X/rdm) run within
+# seconds of each other: this machine switches between a fast and a slow
+# phase every few minutes, for both tools (see the paired ratios of
+# compare_summary.sh).
+ALL_SIZES=$(for cfg in "${RUN_CFGS[@]}"; do
+	IFS='|' read -r _ _ _ max <<<"$(config_line "$cfg")"
+	sizes_for "$max" | tr ' ' '\n'
+done | sort -n -u)
 fails=0
 for rep in $(seq 1 "$REPS"); do
-	for cfg in "${RUN_CFGS[@]}"; do
-		IFS='|' read -r prov ep envs max <<<"$(config_line "$cfg")"
-		for size in $(sizes_for "$max"); do
+	for size in $ALL_SIZES; do
+		for cfg in "${RUN_CFGS[@]}"; do
+			IFS='|' read -r prov ep envs max <<<"$(config_line "$cfg")"
+			[[ " $(sizes_for "$max") " == *" $size "* ]] || continue
 			n=$(iters_for "$size")
 			# alternate the order so that neither side always goes first
 			if [ $((rep % 2)) -eq 1 ]; then
