@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/internal/wire/simwire"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -61,6 +62,11 @@ type endpoint struct {
 	closing bool
 	links   map[uint64]*link
 	backlog []*event // arrivals waiting for room, in order
+
+	// remote: a stand-in for an endpoint of another process (xproc.go);
+	// x: this endpoint's sockets in the cross-process mode, else nil.
+	remote bool
+	x      *xport
 
 	mu      sync.Mutex
 	closeCh chan struct{}
@@ -131,6 +137,16 @@ func newEndpoint(n *Network, info *provider.Info) (*endpoint, error) {
 	ep.rm = info.DomainAttr == nil || info.DomainAttr.ResourceMgmt != provider.RMDisabled
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.cfg.CrossProcess {
+		id, c, err := n.xbind(id)
+		if err != nil {
+			return nil, err
+		}
+		ep.id, ep.name = id, appendName(nil, id)
+		n.eps[id] = ep
+		ep.startXport(c)
+		return ep, nil
+	}
 	if id == 0 {
 		for {
 			n.nextID++
@@ -249,6 +265,23 @@ func (ep *endpoint) post(m *provider.Msg, tagged bool) error {
 	op.cntr = ep.txCntr
 	ep.outstanding.Add(1)
 	n.stats.Sent++
+	if ep.x != nil && n.eps[dst] == nil {
+		// An endpoint of another process (xproc.go).
+		wm := simwire.Message{Kind: simwire.KindMsg, Tag: m.Tag, Payload: buf}
+		if tagged {
+			wm.Flags |= simwire.FlagTagged
+		}
+		if ep.reliable {
+			wm.Flags |= simwire.FlagReliable
+		}
+		if m.Flags&provider.FlagRemoteCQData != 0 {
+			wm.Flags, wm.Data = wm.Flags|simwire.FlagCQData, m.Data
+		}
+		ep.xsend(dst, op, &wm)
+		n.putBuf(buf)
+		n.mu.Unlock()
+		return nil
+	}
 	left, arrive, lost := n.transmit(ep, dst, size, ep.reliable)
 	var ev *event
 	if !lost {
@@ -378,6 +411,17 @@ func (ep *endpoint) srcOf(name []byte) provider.Addr {
 // message is dropped instead. n.mu is held.
 func (ep *endpoint) deliver(e *event) bool {
 	n := ep.n
+	if ep.state.Load() != stateEnabled {
+		// Not enabled yet (only another process can know its name this
+		// early): an RDM message waits, a datagram is dropped.
+		if ep.reliable {
+			return false
+		}
+		n.stats.Dropped++
+		n.putBuf(e.buf)
+		n.freeEvent(e)
+		return true
+	}
 	src := provider.AddrNotAvail
 	if ep.needSrc {
 		src = ep.srcOf(e.src.name)
@@ -584,7 +628,13 @@ func (ep *endpoint) Close() error {
 		n.undeliverable(e)
 	}
 	ep.backlog = nil
+	if ep.x != nil {
+		ep.xcloseLocked()
+	}
 	n.fdRelease(ep)
 	n.mu.Unlock()
+	if ep.x != nil {
+		ep.x.shutdown()
+	}
 	return nil
 }

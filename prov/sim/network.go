@@ -58,6 +58,13 @@ type Config struct {
 	// until receives are posted (back-pressure: nothing is dropped) and
 	// a datagram is dropped. 0 means DefaultMaxUnexpectedBytes.
 	MaxUnexpectedBytes int64
+	// CrossProcess lets endpoints of networks of this name in other
+	// processes of the host reach this network's endpoints (xproc.go;
+	// FI_SIM_CROSS_PROCESS=1 for the default network). Traffic between
+	// processes is not deterministic; Links, Jitter, Bandwidth and Loss
+	// apply only within the process, Default.Latency to what arrives
+	// from others. The name must be at most 64 bytes. Default false.
+	CrossProcess bool
 }
 
 // DefaultMaxUnexpectedBytes is Config.MaxUnexpectedBytes when 0.
@@ -104,6 +111,13 @@ func ConfigFromEnv() Config {
 			log.Warn(provider.SubsysFabric, "ignoring "+envBandwidth+": want bytes per second")
 		}
 	}
+	if v, ok := os.LookupEnv(envCrossProcess); ok {
+		if b, err := strconv.ParseBool(v); err == nil {
+			c.CrossProcess = b
+		} else {
+			log.Warn(provider.SubsysFabric, "ignoring "+envCrossProcess+": want 0 or 1")
+		}
+	}
 	if v, ok := os.LookupEnv(envLoss); ok {
 		if x, err := strconv.ParseFloat(v, 64); err == nil && x >= 0 && x <= 1 {
 			c.Default.Loss = x
@@ -128,7 +142,10 @@ type Network struct {
 	nextID uint64
 	rng    *rand.Rand
 	eps    map[uint64]*endpoint
-	q      eventHeap
+	// remotes holds the stand-ins of the endpoints of other processes
+	// that sent here (cross-process mode, xproc.go).
+	remotes map[uint64]*endpoint
+	q       eventHeap
 	// blocked lists the endpoints whose RDM arrivals wait for room in
 	// their receive queue or CQ, in the order they first blocked.
 	blocked []*endpoint
@@ -185,7 +202,8 @@ const DefaultName = "sim"
 // outside its range. A network named DefaultName registered before the
 // default network's first use replaces the environment's configuration.
 func NewNetwork(name string, cfg Config) (*Network, error) {
-	if name == "" || !validLink(cfg.Default) || cfg.RTO < 0 || cfg.MaxUnexpectedBytes < 0 {
+	if name == "" || !validLink(cfg.Default) || cfg.RTO < 0 || cfg.MaxUnexpectedBytes < 0 ||
+		(cfg.CrossProcess && !validXProcName(name)) {
 		return nil, provider.EINVAL
 	}
 	netMu.Lock()
@@ -196,6 +214,20 @@ func NewNetwork(name string, cfg Config) (*Network, error) {
 	n := newNetwork(name, cfg)
 	networks[name] = n
 	return n, nil
+}
+
+// validXProcName reports whether a cross-process network may be named
+// name: it is part of its endpoints' socket names.
+func validXProcName(name string) bool {
+	if len(name) > maxNetNameXProc {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if c <= ' ' || c >= 0x7f || c == '/' {
+			return false
+		}
+	}
+	return true
 }
 
 func validLink(l Link) bool {
@@ -226,6 +258,9 @@ func lookupNetwork(name string) *Network {
 	n := networks[name]
 	if n == nil && name == DefaultName {
 		n = newNetwork(DefaultName, ConfigFromEnv())
+		if n.cfg.CrossProcess {
+			log.Info(provider.SubsysFabric, "sim: the default network is cross-process ("+envCrossProcess+")")
+		}
 		networks[name] = n
 	}
 	return n
@@ -302,6 +337,7 @@ type event struct {
 	size   int
 	buf    []byte // the payload (a copy taken at send time)
 	idx    int    // heap index
+	req    uint64 // a request of another process: its id there (xproc.go)
 	// RMA (rma.go): a read (else a write), its remote iovs, the
 	// answer's status.
 	read   bool
@@ -475,7 +511,7 @@ func (n *Network) step() {
 		case evArrive:
 			n.arrive(e)
 		case evRMA:
-			if dst := n.eps[e.dst]; dst != nil && !dst.closing {
+			if dst := n.eps[e.dst]; dst != nil && !dst.closing && dst.state.Load() == stateEnabled {
 				dst.serveRMA(e)
 			} else {
 				n.undeliverable(e)
