@@ -41,7 +41,7 @@ func TestMessageRejects(t *testing.T) {
 		{Kind: 5},
 		{Kind: KindMsg, Flags: 1 << 7},
 		{Kind: KindMsg, NRMA: 1},
-		{Kind: KindRMA, Size: 4},                                                                  // no iov
+		{Kind: KindRMA, Size: 4}, // no iov
 		{Kind: KindRMA, Size: 4, NRMA: 1, RMA: [MaxRMA]RMAIOV{{Len: 5}}, Payload: make([]byte, 5)}, // size != iovs
 		{Kind: KindRMA, Size: 4, NRMA: 1, RMA: [MaxRMA]RMAIOV{{Len: 4}}, Payload: make([]byte, 3)}, // short write
 		{Kind: KindRMA, Flags: FlagRead, Size: 4, NRMA: 1, RMA: [MaxRMA]RMAIOV{{Len: 4}}, Payload: []byte{1}},
