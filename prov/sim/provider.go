@@ -158,6 +158,7 @@ func baseInfo(epType provider.EPType, network string, buffered int64, hints *pro
 			ControlProgress: provider.ProgressAuto,
 			DataProgress:    provider.ProgressManual,
 			ResourceMgmt:    rm,
+			MRIOVLimit:      IOVLimit,
 			AVType:          provider.AVUnspec,
 			MRKeySize:       8,
 			CQDataSize:      CQDataSize,
@@ -185,7 +186,7 @@ func baseInfo(epType provider.EPType, network string, buffered int64, hints *pro
 // names (the default network "sim" otherwise). Addresses (FI_ADDR_STR):
 // src_addr is the "any" name unless node/service with FI_SOURCE, or the
 // hints' src_addr, name an endpoint; node/service without FI_SOURCE name
-// dest_addr. node is a sim name ("fi_sim://<16 hex>") or this host
+// dest_addr (this host without a service: the endpoint of service 0). node is a sim name ("fi_sim://<16 hex>") or this host
 // ("", "localhost", a loopback address); a decimal service names the
 // endpoint of that service (see serviceID). FI_PROGRESS_AUTO data
 // progress is not offered (ENODATA).
@@ -227,7 +228,9 @@ func (simProvider) GetInfo(version uint32, node, service string, flags provider.
 		case flags&provider.FlagSource != 0:
 			src = name
 		case isAny(name):
-			return nil, provider.ENODATA // dest_addr must name an endpoint
+			// This host without a service: the endpoint of service 0
+			// (dest_addr must name an endpoint), as shm does.
+			dest = appendName(nil, serviceBase)
 		default:
 			dest = name
 		}
