@@ -263,6 +263,7 @@ func (ep *endpoint) post(m *provider.Msg, tagged bool) error {
 	}
 	op.ep, op.ctx, op.flags, op.comp, op.res, op.inject = ep, m.Context, flags, comp, res, inject
 	op.cntr = ep.txCntr
+	op.dc = ep.reliable && m.Flags&provider.FlagDeliveryComplete != 0
 	ep.outstanding.Add(1)
 	n.stats.Sent++
 	if ep.x != nil && n.eps[dst] == nil {
@@ -273,6 +274,9 @@ func (ep *endpoint) post(m *provider.Msg, tagged bool) error {
 		}
 		if ep.reliable {
 			wm.Flags |= simwire.FlagReliable
+		}
+		if op.dc {
+			wm.Flags |= simwire.FlagDelivery
 		}
 		if m.Flags&provider.FlagRemoteCQData != 0 {
 			wm.Flags, wm.Data = wm.Flags|simwire.FlagCQData, m.Data
@@ -435,6 +439,7 @@ func (ep *endpoint) deliver(e *event) bool {
 	}
 	switch {
 	case err == nil:
+		ep.delivered(e)
 		setCQData(re, e)
 		got, olen := srx.Deliver(re, e.buf)
 		ep.completeRx(re, got, olen, src)
@@ -471,6 +476,7 @@ func (ep *endpoint) deliver(e *event) bool {
 			n.undeliverable(e)
 			return true
 		}
+		ep.delivered(e)
 	case err == provider.EAGAIN:
 		if ep.reliable {
 			return false
@@ -487,6 +493,19 @@ func (ep *endpoint) deliver(e *event) bool {
 	n.stats.Delivered++
 	n.freeEvent(e)
 	return true
+}
+
+// delivered ends what waited for the delivery of e (matched, or queued
+// as unexpected): its delivery-complete send; n.mu is held.
+func (ep *endpoint) delivered(e *event) {
+	if e.tx != nil {
+		e.src.txComplete(e.tx, 0)
+		e.tx = nil
+	}
+	if e.ackReq != 0 {
+		ep.xsend(e.src.id, nil, &simwire.Message{Kind: simwire.KindAck, Req: e.ackReq})
+		e.ackReq = 0
+	}
 }
 
 // unexpCharge is what an unexpected message of size bytes counts against
@@ -619,6 +638,16 @@ func (ep *endpoint) Close() error {
 			ep.txComplete(e.tx, provider.ECANCELED)
 			n.putBuf(e.buf)
 			n.freeEvent(e)
+		}
+	}
+	// Its delivery-complete sends waiting for room at their targets
+	// are cancelled (their messages stay there).
+	for _, t := range n.blocked {
+		for _, e := range t.backlog {
+			if e.src == ep && e.tx != nil {
+				ep.txComplete(e.tx, provider.ECANCELED)
+				e.tx = nil
+			}
 		}
 	}
 	// Arrivals this endpoint had taken but could not match yet (their

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gofabric/fabric/internal/wire/simwire"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -338,6 +339,9 @@ type event struct {
 	buf    []byte // the payload (a copy taken at send time)
 	idx    int    // heap index
 	req    uint64 // a request of another process: its id there (xproc.go)
+	// ackReq: a delivery-complete send of another process, acknowledged
+	// (its id there) once delivered (xproc.go).
+	ackReq uint64
 	// RMA (rma.go): a read (else a write), its remote iovs, the
 	// answer's status.
 	read   bool
@@ -355,7 +359,11 @@ type txOp struct {
 	res    provider.CQReserver
 	cntr   provider.CntrOwner // the counter of the operation's kind
 	inject bool
-	credit bool     // holds a credit of the endpoint's shared transmit context
+	// dc: FI_DELIVERY_COMPLETE (cross-process networks only): an RDM send
+	// completes when its message is matched or queued as unexpected, not
+	// while it waits for room at the target.
+	dc     bool
+	credit bool // holds a credit of the endpoint's shared transmit context
 	local  [][]byte // where a read's data goes
 }
 
@@ -540,11 +548,12 @@ func (n *Network) arrive(e *event) {
 	}
 	// An RDM send completes once its message reached the target's
 	// provider (FI_TRANSMIT_COMPLETE), whether it matches at once, is
-	// queued as unexpected, or waits for room in the receive queue.
-	if e.tx != nil {
+	// queued as unexpected, or waits for room in the receive queue; with
+	// FI_DELIVERY_COMPLETE not before it is matched or queued (deliver).
+	if e.tx != nil && !e.tx.dc {
 		e.src.txComplete(e.tx, 0)
+		e.tx = nil
 	}
-	e.tx = nil
 	if len(dst.backlog) > 0 {
 		// Earlier arrivals wait for room: this one goes behind them.
 		dst.backlog = append(dst.backlog, e)
@@ -560,6 +569,15 @@ func (n *Network) arrive(e *event) {
 // yet complete (the target is gone) completes in error
 // (FI_EHOSTUNREACH); otherwise the message is dropped.
 func (n *Network) undeliverable(e *event) {
+	if e.ackReq != 0 {
+		// A delivery-complete send of another process: answered in
+		// error while the target endpoint can still write.
+		if t := n.eps[e.dst]; t != nil && t.x != nil && !t.closing {
+			t.xsend(e.src.id, nil, &simwire.Message{Kind: simwire.KindAnswer, Req: e.ackReq,
+				Status: uint32(provider.EHOSTUNREACH)})
+		}
+		e.ackReq = 0
+	}
 	if e.tx != nil {
 		n.stats.Failed++
 		e.src.txComplete(e.tx, provider.EHOSTUNREACH)

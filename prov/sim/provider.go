@@ -47,7 +47,7 @@ const (
 
 // supportedTxOpFlags are the default transmit flags a hint may ask for.
 const supportedTxOpFlags = provider.FlagInject | provider.FlagInjectComplete | provider.FlagTransmitComplete |
-	provider.FlagCompletion
+	provider.FlagCompletion | provider.FlagDeliveryComplete
 
 // Version is the provider version (FI_VERSION(1, 0)).
 var Version = provider.Version(1, 0)
@@ -81,7 +81,9 @@ func (simProvider) Params() []provider.Param {
 }
 
 // baseInfo is the provider's fi_info for one endpoint type and hints.
-func baseInfo(epType provider.EPType, network string, buffered int64, hints *provider.Info) *provider.Info {
+// FI_DELIVERY_COMPLETE is a default transmit flag of FI_EP_RDM when dc
+// (cross-process networks: a process's progress is its own).
+func baseInfo(epType provider.EPType, network string, buffered int64, dc bool, hints *provider.Info) *provider.Info {
 	caps, tx, rx := provider.Caps(infoCaps), provider.Caps(txCaps), provider.Caps(rxCaps)
 	rmaIOV := uint64(0)
 	if epType == provider.EPRDM {
@@ -118,6 +120,9 @@ func baseInfo(epType provider.EPType, network string, buffered int64, hints *pro
 				rm = provider.RMDisabled
 			}
 		}
+	}
+	if epType != provider.EPRDM || !dc {
+		txOpFlags &^= provider.FlagDeliveryComplete
 	}
 	maxMsg, order := uint64(MaxMsgSizeRDM), provider.OrderSAS
 	if epType == provider.EPDgram {
@@ -253,7 +258,7 @@ func (simProvider) GetInfo(version uint32, node, service string, flags provider.
 	}
 	out := make([]*provider.Info, 0, len(types))
 	for _, t := range types {
-		info := baseInfo(t, network, nw.maxUnexp, hints)
+		info := baseInfo(t, network, nw.maxUnexp, nw.cfg.CrossProcess, hints)
 		info.SrcAddr = append([]byte(nil), src...)
 		if dest != nil {
 			info.DestAddr = append([]byte(nil), dest...)

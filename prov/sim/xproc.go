@@ -375,11 +375,15 @@ func (x *xport) receive(src uint64, m *simwire.Message) {
 		}
 		n.schedule(e, at)
 	case simwire.KindMsg:
-		if m.Flags&simwire.FlagReliable != 0 {
+		e := n.newEvent()
+		switch {
+		case m.Flags&simwire.FlagReliable == 0:
+		case m.Flags&simwire.FlagDelivery != 0 && m.Req != 0:
+			e.ackReq = m.Req // acknowledged once delivered (deliver)
+		default:
 			// In this process's network: the send is complete.
 			ep.xsend(src, nil, &simwire.Message{Kind: simwire.KindAck, Req: m.Req})
 		}
-		e := n.newEvent()
 		e.kind, e.src, e.dst = evArrive, n.remoteOf(src), ep.id
 		e.tagged = m.Flags&simwire.FlagTagged != 0
 		e.tag, e.size = m.Tag, len(m.Payload)

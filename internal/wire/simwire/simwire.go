@@ -58,7 +58,8 @@ const (
 	FlagAtomic   = 1 << 3
 	FlagReliable = 1 << 4 // FI_EP_RDM: the target acknowledges
 	FlagFetch    = 1 << 5 // an answer whose data goes to the initiator's buffers
-	flagsKnown   = 1<<6 - 1
+	FlagDelivery = 1 << 6 // a reliable send acknowledged once delivered (FI_DELIVERY_COMPLETE)
+	flagsKnown   = 1<<7 - 1
 )
 
 // RMAIOV is one remote iov: address (or offset), length, key.
