@@ -363,7 +363,7 @@ type txOp struct {
 	// completes when its message is matched or queued as unexpected, not
 	// while it waits for room at the target.
 	dc     bool
-	credit bool // holds a credit of the endpoint's shared transmit context
+	credit bool     // holds a credit of the endpoint's shared transmit context
 	local  [][]byte // where a read's data goes
 }
 
