@@ -113,7 +113,10 @@
 // a NUL, the hex being the endpoint's id in its network: 1, 2, 3 ... in
 // the order endpoints are opened (ID and NameOf convert). GetInfo with
 // FI_SOURCE and a decimal service names the endpoint of that service, so
-// that two sides agree on a name without exchanging it.
+// that two sides agree on a name without exchanging it; without FI_SOURCE,
+// this host without a service names the endpoint of service 0 (as shm
+// does). In the cross-process mode ids are unique on the host instead
+// (see Processes).
 //
 // # Virtual time and determinism
 //

@@ -77,6 +77,7 @@ func (simProvider) Params() []provider.Param {
 		{Name: envBandwidth, Type: provider.ParamString, Help: "Bandwidth of every link in bytes per second (default 0: infinite)"},
 		{Name: envLoss, Type: provider.ParamString, Help: "Probability that a transmission is lost (DGRAM: dropped; RDM: retransmitted)"},
 		{Name: envRTO, Type: provider.ParamString, Help: "RDM retransmission delay after a loss, a Go duration (default 2*latency+1us)"},
+		{Name: envCrossProcess, Type: provider.ParamBool, Help: "Join the default networks of the host's processes (unix datagram sockets; not deterministic) (default 0)"},
 	}
 }
 

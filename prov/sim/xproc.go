@@ -270,14 +270,21 @@ func (x *xport) writer() {
 				out[i] = outFrame{}
 			}
 		case <-tick.C:
-			// The targets found gone one tick ago: replies they sent
-			// before going have been read by now.
-			n := x.ep.n
-			n.mu.Lock()
+			// The targets found gone at least a tick ago, and still gone
+			// (an endpoint of that name may have come back since): the
+			// replies they sent before going have been read by now.
+			var gone []uint64
 			for dst := range dead {
-				x.failPending(dst, false, provider.EHOSTUNREACH)
+				if write(dst, nil) != nil {
+					gone = append(gone, dst)
+				}
 			}
 			clear(dead)
+			n := x.ep.n
+			n.mu.Lock()
+			for _, dst := range gone {
+				x.failPending(dst, false, provider.EHOSTUNREACH)
+			}
 			var probe []uint64
 			for _, p := range x.pend {
 				probe = append(probe, p.dst)
@@ -324,6 +331,7 @@ func (x *xport) reader() {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
+			time.Sleep(time.Millisecond) // not a busy loop on a persistent error
 			continue
 		}
 		if k > simwire.MaxDatagram {
@@ -392,7 +400,6 @@ func (x *xport) receive(src uint64, m *simwire.Message) {
 		if m.Flags&simwire.FlagCQData != 0 {
 			e.data, e.hasCQD = m.Data, true
 		}
-		n.stats.Sent++
 		n.schedule(e, at)
 	case simwire.KindRMA:
 		e := n.newEvent()
@@ -420,7 +427,6 @@ func (x *xport) receive(src uint64, m *simwire.Message) {
 			}
 			e.atomic = a
 		}
-		n.stats.Sent++
 		n.schedule(e, at)
 	}
 }
