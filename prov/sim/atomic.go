@@ -155,9 +155,7 @@ func (ep *endpoint) Atomic(m provider.AtomicMsg) error {
 // the answer's status and data (the fetched values); n.mu is held.
 func (ep *endpoint) serveAtomic(e *event) (provider.Errno, []byte) {
 	a := e.atomic
-	switch a.kind {
-	case provider.AtomicBase, provider.AtomicFetch, provider.AtomicCompare:
-	default:
+	if !a.kind.Allows(a.op) {
 		return provider.EINVAL, nil // only from another process (xproc.go)
 	}
 	size := atomics.Size(a.dt)

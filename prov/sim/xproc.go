@@ -420,12 +420,7 @@ func (x *xport) receive(src uint64, m *simwire.Message) {
 		if m.Flags&simwire.FlagAtomic != 0 {
 			a := &atomicReq{kind: provider.AtomicKind(m.AtomicKind), op: provider.AtomicOp(m.AtomicOp),
 				dt: provider.Datatype(m.Datatype)}
-			switch a.kind {
-			case provider.AtomicBase, provider.AtomicFetch, provider.AtomicCompare:
-			default:
-				a.kind = -1
-			}
-			e.atomic = a
+			e.atomic = a // serveAtomic checks the kind, operation and sizes
 		}
 		n.schedule(e, at)
 	}
