@@ -569,11 +569,15 @@ func (n *Network) arrive(e *event) {
 // yet complete (the target is gone) completes in error
 // (FI_EHOSTUNREACH); otherwise the message is dropped.
 func (n *Network) undeliverable(e *event) {
-	if e.ackReq != 0 {
-		// A delivery-complete send of another process: answered in
-		// error while the target endpoint can still write.
+	if req := e.ackReq; req != 0 || (e.kind == evRMA && e.src != nil && e.src.remote) {
+		// A delivery-complete send or a request of another process:
+		// answered in error while the target endpoint can still write
+		// (else the initiator's probe finds its socket gone).
+		if req == 0 {
+			req = e.req
+		}
 		if t := n.eps[e.dst]; t != nil && t.x != nil && !t.closing {
-			t.xsend(e.src.id, nil, &simwire.Message{Kind: simwire.KindAnswer, Req: e.ackReq,
+			t.xsend(e.src.id, nil, &simwire.Message{Kind: simwire.KindAnswer, Req: req,
 				Status: uint32(provider.EHOSTUNREACH)})
 		}
 		e.ackReq = 0

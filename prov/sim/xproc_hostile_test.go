@@ -125,6 +125,28 @@ func TestCrossProcessHostile(t *testing.T) {
 	if a := answer(11); a.Status != 0 || a.Flags&sim.WireFlagFetch == 0 || binary.LittleEndian.Uint64(a.Payload) != 9 {
 		t.Fatalf("a valid read: %+v", a)
 	}
+	// A request to an endpoint not enabled yet is answered in error, not
+	// left waiting.
+	idle, err := c.dom.OpenEndpoint(c.info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	idleName, _ := idle.Name()
+	idleID, _ := sim.ID(idleName)
+	toIdle, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: sock(idleID), Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer toIdle.Close()
+	req := sim.WireAppendMessage(nil, &sim.WireMessage{Kind: sim.WireKindRMA, Flags: sim.WireFlagReliable | sim.WireFlagRead,
+		Req: 12, Size: 8, NRMA: 1, RMA: iov(0, 8, 0x33)})
+	if err := sim.WireAppendFrags(nil, me, req, func(d []byte) error { _, err := toIdle.Write(d); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if a := answer(12); a.Kind != sim.WireKindAnswer || a.Status == 0 {
+		t.Fatalf("a request to an endpoint not enabled: %+v, want an error answer", a)
+	}
 	// A forged reply to nothing is ignored.
 	send(&sim.WireMessage{Kind: sim.WireKindAck, Req: 99})
 	c.cqs[0].Read(nil)
