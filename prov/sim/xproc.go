@@ -50,6 +50,10 @@ const probeEvery = 100 * time.Millisecond
 // holds at most 107 bytes).
 const maxNetNameXProc = 64
 
+// maxRemotes bounds the stand-ins of other processes' endpoints a
+// network keeps.
+const maxRemotes = 1 << 16
+
 // envCrossProcess selects the mode for the default network.
 const envCrossProcess = "FI_SIM_CROSS_PROCESS"
 
@@ -92,7 +96,10 @@ func (n *Network) remoteOf(id uint64) *endpoint {
 	if r := n.remotes[id]; r != nil {
 		return r
 	}
-	if n.remotes == nil {
+	if n.remotes == nil || len(n.remotes) >= maxRemotes {
+		// Stand-ins hold nothing but the id and name: forgetting them
+		// (the events in flight keep theirs) bounds what sources that
+		// another process makes up can cost.
 		n.remotes = map[uint64]*endpoint{}
 	}
 	r := &endpoint{n: n, id: id, name: appendName(nil, id), reliable: true, remote: true}
@@ -138,7 +145,7 @@ func (ep *endpoint) startXport(c *net.UnixConn) {
 	go x.writer()
 }
 
-// stopXport ends the goroutines and closes the sockets; n.mu is not held.
+// shutdown ends the goroutines and closes the sockets; n.mu is not held.
 func (x *xport) shutdown() {
 	close(x.stop)
 	_ = x.conn.Close()
