@@ -101,9 +101,9 @@ echo "== scripts/fabtests.sh self-test (its parser and gate on canned input)"
 ./scripts/fabtests.sh --self-test
 
 echo "== fabtests quick set, ours against the C record (scripts/fabtests.sh --gate)"
-# About 15-16 minutes here (gotcp, goudp, goshm, golnx and gosim: 240 s,
-# 178 s, 189 s, 150-180 s and 148-156 s on a loaded 2-core machine, 2.5-4
-# minutes each; golnx and gosim have no C counterpart and run alone
+# About 13-16 minutes here (gotcp, goudp, goshm, golnx and gosim: 172-240 s,
+# 152-178 s, 152-189 s, 150-180 s and 142-156 s on a loaded 2-core machine,
+# 2.5-4 minutes each; golnx and gosim have no C counterpart and run alone
 # (gosim in its cross-process mode); gotcp with its own RDM
 # endpoints rather than C's rxm over them, 163-174 s; the C providers took
 # 170 s, 235 s and 223 s for this set);
