@@ -10,6 +10,7 @@ import (
 	// A new provider is added here (and gets a lib go<name>-fi.so shim).
 	_ "github.com/gofabric/fabric/prov/lnx"
 	_ "github.com/gofabric/fabric/prov/shm"
+	_ "github.com/gofabric/fabric/prov/sim"
 	_ "github.com/gofabric/fabric/prov/tcp"
 	_ "github.com/gofabric/fabric/prov/udp"
 )

@@ -17,14 +17,23 @@
 #   - builds the plugin with cabi/build.sh into the run's directory (when the
 #     Go providers run);
 #   - runs `runfabtests.sh -vv -T 60 -t SET -s 127.0.0.1 -c 127.0.0.1 -p BIN
-#     PROV` for every C provider X of PAIRS (default "tcp udp shm lnx") and for our
+#     PROV` for every C provider X of PAIRS (default "tcp udp shm lnx sim") and for our
 #     goX (FI_PROVIDER_PATH=the plugin), with FI_TCP_IFACE=lo FI_UDP_IFACE=lo;
 #     gotcp also with FI_PROVIDER=^ofi_rxm, so that its RDM tests run our
 #     tcp RDM rather than C's ofi_rxm over our tcp msg endpoints (go_env);
+#     gosim with FI_SIM_CROSS_PROCESS=1 (the simulated fabric's mode in
+#     which the server's and the client's processes reach each other) and
+#     FI_PROVIDER=^ofi_rxd (C's rxd over gosim's FI_EP_DGRAM comes first
+#     otherwise);
 #   - lnx: C libfabric 1.17 has no lnx (it came in 2.0), so golnx runs alone;
 #     its lines in the records (provider lnx, result notrun, kept by
 #     --record) mark "require" the RDM tests that our goshm and gotcp both
 #     pass, which is what issue 12 asks of it;
+#   - sim: the simulated fabric has no C counterpart either, and gosim runs
+#     alone like golnx; its record lines (provider sim, notrun) mark
+#     "require" the quick-set tests of the endpoint types and capabilities
+#     it offers (FI_EP_RDM and FI_EP_DGRAM; no FI_EP_MSG, scalable
+#     endpoints, FI_BUFFERED_RECV), which is what issue 13 asks of it;
 #   - prints per set and pair: test | C result | Go result | note, totals
 #     (pass/notrun/fail) and times, and the gate's verdict.
 #
@@ -52,8 +61,9 @@
 #   -t, --sets LIST   comma-separated runfabtests.sh sets: quick, unit,
 #                     functional, short, standard (default quick; in 1.17
 #                     quick is unit + functional + short)
-#   -P, --pairs LIST  C providers to pair with goX (default "tcp,udp,shm,lnx";
-#                     lnx has no C provider: its column is the record's)
+#   -P, --pairs LIST  C providers to pair with goX (default "tcp,udp,shm,lnx,sim";
+#                     lnx and sim have no C provider: their column is the
+#                     record's)
 #   -T, --timeout S   runfabtests.sh -T, per test (default 60: a test that
 #                     takes 0.1 s of work needs 5 s to start and end on a
 #                     machine at load 17, and 20 s cut short passing tests)
@@ -75,7 +85,7 @@ DIR=$ROOT/scripts/fabtests
 export PATH="$PATH:/usr/local/go/bin"
 
 SETS=quick
-PAIRS="tcp,udp,shm,lnx"
+PAIRS="tcp,udp,shm,lnx,sim"
 TIMEOUT=60
 MODE=run # run | record | gate | bench | selftest
 RUN_C=1
@@ -113,8 +123,9 @@ while [ $# -gt 0 ]; do
 done
 SETS=${SETS//,/ }
 PAIRS=${PAIRS//,/ }
-# c_has P: the C libfabric 1.17 has provider P (not lnx, which came in 2.0).
-c_has() { [ "$1" != lnx ]; }
+# c_has P: the C libfabric 1.17 has provider P (not lnx, which came in 2.0,
+# nor sim, ours only).
+c_has() { [ "$1" != lnx ] && [ "$1" != sim ]; }
 CPAIRS=""
 for p in $PAIRS; do
 	if c_has "$p"; then CPAIRS="$CPAIRS $p"; fi
@@ -293,15 +304,18 @@ isolated() {
 		exit $rc' isolated "$@"
 }
 
-# go_env PROV: the extra environment (one VAR=value, or nothing) of one of
-# our providers. gotcp offers FI_EP_RDM natively, and so does the C
+# go_env PROV: the extra environment (VAR=value words, or nothing) of one
+# of our providers. gotcp offers FI_EP_RDM natively, and so does the C
 # library's ofi_rxm layered over gotcp's FI_EP_MSG endpoints: fi_getinfo
 # lists "gotcp;ofi_rxm" (C's rxm) before "gotcp" (ours), and fabtests take
 # the first entry, so without FI_PROVIDER=^ofi_rxm the RDM tests would test
-# C's rxm over our msg endpoints instead of our RDM endpoints.
+# C's rxm over our msg endpoints instead of our RDM endpoints. The same for
+# gosim and C's ofi_rxd over its FI_EP_DGRAM endpoints; gosim also needs
+# its cross-process mode (server and client are two processes).
 go_env() {
 	case $1 in
 	gotcp) echo "FI_PROVIDER=^ofi_rxm" ;;
+	gosim) echo "FI_PROVIDER=^ofi_rxd FI_SIM_CROSS_PROCESS=1" ;;
 	*) ;;
 	esac
 }
@@ -312,7 +326,8 @@ run_suite() {
 	local set=$1 prov=$2 go=$3 base=$OUT/$1-$2 t0 rc=0 env=(FI_TCP_IFACE=lo FI_UDP_IFACE=lo) extra
 	[ "$go" = 1 ] && env+=(FI_PROVIDER_PATH="$PLUGIN")
 	extra=$(go_env "$prov")
-	[ -z "$extra" ] || env+=("$extra")
+	# shellcheck disable=SC2206 # VAR=value words, split on purpose
+	[ -z "$extra" ] || env+=($extra)
 	mkdir -p "$base.d" # runfabtests.sh makes its temporary files in the current directory
 	echo "fabtests.sh: runfabtests.sh -t $set $prov ..."
 	t0=$(now)
@@ -407,7 +422,8 @@ bench_list() {
 bench_one() {
 	local prov=$1 go=$2 cmd=$3 log=$4 env=(FI_TCP_IFACE=lo FI_UDP_IFACE=lo FI_TCP_NODELAY=1) RUN_TIMEOUT=120 extra
 	extra=$(go_env "$prov")
-	[ -z "$extra" ] || env+=("$extra")
+	# shellcheck disable=SC2206 # VAR=value words, split on purpose
+	[ -z "$extra" ] || env+=($extra)
 	[ "$go" = 1 ] && env+=(FI_PROVIDER_PATH="$PLUGIN")
 	# shellcheck disable=SC2016,SC2086,SC2094 # expanded by the inner shell; cmd split on purpose; the server writes $log.server
 	isolated "${env[@]}" bash -c '

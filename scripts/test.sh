@@ -101,9 +101,10 @@ echo "== scripts/fabtests.sh self-test (its parser and gate on canned input)"
 ./scripts/fabtests.sh --self-test
 
 echo "== fabtests quick set, ours against the C record (scripts/fabtests.sh --gate)"
-# About 13 minutes here (gotcp, goudp, goshm and golnx: 240 s, 178 s,
-# 189 s and 150-180 s on a loaded 2-core machine, 3-4 minutes each; golnx
-# has no C counterpart and runs alone; gotcp with its own RDM
+# About 13-16 minutes here (gotcp, goudp, goshm, golnx and gosim: 172-240 s,
+# 152-178 s, 152-189 s, 150-180 s and 142-156 s on a loaded 2-core machine,
+# 2.5-4 minutes each; golnx and gosim have no C counterpart and run alone
+# (gosim in its cross-process mode); gotcp with its own RDM
 # endpoints rather than C's rxm over them, 163-174 s; the C providers took
 # 170 s, 235 s and 223 s for this set);
 # FABTESTS=0 skips it even under FABRIC_INTEROP=1.

@@ -33,7 +33,9 @@
 //     internal/ipaddr) and no unseeded randomness (crypto/rand,
 //     math/rand; math/rand/v2 with a source it seeds is allowed), so that
 //     a run depends only on its seed and the order of the application's
-//     calls;
+//     calls; the one exception is net in the files of its cross-process
+//     mode (xproc*.go: unix datagram sockets between processes, used only
+//     when that mode is selected, and documented as not deterministic);
 //   - no package imports "C" (cgo) or anything under cabi/, the C plugin:
 //     a module of its own, the only place cgo is allowed, which depends on
 //     the library and never the other way round.
@@ -132,6 +134,13 @@ var simForbidden = map[string]bool{
 	Module + "/internal/shmring": true, Module + "/internal/ipaddr": true,
 }
 
+// simXProcFile reports whether name is a library file of prov/sim's
+// cross-process mode (xproc.go, xproc_*.go), which may import net.
+func simXProcFile(name string) bool {
+	base := strings.TrimSuffix(filepath.Base(name), ".go")
+	return base == "xproc" || strings.HasPrefix(base, "xproc_")
+}
+
 // Violation is one import that breaks a rule.
 type Violation struct {
 	Package, File, Import, Rule string
@@ -219,7 +228,7 @@ func checkImport(pkg string, f File, imp string) string {
 	if r, ok := rel(imp); ok && under(r, "cabi") {
 		return RuleCgo
 	}
-	if pkg == "prov/sim" && f.Kind == Lib && simForbidden[imp] {
+	if pkg == "prov/sim" && f.Kind == Lib && simForbidden[imp] && !(imp == "net" && simXProcFile(f.Name)) {
 		return RuleSimInMemory
 	}
 	if isUnsafe(imp) {

@@ -77,6 +77,21 @@ func xtest(name string, imports ...string) File {
 
 // TestRulesBite gives Check one synthetic package list per rule, each with
 // one forbidden import, and requires exactly that violation.
+// TestSimXProcMayImportNet: prov/sim's cross-process files (xproc*.go)
+// may import net, and only they.
+func TestSimXProcMayImportNet(t *testing.T) {
+	for _, name := range []string{"xproc.go", "xproc_linux.go"} {
+		if v := Check([]Package{{"prov/sim", []File{lib(name, "net")}}}); len(v) != 0 {
+			t.Errorf("%s importing net: %v", name, v)
+		}
+	}
+	for _, name := range []string{"network.go", "xprocs.go", "my_xproc.go"} {
+		if v := Check([]Package{{"prov/sim", []File{lib(name, "net")}}}); len(v) != 1 || v[0].Rule != RuleSimInMemory {
+			t.Errorf("%s importing net: %v", name, v)
+		}
+	}
+}
+
 func TestRulesBite(t *testing.T) {
 	cases := []struct {
 		name string
@@ -125,6 +140,7 @@ func TestRulesBite(t *testing.T) {
 		{"test imports a plugin package", Package{"prov/tcp", []File{xtest("x_test.go", m+"cabi/sub")}}, RuleCgo},
 		{"cmd imports the plugin", Package{"cmd/fi_info", []File{lib("main.go", m+"cabi")}}, RuleCgo},
 		{"sim imports net", Package{"prov/sim", []File{lib("network.go", "net")}}, RuleSimInMemory},
+		{"sim's cross-process file imports shmring", Package{"prov/sim", []File{lib("xproc.go", m+"internal/shmring")}}, RuleSimInMemory},
 		{"sim imports shmring", Package{"prov/sim", []File{lib("endpoint.go", m+"internal/shmring")}}, RuleSimInMemory},
 		{"sim draws unseeded randomness", Package{"prov/sim", []File{lib("network.go", "math/rand")}}, RuleSimInMemory},
 		{"sim imports another provider", Package{"prov/sim", []File{lib("network.go", m+"prov/udp")}}, RuleProviderCross},

@@ -135,6 +135,10 @@ func (ep *endpoint) Atomic(m provider.AtomicMsg) error {
 	op.inject, op.local = m.Flags&provider.FlagInject != 0, local
 	ep.outstanding.Add(1)
 	nw.stats.Sent++
+	if ep.x != nil && nw.eps[dst] == nil {
+		ep.xrequest(dst, op, rma, buf, n, false, m.Flags, m.Data, &atomicReq{kind: m.Kind, op: m.Op, dt: m.Datatype})
+		return nil
+	}
 	_, arrive, _ := nw.transmit(ep, dst, total, true)
 	ev := nw.newEvent()
 	ev.kind, ev.src, ev.dst, ev.tx = evRMA, ep, dst, op
@@ -151,6 +155,9 @@ func (ep *endpoint) Atomic(m provider.AtomicMsg) error {
 // the answer's status and data (the fetched values); n.mu is held.
 func (ep *endpoint) serveAtomic(e *event) (provider.Errno, []byte) {
 	a := e.atomic
+	if !a.kind.Allows(a.op) {
+		return provider.EINVAL, nil // only from another process (xproc.go)
+	}
 	size := atomics.Size(a.dt)
 	access := provider.FlagRemoteWrite
 	switch {

@@ -1,5 +1,6 @@
 // Package sim is the "sim" provider: a deterministic simulated fabric in
-// one process, with virtual time, for testing applications at scale
+// one process (or, in its cross-process mode, between the processes of
+// one host), with virtual time, for testing applications at scale
 // (thousands of endpoints) and under latency, bandwidth limits and loss,
 // without sockets or shared memory. Importing it registers the provider:
 //
@@ -49,6 +50,46 @@
 //	FI_SIM_BANDWIDTH  bytes per second per link (default 0: infinite)
 //	FI_SIM_LOSS       probability that a transmission is lost (default 0)
 //	FI_SIM_RTO        RDM retransmission delay (default 2*latency + 1us)
+//	FI_SIM_CROSS_PROCESS  1: the cross-process mode (below; default 0)
+//
+// # Processes
+//
+// A network lives in one process, unless it is created in the
+// cross-process mode: Config.CrossProcess for a network of NewNetwork,
+// FI_SIM_CROSS_PROCESS=1 for the default network. Then the networks of
+// the same name in the processes of one host (one network namespace) form
+// one fabric: the endpoints of each process reach those of the others,
+// as libfabric's fabtests need (a server and a client process exchange
+// names and talk; the C plugin registers the provider as gosim, and
+// scripts/fabtests.sh runs it with FI_SIM_CROSS_PROCESS=1). Each endpoint
+// binds a unix datagram socket in the abstract namespace,
+// "@gofabric-sim/<network>/<16 hex>"; an endpoint opened without a name
+// takes the id 2^52 + pid*2^24 + n (n counting this process's
+// endpoints), a service's endpoint its usual id, and a name that another
+// endpoint of the host holds is FI_EADDRINUSE. A message to an endpoint
+// of this process takes the in-process path, exactly as without the
+// mode; one to an endpoint of another process is encoded
+// (internal/wire/simwire, checked and fuzzed: what arrives from another
+// process is untrusted), written by the endpoint's writer goroutine, and
+// read by the target's reader goroutine, which injects it into its
+// network at that network's virtual time plus Config.Default.Latency,
+// where progress delivers it like a local arrival. Links, Jitter,
+// Bandwidth and Loss apply only within a process.
+//
+// Cross-process traffic is not deterministic: it depends on when the
+// processes and their goroutines run, and each process has its own
+// virtual clock. Reliability holds: an RDM send completes when the target
+// process's reader has put the message in its network (it then behaves
+// as a local arrival: matched, unexpected, or held for room); an RMA or
+// atomic operation completes when the target's progress has served it
+// and its answer is back. An operation whose target endpoint is gone
+// (closed, or its process exited or killed: its socket is gone) completes
+// with FI_EHOSTUNREACH: at once when its request cannot be written, else
+// within about two probe intervals (0.2 s), the writer probing the
+// targets of operations that wait for replies. Closing an endpoint
+// completes its operations still waiting for replies with FI_ECANCELED.
+// The mode starts two goroutines per endpoint (the reader and the
+// writer), which end when the endpoint is closed.
 //
 // # libfabric calls and variables in Go
 //
@@ -72,7 +113,10 @@
 // a NUL, the hex being the endpoint's id in its network: 1, 2, 3 ... in
 // the order endpoints are opened (ID and NameOf convert). GetInfo with
 // FI_SOURCE and a decimal service names the endpoint of that service, so
-// that two sides agree on a name without exchanging it.
+// that two sides agree on a name without exchanging it; without FI_SOURCE,
+// this host without a service names the endpoint of service 0 (as shm
+// does). In the cross-process mode ids are unique on the host instead
+// (see Processes).
 //
 // # Virtual time and determinism
 //
@@ -101,7 +145,8 @@
 //
 // # testing/synctest
 //
-// The provider reads no clock and starts no goroutine, so it runs inside
+// The provider reads no clock and starts no goroutine (outside the
+// cross-process mode), so it runs inside
 // a synctest bubble (synctest.Test) like any other code: fabrics,
 // endpoints and polling reads behave the same, and the bubble's fake
 // clock is free to drive the application's own timers and timeouts. The

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/internal/wire/simwire"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -61,6 +62,11 @@ type endpoint struct {
 	closing bool
 	links   map[uint64]*link
 	backlog []*event // arrivals waiting for room, in order
+
+	// remote: a stand-in for an endpoint of another process (xproc.go);
+	// x: this endpoint's sockets in the cross-process mode, else nil.
+	remote bool
+	x      *xport
 
 	mu      sync.Mutex
 	closeCh chan struct{}
@@ -131,6 +137,16 @@ func newEndpoint(n *Network, info *provider.Info) (*endpoint, error) {
 	ep.rm = info.DomainAttr == nil || info.DomainAttr.ResourceMgmt != provider.RMDisabled
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.cfg.CrossProcess {
+		id, c, err := n.xbind(id)
+		if err != nil {
+			return nil, err
+		}
+		ep.id, ep.name = id, appendName(nil, id)
+		n.eps[id] = ep
+		ep.startXport(c)
+		return ep, nil
+	}
 	if id == 0 {
 		for {
 			n.nextID++
@@ -247,8 +263,29 @@ func (ep *endpoint) post(m *provider.Msg, tagged bool) error {
 	}
 	op.ep, op.ctx, op.flags, op.comp, op.res, op.inject = ep, m.Context, flags, comp, res, inject
 	op.cntr = ep.txCntr
+	op.dc = ep.reliable && m.Flags&provider.FlagDeliveryComplete != 0
 	ep.outstanding.Add(1)
 	n.stats.Sent++
+	if ep.x != nil && n.eps[dst] == nil {
+		// An endpoint of another process (xproc.go).
+		wm := simwire.Message{Kind: simwire.KindMsg, Tag: m.Tag, Payload: buf}
+		if tagged {
+			wm.Flags |= simwire.FlagTagged
+		}
+		if ep.reliable {
+			wm.Flags |= simwire.FlagReliable
+		}
+		if op.dc {
+			wm.Flags |= simwire.FlagDelivery
+		}
+		if m.Flags&provider.FlagRemoteCQData != 0 {
+			wm.Flags, wm.Data = wm.Flags|simwire.FlagCQData, m.Data
+		}
+		ep.xsend(dst, op, &wm)
+		n.putBuf(buf)
+		n.mu.Unlock()
+		return nil
+	}
 	left, arrive, lost := n.transmit(ep, dst, size, ep.reliable)
 	var ev *event
 	if !lost {
@@ -378,6 +415,17 @@ func (ep *endpoint) srcOf(name []byte) provider.Addr {
 // message is dropped instead. n.mu is held.
 func (ep *endpoint) deliver(e *event) bool {
 	n := ep.n
+	if ep.state.Load() != stateEnabled {
+		// Not enabled yet (only another process can know its name this
+		// early): an RDM message waits, a datagram is dropped.
+		if ep.reliable {
+			return false
+		}
+		n.stats.Dropped++
+		n.putBuf(e.buf)
+		n.freeEvent(e)
+		return true
+	}
 	src := provider.AddrNotAvail
 	if ep.needSrc {
 		src = ep.srcOf(e.src.name)
@@ -391,6 +439,7 @@ func (ep *endpoint) deliver(e *event) bool {
 	}
 	switch {
 	case err == nil:
+		ep.delivered(e)
 		setCQData(re, e)
 		got, olen := srx.Deliver(re, e.buf)
 		ep.completeRx(re, got, olen, src)
@@ -427,6 +476,7 @@ func (ep *endpoint) deliver(e *event) bool {
 			n.undeliverable(e)
 			return true
 		}
+		ep.delivered(e)
 	case err == provider.EAGAIN:
 		if ep.reliable {
 			return false
@@ -443,6 +493,19 @@ func (ep *endpoint) deliver(e *event) bool {
 	n.stats.Delivered++
 	n.freeEvent(e)
 	return true
+}
+
+// delivered ends what waited for the delivery of e (matched, or queued
+// as unexpected): its delivery-complete send; n.mu is held.
+func (ep *endpoint) delivered(e *event) {
+	if e.tx != nil {
+		e.src.txComplete(e.tx, 0)
+		e.tx = nil
+	}
+	if e.ackReq != 0 {
+		ep.xsend(e.src.id, nil, &simwire.Message{Kind: simwire.KindAck, Req: e.ackReq})
+		e.ackReq = 0
+	}
 }
 
 // unexpCharge is what an unexpected message of size bytes counts against
@@ -577,6 +640,16 @@ func (ep *endpoint) Close() error {
 			n.freeEvent(e)
 		}
 	}
+	// Its delivery-complete sends waiting for room at their targets
+	// are cancelled (their messages stay there).
+	for _, t := range n.blocked {
+		for _, e := range t.backlog {
+			if e.src == ep && e.tx != nil {
+				ep.txComplete(e.tx, provider.ECANCELED)
+				e.tx = nil
+			}
+		}
+	}
 	// Arrivals this endpoint had taken but could not match yet (their
 	// sends have completed) are dropped with it, as messages buffered
 	// by a receiver that closes are.
@@ -584,7 +657,13 @@ func (ep *endpoint) Close() error {
 		n.undeliverable(e)
 	}
 	ep.backlog = nil
+	if ep.x != nil {
+		ep.xcloseLocked()
+	}
 	n.fdRelease(ep)
 	n.mu.Unlock()
+	if ep.x != nil {
+		ep.x.shutdown()
+	}
 	return nil
 }

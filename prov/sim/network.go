@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gofabric/fabric/internal/wire/simwire"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -58,6 +59,13 @@ type Config struct {
 	// until receives are posted (back-pressure: nothing is dropped) and
 	// a datagram is dropped. 0 means DefaultMaxUnexpectedBytes.
 	MaxUnexpectedBytes int64
+	// CrossProcess lets endpoints of networks of this name in other
+	// processes of the host reach this network's endpoints (xproc.go;
+	// FI_SIM_CROSS_PROCESS=1 for the default network). Traffic between
+	// processes is not deterministic; Links, Jitter, Bandwidth and Loss
+	// apply only within the process, Default.Latency to what arrives
+	// from others. The name must be at most 64 bytes. Default false.
+	CrossProcess bool
 }
 
 // DefaultMaxUnexpectedBytes is Config.MaxUnexpectedBytes when 0.
@@ -104,6 +112,13 @@ func ConfigFromEnv() Config {
 			log.Warn(provider.SubsysFabric, "ignoring "+envBandwidth+": want bytes per second")
 		}
 	}
+	if v, ok := os.LookupEnv(envCrossProcess); ok {
+		if b, err := strconv.ParseBool(v); err == nil {
+			c.CrossProcess = b
+		} else {
+			log.Warn(provider.SubsysFabric, "ignoring "+envCrossProcess+": want 0 or 1")
+		}
+	}
 	if v, ok := os.LookupEnv(envLoss); ok {
 		if x, err := strconv.ParseFloat(v, 64); err == nil && x >= 0 && x <= 1 {
 			c.Default.Loss = x
@@ -128,7 +143,10 @@ type Network struct {
 	nextID uint64
 	rng    *rand.Rand
 	eps    map[uint64]*endpoint
-	q      eventHeap
+	// remotes holds the stand-ins of the endpoints of other processes
+	// that sent here (cross-process mode, xproc.go).
+	remotes map[uint64]*endpoint
+	q       eventHeap
 	// blocked lists the endpoints whose RDM arrivals wait for room in
 	// their receive queue or CQ, in the order they first blocked.
 	blocked []*endpoint
@@ -185,7 +203,8 @@ const DefaultName = "sim"
 // outside its range. A network named DefaultName registered before the
 // default network's first use replaces the environment's configuration.
 func NewNetwork(name string, cfg Config) (*Network, error) {
-	if name == "" || !validLink(cfg.Default) || cfg.RTO < 0 || cfg.MaxUnexpectedBytes < 0 {
+	if name == "" || !validLink(cfg.Default) || cfg.RTO < 0 || cfg.MaxUnexpectedBytes < 0 ||
+		(cfg.CrossProcess && !validXProcName(name)) {
 		return nil, provider.EINVAL
 	}
 	netMu.Lock()
@@ -196,6 +215,20 @@ func NewNetwork(name string, cfg Config) (*Network, error) {
 	n := newNetwork(name, cfg)
 	networks[name] = n
 	return n, nil
+}
+
+// validXProcName reports whether a cross-process network may be named
+// name: it is part of its endpoints' socket names.
+func validXProcName(name string) bool {
+	if len(name) > maxNetNameXProc {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if c <= ' ' || c >= 0x7f || c == '/' {
+			return false
+		}
+	}
+	return true
 }
 
 func validLink(l Link) bool {
@@ -226,6 +259,9 @@ func lookupNetwork(name string) *Network {
 	n := networks[name]
 	if n == nil && name == DefaultName {
 		n = newNetwork(DefaultName, ConfigFromEnv())
+		if n.cfg.CrossProcess {
+			log.Info(provider.SubsysFabric, "sim: the default network is cross-process ("+envCrossProcess+")")
+		}
 		networks[name] = n
 	}
 	return n
@@ -302,6 +338,10 @@ type event struct {
 	size   int
 	buf    []byte // the payload (a copy taken at send time)
 	idx    int    // heap index
+	req    uint64 // a request of another process: its id there (xproc.go)
+	// ackReq: a delivery-complete send of another process, acknowledged
+	// (its id there) once delivered (xproc.go).
+	ackReq uint64
 	// RMA (rma.go): a read (else a write), its remote iovs, the
 	// answer's status.
 	read   bool
@@ -319,6 +359,10 @@ type txOp struct {
 	res    provider.CQReserver
 	cntr   provider.CntrOwner // the counter of the operation's kind
 	inject bool
+	// dc: FI_DELIVERY_COMPLETE (cross-process networks only): an RDM send
+	// completes when its message is matched or queued as unexpected, not
+	// while it waits for room at the target.
+	dc     bool
 	credit bool     // holds a credit of the endpoint's shared transmit context
 	local  [][]byte // where a read's data goes
 }
@@ -475,7 +519,7 @@ func (n *Network) step() {
 		case evArrive:
 			n.arrive(e)
 		case evRMA:
-			if dst := n.eps[e.dst]; dst != nil && !dst.closing {
+			if dst := n.eps[e.dst]; dst != nil && !dst.closing && dst.state.Load() == stateEnabled {
 				dst.serveRMA(e)
 			} else {
 				n.undeliverable(e)
@@ -504,11 +548,12 @@ func (n *Network) arrive(e *event) {
 	}
 	// An RDM send completes once its message reached the target's
 	// provider (FI_TRANSMIT_COMPLETE), whether it matches at once, is
-	// queued as unexpected, or waits for room in the receive queue.
-	if e.tx != nil {
+	// queued as unexpected, or waits for room in the receive queue; with
+	// FI_DELIVERY_COMPLETE not before it is matched or queued (deliver).
+	if e.tx != nil && !e.tx.dc {
 		e.src.txComplete(e.tx, 0)
+		e.tx = nil
 	}
-	e.tx = nil
 	if len(dst.backlog) > 0 {
 		// Earlier arrivals wait for room: this one goes behind them.
 		dst.backlog = append(dst.backlog, e)
@@ -524,6 +569,19 @@ func (n *Network) arrive(e *event) {
 // yet complete (the target is gone) completes in error
 // (FI_EHOSTUNREACH); otherwise the message is dropped.
 func (n *Network) undeliverable(e *event) {
+	if req := e.ackReq; req != 0 || (e.kind == evRMA && e.src != nil && e.src.remote) {
+		// A delivery-complete send or a request of another process:
+		// answered in error while the target endpoint can still write
+		// (else the initiator's probe finds its socket gone).
+		if req == 0 {
+			req = e.req
+		}
+		if t := n.eps[e.dst]; t != nil && t.x != nil && !t.closing {
+			t.xsend(e.src.id, nil, &simwire.Message{Kind: simwire.KindAnswer, Req: req,
+				Status: uint32(provider.EHOSTUNREACH)})
+		}
+		e.ackReq = 0
+	}
 	if e.tx != nil {
 		n.stats.Failed++
 		e.src.txComplete(e.tx, provider.EHOSTUNREACH)

@@ -47,7 +47,7 @@ const (
 
 // supportedTxOpFlags are the default transmit flags a hint may ask for.
 const supportedTxOpFlags = provider.FlagInject | provider.FlagInjectComplete | provider.FlagTransmitComplete |
-	provider.FlagCompletion
+	provider.FlagCompletion | provider.FlagDeliveryComplete
 
 // Version is the provider version (FI_VERSION(1, 0)).
 var Version = provider.Version(1, 0)
@@ -77,11 +77,14 @@ func (simProvider) Params() []provider.Param {
 		{Name: envBandwidth, Type: provider.ParamString, Help: "Bandwidth of every link in bytes per second (default 0: infinite)"},
 		{Name: envLoss, Type: provider.ParamString, Help: "Probability that a transmission is lost (DGRAM: dropped; RDM: retransmitted)"},
 		{Name: envRTO, Type: provider.ParamString, Help: "RDM retransmission delay after a loss, a Go duration (default 2*latency+1us)"},
+		{Name: envCrossProcess, Type: provider.ParamBool, Help: "Join the default networks of the host's processes (unix datagram sockets; not deterministic) (default 0)"},
 	}
 }
 
 // baseInfo is the provider's fi_info for one endpoint type and hints.
-func baseInfo(epType provider.EPType, network string, buffered int64, hints *provider.Info) *provider.Info {
+// FI_DELIVERY_COMPLETE is a default transmit flag of FI_EP_RDM when dc
+// (cross-process networks: a process's progress is its own).
+func baseInfo(epType provider.EPType, network string, buffered int64, dc bool, hints *provider.Info) *provider.Info {
 	caps, tx, rx := provider.Caps(infoCaps), provider.Caps(txCaps), provider.Caps(rxCaps)
 	rmaIOV := uint64(0)
 	if epType == provider.EPRDM {
@@ -118,6 +121,9 @@ func baseInfo(epType provider.EPType, network string, buffered int64, hints *pro
 				rm = provider.RMDisabled
 			}
 		}
+	}
+	if epType != provider.EPRDM || !dc {
+		txOpFlags &^= provider.FlagDeliveryComplete
 	}
 	maxMsg, order := uint64(MaxMsgSizeRDM), provider.OrderSAS
 	if epType == provider.EPDgram {
@@ -158,6 +164,7 @@ func baseInfo(epType provider.EPType, network string, buffered int64, hints *pro
 			ControlProgress: provider.ProgressAuto,
 			DataProgress:    provider.ProgressManual,
 			ResourceMgmt:    rm,
+			MRIOVLimit:      IOVLimit,
 			AVType:          provider.AVUnspec,
 			MRKeySize:       8,
 			CQDataSize:      CQDataSize,
@@ -185,7 +192,7 @@ func baseInfo(epType provider.EPType, network string, buffered int64, hints *pro
 // names (the default network "sim" otherwise). Addresses (FI_ADDR_STR):
 // src_addr is the "any" name unless node/service with FI_SOURCE, or the
 // hints' src_addr, name an endpoint; node/service without FI_SOURCE name
-// dest_addr. node is a sim name ("fi_sim://<16 hex>") or this host
+// dest_addr (this host without a service: the endpoint of service 0). node is a sim name ("fi_sim://<16 hex>") or this host
 // ("", "localhost", a loopback address); a decimal service names the
 // endpoint of that service (see serviceID). FI_PROGRESS_AUTO data
 // progress is not offered (ENODATA).
@@ -227,7 +234,9 @@ func (simProvider) GetInfo(version uint32, node, service string, flags provider.
 		case flags&provider.FlagSource != 0:
 			src = name
 		case isAny(name):
-			return nil, provider.ENODATA // dest_addr must name an endpoint
+			// This host without a service: the endpoint of service 0
+			// (dest_addr must name an endpoint), as shm does.
+			dest = appendName(nil, serviceBase)
 		default:
 			dest = name
 		}
@@ -250,7 +259,7 @@ func (simProvider) GetInfo(version uint32, node, service string, flags provider.
 	}
 	out := make([]*provider.Info, 0, len(types))
 	for _, t := range types {
-		info := baseInfo(t, network, nw.maxUnexp, hints)
+		info := baseInfo(t, network, nw.maxUnexp, nw.cfg.CrossProcess, hints)
 		info.SrcAddr = append([]byte(nil), src...)
 		if dest != nil {
 			info.DestAddr = append([]byte(nil), dest...)

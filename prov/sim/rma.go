@@ -91,6 +91,10 @@ func (ep *endpoint) postRMA(m *provider.Msg, read bool) error {
 	op.inject, op.local = m.Flags&provider.FlagInject != 0, local
 	ep.outstanding.Add(1)
 	n.stats.Sent++
+	if ep.x != nil && n.eps[dst] == nil {
+		ep.xrequest(dst, op, rma, buf, size, read, m.Flags, m.Data, nil)
+		return nil
+	}
 	reqSize := size
 	if read {
 		reqSize = 0
@@ -188,6 +192,11 @@ func (ep *endpoint) serveRMA(e *event) {
 func (ep *endpoint) answer(e *event, status provider.Errno, data []byte, fetch bool) {
 	n := ep.n
 	n.putBuf(e.buf)
+	if e.src.remote {
+		ep.xanswer(e, status, data, fetch)
+		n.freeEvent(e)
+		return
+	}
 	_, arrive, _ := n.transmit(ep, e.src.id, len(data), true)
 	a := n.newEvent()
 	a.kind, a.src, a.dst, a.tx = evAnswer, e.src, e.src.id, e.tx
