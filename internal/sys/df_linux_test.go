@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"testing"
 	"time"
 
@@ -50,25 +49,18 @@ func TestUDPFragmentFallback(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for a network namespace")
 	}
-	res := make(chan error, 1)
-	go func() {
-		// The thread enters a namespace of its own and ends with this
-		// goroutine (no UnlockOSThread): no other goroutine runs on it.
-		runtime.LockOSThread()
-		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-			res <- skipErr{err}
-			return
-		}
+	err := InNetns("", func() error {
 		if err := loopbackUp(1280); err != nil {
-			res <- skipErr{err}
-			return
+			return skipErr{err}
 		}
-		res <- fragmentFallback()
-	}()
-	err := <-res
+		return fragmentFallback()
+	})
 	var skip skipErr
 	if errors.As(err, &skip) {
 		t.Skipf("no network namespace with a small-MTU loopback: %v", skip.err)
+	}
+	if errors.Is(err, ErrNetns) {
+		t.Skipf("no network namespace: %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)

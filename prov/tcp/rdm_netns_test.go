@@ -10,7 +10,6 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/provider"
-	"golang.org/x/sys/unix"
 )
 
 // Two hosts in network namespaces joined by a user-space TCP relay of the
@@ -109,29 +108,9 @@ func sockaddr4(a [4]byte, port int) []byte {
 	return appendSockaddr(nil, sockaddr{AP: netip.AddrPortFrom(netip.AddrFrom4(a), uint16(port))})
 }
 
-// inNetns runs f on an OS thread that has joined the network namespace
-// ns: the sockets f makes are in that namespace (and stay there, whichever
-// thread uses them later). The thread is never handed back to the
-// runtime: it ends with its goroutine, namespace and all.
-func inNetns(ns string, f func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // no Unlock: the thread exits with us
-		fd, err := unix.Open("/var/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			errc <- fmt.Errorf("netns %s: %w", ns, err)
-			return
-		}
-		err = unix.Setns(fd, unix.CLONE_NEWNET)
-		unix.Close(fd)
-		if err != nil {
-			errc <- fmt.Errorf("setns %s: %w", ns, err)
-			return
-		}
-		errc <- f()
-	}()
-	return <-errc
-}
+// inNetns runs f with the calling thread in the network namespace ns
+// (sys.InNetns): the sockets f makes are in that namespace.
+func inNetns(ns string, f func() error) error { return sys.InNetns("/var/run/netns/"+ns, f) }
 
 // relay forwards TCP connections between the namespaces and misbehaves on
 // demand. Its sockets are in the namespace ns.
