@@ -526,6 +526,10 @@ func sepContextsInParallelGoroutines(t *testing.T, tg Target) {
 	// rxDone[i] is set when rx context i's receiver returns (done or
 	// failed): its sender stops waiting for it.
 	var rxDone [n]atomic.Bool
+	// posted[i] is set once rx context i has its first window of receives
+	// posted: its sender starts then (a first datagram sent before that
+	// could arrive with no receive posted and be dropped).
+	var posted [n]atomic.Bool
 	for i := 0; i < n; i++ {
 		wg.Add(2)
 		go func() { // receiver of rx context i of b
@@ -550,6 +554,7 @@ func sepContextsInParallelGoroutines(t *testing.T, tg Target) {
 					return
 				}
 			}
+			posted[i].Store(true)
 			ent := make([]fabric.CQEntry, 1)
 			for k := 0; k < msgs; k++ {
 				if _, err := b.rxcq[i].SRead(ent, 1, scaled(10*time.Second)); err != nil {
@@ -573,7 +578,7 @@ func sepContextsInParallelGoroutines(t *testing.T, tg Target) {
 			dest := fabric.RxAddr(ab, i, a.bits)
 			for k := 0; k < msgs; k++ {
 				deadline := time.Now().Add(scaled(10 * time.Second))
-				for got[i].Load() < int64(k-16) {
+				for !posted[i].Load() || got[i].Load() < int64(k-16) {
 					if rxDone[i].Load() {
 						return // the receiver failed: its error is reported
 					}
