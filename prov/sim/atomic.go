@@ -127,14 +127,12 @@ func (ep *endpoint) Atomic(m provider.AtomicMsg) error {
 	nw := ep.n
 	nw.mu.Lock()
 	defer nw.mu.Unlock()
-	op, err := ep.startOp(buf, res)
+	op, err := ep.startOp(buf, res, opStart{ctx: m.Context, flags: flags, comp: comp,
+		inject: m.Flags&provider.FlagInject != 0, cntr: cntr})
 	if err != nil {
 		return err
 	}
-	op.ep, op.ctx, op.flags, op.comp, op.res, op.cntr = ep, m.Context, flags, comp, res, cntr
-	op.inject, op.local = m.Flags&provider.FlagInject != 0, local
-	ep.outstanding.Add(1)
-	nw.stats.Sent++
+	op.local = local
 	if ep.x != nil && nw.eps[dst] == nil {
 		ep.xrequest(dst, op, rma, buf, n, false, m.Flags, m.Data, &atomicReq{kind: m.Kind, op: m.Op, dt: m.Datatype})
 		return nil

@@ -256,16 +256,12 @@ func (ep *endpoint) post(m *provider.Msg, tagged bool) error {
 
 	n := ep.n
 	n.mu.Lock()
-	op, err := ep.startOp(buf, res)
+	op, err := ep.startOp(buf, res, opStart{ctx: m.Context, flags: flags, comp: comp, inject: inject, cntr: ep.txCntr})
 	if err != nil {
 		n.mu.Unlock()
 		return err
 	}
-	op.ep, op.ctx, op.flags, op.comp, op.res, op.inject = ep, m.Context, flags, comp, res, inject
-	op.cntr = ep.txCntr
 	op.dc = ep.reliable && m.Flags&provider.FlagDeliveryComplete != 0
-	ep.outstanding.Add(1)
-	n.stats.Sent++
 	if ep.x != nil && n.eps[dst] == nil {
 		// An endpoint of another process (xproc.go).
 		wm := simwire.Message{Kind: simwire.KindMsg, Tag: m.Tag, Payload: buf}
@@ -330,12 +326,22 @@ func (ep *endpoint) admit(comp bool) (provider.CQReserver, error) {
 	return ep.txRes, nil
 }
 
+// opStart is what every post sets in its operation.
+type opStart struct {
+	ctx    any
+	flags  provider.Flags // completion flags
+	comp   bool           // write a success completion
+	inject bool
+	cntr   provider.CntrOwner
+}
+
 // startOp is the last step of a post, under n.mu: it refuses the post
 // when the endpoint is closing (EBADF) or its shared transmit context has
 // no credit left (EAGAIN), giving back what the post took (its buffer, its
-// room in the CQ); otherwise it returns a new operation, which holds the
-// credit until txComplete.
-func (ep *endpoint) startOp(buf []byte, res provider.CQReserver) (*txOp, error) {
+// room in the CQ res); otherwise it returns a new operation set from s,
+// counted as outstanding and sent, which holds the credit until
+// txComplete.
+func (ep *endpoint) startOp(buf []byte, res provider.CQReserver, s opStart) (*txOp, error) {
 	var err error
 	switch {
 	case ep.closing:
@@ -352,6 +358,10 @@ func (ep *endpoint) startOp(buf []byte, res provider.CQReserver) (*txOp, error) 
 	}
 	op := ep.n.newOp()
 	op.credit = ep.credits != nil
+	op.ep, op.res = ep, res
+	op.ctx, op.flags, op.comp, op.inject, op.cntr = s.ctx, s.flags, s.comp, s.inject, s.cntr
+	ep.outstanding.Add(1)
+	ep.n.stats.Sent++
 	return op, nil
 }
 

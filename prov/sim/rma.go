@@ -83,14 +83,12 @@ func (ep *endpoint) postRMA(m *provider.Msg, read bool) error {
 	n := ep.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	op, err := ep.startOp(buf, res)
+	op, err := ep.startOp(buf, res, opStart{ctx: m.Context, flags: flags, comp: comp,
+		inject: m.Flags&provider.FlagInject != 0, cntr: cntr})
 	if err != nil {
 		return err
 	}
-	op.ep, op.ctx, op.flags, op.comp, op.res, op.cntr = ep, m.Context, flags, comp, res, cntr
-	op.inject, op.local = m.Flags&provider.FlagInject != 0, local
-	ep.outstanding.Add(1)
-	n.stats.Sent++
+	op.local = local
 	if ep.x != nil && n.eps[dst] == nil {
 		ep.xrequest(dst, op, rma, buf, size, read, m.Flags, m.Data, nil)
 		return nil
