@@ -98,25 +98,28 @@ func opOn(op provider.AtomicOp, c class) bool {
 	return false
 }
 
-func valid(k provider.AtomicKind, op provider.AtomicOp, dt provider.Datatype) bool {
+// KindValid reports whether op on dt is a valid atomic of kind k (base,
+// fetch or compare; false for any other kind): Valid, FetchValid or
+// CompareValid by k.
+func KindValid(k provider.AtomicKind, op provider.AtomicOp, dt provider.Datatype) bool {
 	return k.Allows(op) && opOn(op, classOf(dt))
 }
 
 // Valid reports whether op on dt is a valid base atomic (fi_atomic).
 func Valid(op provider.AtomicOp, dt provider.Datatype) bool {
-	return valid(provider.AtomicBase, op, dt)
+	return KindValid(provider.AtomicBase, op, dt)
 }
 
 // FetchValid reports whether op on dt is a valid fetch atomic
 // (fi_fetch_atomic).
 func FetchValid(op provider.AtomicOp, dt provider.Datatype) bool {
-	return valid(provider.AtomicFetch, op, dt)
+	return KindValid(provider.AtomicFetch, op, dt)
 }
 
 // CompareValid reports whether op on dt is a valid compare atomic
 // (fi_compare_atomic).
 func CompareValid(op provider.AtomicOp, dt provider.Datatype) bool {
-	return valid(provider.AtomicCompare, op, dt)
+	return KindValid(provider.AtomicCompare, op, dt)
 }
 
 // Apply performs the base atomic op on len(dst)/Size(dt) elements: dst is
@@ -145,7 +148,7 @@ func ApplyCompare(op provider.AtomicOp, dt provider.Datatype, dst, src, compare,
 }
 
 func run(k provider.AtomicKind, op provider.AtomicOp, dt provider.Datatype, dst, src, cmp, res []byte) error {
-	if !valid(k, op, dt) {
+	if !KindValid(k, op, dt) {
 		return provider.EINVAL
 	}
 	sz := Size(dt)

@@ -99,16 +99,7 @@ func parseAtomicAux(aux uint32) (atomicDesc, bool) {
 	d := atomicDesc{n: int(aux & 0xff), op: provider.AtomicOp(aux >> 8 & 0xff),
 		dt: provider.Datatype(aux >> 16 & 0xff), kind: provider.AtomicKind(aux >> 24)}
 	d.size = atomics.Size(d.dt)
-	var ok bool
-	switch d.kind {
-	case provider.AtomicBase:
-		ok = atomics.Valid(d.op, d.dt)
-	case provider.AtomicFetch:
-		ok = atomics.FetchValid(d.op, d.dt)
-	case provider.AtomicCompare:
-		ok = atomics.CompareValid(d.op, d.dt)
-	}
-	return d, ok && d.size > 0 && d.n >= 1 && d.n <= RMAIOVLimit
+	return d, atomics.KindValid(d.kind, d.op, d.dt) && d.size > 0 && d.n >= 1 && d.n <= RMAIOVLimit
 }
 
 // operandBytes returns how many operand bytes an atomic request of count

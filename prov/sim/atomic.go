@@ -34,16 +34,7 @@ func (dom *domain) QueryAtomic(k provider.AtomicKind, d provider.Datatype, op pr
 		return provider.AtomicAttr{}, provider.ENOSYS
 	}
 	sz := atomics.Size(d)
-	var ok bool
-	switch k {
-	case provider.AtomicBase:
-		ok = atomics.Valid(op, d)
-	case provider.AtomicFetch:
-		ok = atomics.FetchValid(op, d)
-	case provider.AtomicCompare:
-		ok = atomics.CompareValid(op, d)
-	}
-	if !ok || sz == 0 {
+	if !atomics.KindValid(k, op, d) || sz == 0 {
 		return provider.AtomicAttr{}, provider.EOPNOTSUPP
 	}
 	return provider.AtomicAttr{Count: uint64(atomicMaxBytes / sz), Size: uint64(sz)}, nil

@@ -40,18 +40,6 @@ func atomicDatatypeOK(d provider.Datatype) bool {
 	return atomics.Size(d) > 0 && d != provider.DatatypeInt128 && d != provider.DatatypeUint128
 }
 
-func atomicValid(k provider.AtomicKind, op provider.AtomicOp, d provider.Datatype) bool {
-	switch k {
-	case provider.AtomicBase:
-		return atomics.Valid(op, d)
-	case provider.AtomicFetch:
-		return atomics.FetchValid(op, d)
-	case provider.AtomicCompare:
-		return atomics.CompareValid(op, d)
-	}
-	return false
-}
-
 // QueryAtomic implements fi_query_atomic for RDM endpoints (FI_EP_MSG
 // endpoints do not offer FI_ATOMIC).
 func (dom *domain) QueryAtomic(k provider.AtomicKind, d provider.Datatype, op provider.AtomicOp,
@@ -59,7 +47,7 @@ func (dom *domain) QueryAtomic(k provider.AtomicKind, d provider.Datatype, op pr
 	if tagged || !dom.rdm {
 		return provider.AtomicAttr{}, provider.ENOSYS
 	}
-	if !atomicDatatypeOK(d) || !atomicValid(k, op, d) {
+	if !atomicDatatypeOK(d) || !atomics.KindValid(k, op, d) {
 		return provider.AtomicAttr{}, provider.EOPNOTSUPP
 	}
 	sz := uint64(atomics.Size(d))
@@ -83,7 +71,7 @@ func (ep *rdmEP) Atomic(m provider.AtomicMsg) error {
 		return provider.EINVAL
 	}
 	sz := atomics.Size(m.Datatype)
-	if !atomicDatatypeOK(m.Datatype) || !atomicValid(m.Kind, m.Op, m.Datatype) {
+	if !atomicDatatypeOK(m.Datatype) || !atomics.KindValid(m.Kind, m.Op, m.Datatype) {
 		return provider.EOPNOTSUPP
 	}
 	opLen := int(m.Count) * sz
@@ -229,7 +217,7 @@ func (c *rdmConn) atomicRequest(rh *rxmwire.Header, body []byte) {
 		return
 	}
 	dt, op := provider.Datatype(dt8), provider.AtomicOp(op8)
-	if !atomicDatatypeOK(dt) || !atomicValid(kind, op, dt) {
+	if !atomicDatatypeOK(dt) || !atomics.KindValid(kind, op, dt) {
 		c.atomicAnswer(rh, -int32(provider.EOPNOTSUPP), nil)
 		return
 	}
