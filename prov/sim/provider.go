@@ -192,10 +192,11 @@ func baseInfo(epType provider.EPType, network string, buffered int64, dc bool, h
 // names (the default network "sim" otherwise). Addresses (FI_ADDR_STR):
 // src_addr is the "any" name unless node/service with FI_SOURCE, or the
 // hints' src_addr, name an endpoint; node/service without FI_SOURCE name
-// dest_addr (this host without a service: the endpoint of service 0). node is a sim name ("fi_sim://<16 hex>") or this host
-// ("", "localhost", a loopback address); a decimal service names the
-// endpoint of that service (see serviceID). FI_PROGRESS_AUTO data
-// progress is not offered (ENODATA).
+// dest_addr (this host without a service: the endpoint of service 0).
+// node is a sim name ("fi_sim://<16 hex>") or this host ("",
+// "localhost", a loopback address); a decimal service names the endpoint
+// of that service (see serviceID). FI_PROGRESS_AUTO data progress is not
+// offered (ENODATA).
 func (simProvider) GetInfo(version uint32, node, service string, flags provider.Flags,
 	hints *provider.Info) ([]*provider.Info, error) {
 	network := DefaultName
