@@ -107,8 +107,8 @@ func (ep *endpoint) checkPeers() {
 		if o := t.head; o != nil {
 			d.suspect(o.p)
 		}
-		for _, o := range t.acks {
-			d.suspect(o.p)
+		for _, a := range t.ackPeers { // the peers of t.acks
+			d.suspect(a.p)
 		}
 		t.mu.Unlock()
 	} else {
