@@ -60,22 +60,11 @@ func appendBufs(dst [][]byte, b *provider.AtomicBufs) [][]byte {
 
 // Atomic starts the atomic operation m (every fi_atomic(3) call).
 func (ep *endpoint) Atomic(m provider.AtomicMsg) error {
-	if err := ep.enter(); err != nil {
-		return err
-	}
-	if !ep.reliable {
-		return provider.ENOSYS
-	}
 	sz := uint64(atomics.Size(m.Datatype))
 	if sz == 0 || m.Count == 0 || m.Count > atomicMaxBytes/sz {
 		return provider.EINVAL
 	}
-	dst, err := ep.dest(m.Addr)
-	if err != nil {
-		return err
-	}
-	comp := m.Flags&provider.FlagCompletion != 0
-	res, err := ep.admit(comp)
+	dst, res, comp, err := ep.startTarget(m.Addr, m.Flags)
 	if err != nil {
 		return err
 	}

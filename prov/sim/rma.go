@@ -42,19 +42,26 @@ func (ep *endpoint) dest(a provider.Addr) (uint64, error) {
 	return id, nil
 }
 
-func (ep *endpoint) postRMA(m *provider.Msg, read bool) error {
-	if err := ep.enter(); err != nil {
-		return err
+// startTarget is the first step of an RMA or atomic post: the endpoint
+// enabled and reliable (ENOSYS on FI_EP_DGRAM), the target's id, and
+// room in the transmit CQ taken when a completion is asked for (flags).
+func (ep *endpoint) startTarget(addr provider.Addr, flags provider.Flags) (dst uint64, res provider.CQReserver, comp bool, err error) {
+	if err = ep.enter(); err != nil {
+		return
 	}
 	if !ep.reliable {
-		return provider.ENOSYS
+		return 0, nil, false, provider.ENOSYS
 	}
-	dst, err := ep.dest(m.Addr)
-	if err != nil {
-		return err
+	if dst, err = ep.dest(addr); err != nil {
+		return
 	}
-	comp := m.Flags&provider.FlagCompletion != 0
-	res, err := ep.admit(comp)
+	comp = flags&provider.FlagCompletion != 0
+	res, err = ep.admit(comp)
+	return
+}
+
+func (ep *endpoint) postRMA(m *provider.Msg, read bool) error {
+	dst, res, comp, err := ep.startTarget(m.Addr, m.Flags)
 	if err != nil {
 		return err
 	}
