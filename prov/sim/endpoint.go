@@ -419,6 +419,20 @@ func (ep *endpoint) srcOf(name []byte) provider.Addr {
 	return ep.av.Reverse(name[:len(name)-1])
 }
 
+// holdOrDrop handles a message the endpoint cannot take now: an RDM
+// message waits (false: delivered later), a datagram is dropped (true).
+// n.mu is held.
+func (ep *endpoint) holdOrDrop(e *event) bool {
+	if ep.reliable {
+		return false
+	}
+	n := ep.n
+	n.stats.Dropped++
+	n.putBuf(e.buf)
+	n.freeEvent(e)
+	return true
+}
+
 // deliver hands the arrival e to the receive queue: into a matching
 // receive, or queued as unexpected. It reports false when the queue has
 // no room now (an RDM message then waits in the backlog); a DGRAM
@@ -427,14 +441,8 @@ func (ep *endpoint) deliver(e *event) bool {
 	n := ep.n
 	if ep.state.Load() != stateEnabled {
 		// Not enabled yet (only another process can know its name this
-		// early): an RDM message waits, a datagram is dropped.
-		if ep.reliable {
-			return false
-		}
-		n.stats.Dropped++
-		n.putBuf(e.buf)
-		n.freeEvent(e)
-		return true
+		// early).
+		return ep.holdOrDrop(e)
 	}
 	src := provider.AddrNotAvail
 	if ep.needSrc {
@@ -461,13 +469,7 @@ func (ep *endpoint) deliver(e *event) bool {
 			// The endpoint holds as much unexpected data as it may: an
 			// RDM message waits (back-pressure), a datagram is dropped.
 			ep.rq.FreeEntry(re)
-			if ep.reliable {
-				return false
-			}
-			n.stats.Dropped++
-			n.putBuf(e.buf)
-			n.freeEvent(e)
-			return true
+			return ep.holdOrDrop(e)
 		}
 		ep.unexpBytes.Add(charge)
 		setCQData(re, e)
