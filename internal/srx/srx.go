@@ -1,6 +1,7 @@
 package srx
 
 import (
+	"reflect"
 	"sync"
 	"sync/atomic"
 
@@ -1344,7 +1345,18 @@ func takeRes(e *provider.RxEntry, cq provider.CQOwner) provider.CQReserver {
 
 // sameCQ compares two CQ owners without panicking on incomparable
 // dynamic types.
-func sameCQ(r provider.CQReserver, cq provider.CQOwner) (eq bool) {
+func sameCQ(r provider.CQReserver, cq provider.CQOwner) bool {
+	if t := reflect.TypeOf(r); t != nil && t.Kind() == reflect.Pointer {
+		// The common case (every CQ here is a pointer): == compares the
+		// dynamic types first and then two pointers, and cannot panic.
+		// This runs on every received message.
+		return provider.CQOwner(r) == cq
+	}
+	return sameCQSlow(r, cq)
+}
+
+// sameCQSlow is sameCQ for dynamic types that may not be comparable.
+func sameCQSlow(r provider.CQReserver, cq provider.CQOwner) (eq bool) {
 	defer func() {
 		if recover() != nil {
 			eq = false

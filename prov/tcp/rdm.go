@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gofabric/fabric/internal/cq"
+	"github.com/gofabric/fabric/internal/srx"
 	"github.com/gofabric/fabric/internal/sys"
 	"github.com/gofabric/fabric/internal/wire/rxmwire"
 	"github.com/gofabric/fabric/provider"
@@ -77,6 +79,21 @@ type rdmEP struct {
 	needSrc  bool // sources are looked up (FI_SOURCE or directed receive)
 	srcErr   bool // FI_SOURCE_ERR
 	peers    map[string]*rdmConn
+	lastPeer *rdmConn // the connection peer found last (ep.peers[lastPeer.key] == lastPeer)
+	// direct: the receive queue when it is ours (also shared or
+	// imported), whose fast path (srx.Queue.ReceiveDirect) takes an
+	// untagged eager message straight into the first posted receive;
+	// directCQ the receive CQ when it is ours (srx.CompleteDirect).
+	// dmsg ... dhas: the message ReceiveInto and ReceivedDirect handle.
+	direct   *srx.Queue
+	directCQ *cq.CQ
+	dmsg     []byte
+	dconn    *rdmConn
+	ddata    uint64
+	dhas     bool
+	// nowBuf and nowIOV: sendNow's frame (rdm_tx.go).
+	nowBuf   []byte
+	nowIOV   [][]byte
 	conns    []*rdmConn       // by our peer index; nil slots are free
 	nconns   int              // connections in conns
 	maxConns int              // idle connection bound (RDMMaxConns)
@@ -350,6 +367,8 @@ func (ep *rdmEP) Enable(r *provider.Resources) error {
 	ep.txCntr, ep.rxCntr = r.Cntrs[provider.CntrSend], r.Cntrs[provider.CntrRecv]
 	ep.cntrs, ep.mr = r.Cntrs, r.MR
 	ep.av, ep.rq = r.AV, r.SRX
+	ep.direct, _ = r.SRX.(*srx.Queue)
+	ep.directCQ, _ = r.RxCQ.(*cq.CQ)
 	ep.credits = r.TxCredits
 	ep.enableBuffered(r.SRX)
 	ep.report = r.Source
@@ -663,6 +682,7 @@ func (ep *rdmEP) Close() error {
 	}
 	ep.incoming, ep.orphans, ep.conns = nil, nil, nil
 	clear(ep.peers)
+	ep.lastPeer = nil
 	ep.closeWait()
 	rdmUntrack(ep)
 	return ep.lis.Close()
@@ -752,5 +772,8 @@ func (ep *rdmEP) removeConn(c *rdmConn) {
 	}
 	if c.key != "" && ep.peers[c.key] == c {
 		delete(ep.peers, c.key)
+	}
+	if ep.lastPeer == c {
+		ep.lastPeer = nil
 	}
 }

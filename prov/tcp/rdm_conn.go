@@ -143,7 +143,7 @@ type rdmIncome struct {
 // ep.mu is held.
 func (ep *rdmEP) conn(dest []byte) (*rdmConn, error) {
 	ep.clock++
-	if c := ep.peers[string(dest)]; c != nil {
+	if c := ep.peer(dest); c != nil {
 		c.lastUse = ep.clock
 		return c, nil
 	}
@@ -154,11 +154,32 @@ func (ep *rdmEP) conn(dest []byte) (*rdmConn, error) {
 		ep.removeConn(c)
 		return nil, err
 	}
-	ep.peers[c.key] = c
+	ep.setPeer(c)
 	ep.noteWork(c)
 	ep.trimIdle()
 	ep.kick()
 	return c, nil
+}
+
+// peer returns the connection to dest, or nil: the last one found, else
+// the one in ep.peers (a map lookup costs a hash of the address on every
+// message). ep.mu is held.
+func (ep *rdmEP) peer(dest []byte) *rdmConn {
+	if c := ep.lastPeer; c != nil && c.key == string(dest) {
+		return c
+	}
+	c := ep.peers[string(dest)]
+	if c != nil {
+		ep.lastPeer = c
+	}
+	return c
+}
+
+// setPeer makes c the connection to its peer (ep.peers[c.key]). ep.mu is
+// held.
+func (ep *rdmEP) setPeer(c *rdmConn) {
+	ep.peers[c.key] = c
+	ep.lastPeer = c
 }
 
 // rdmScanMax is the number of connections up to which progress visits
@@ -829,7 +850,7 @@ func (ep *rdmEP) handleRequest(in *rdmIncome) bool {
 		c = &rdmConn{ep: ep, key: string(from), addr: from}
 		c.rx.init()
 		ep.addConn(c)
-		ep.peers[c.key] = c
+		ep.setPeer(c)
 		c.used()
 		defer ep.trimIdle()
 	case c.state == connTCP || c.state == connReqSent:
@@ -873,7 +894,7 @@ func (ep *rdmEP) handleRequest(in *rdmIncome) bool {
 		}
 		c.drain()
 		ep.addConn(nc)
-		ep.peers[nc.key] = nc
+		ep.setPeer(nc)
 		c = nc
 		c.used()
 	case c.state == connUp:

@@ -599,6 +599,14 @@ func setRxData(e *provider.RxEntry, data uint64, has bool) {
 // deliver matches an eager message: into a posted receive, or queued as
 // unexpected with a copy of its payload. false: no room, retry later.
 func (ep *rdmEP) deliver(c *rdmConn, tagged bool, tag uint64, p []byte, data uint64, hasData bool) bool {
+	if !tagged && ep.direct != nil && (ep.rxRes == nil || !ep.rxRes.Full()) {
+		ep.dmsg, ep.dconn, ep.ddata, ep.dhas = p, c, data, hasData
+		st := ep.direct.ReceiveDirect(ep)
+		ep.dmsg, ep.dconn = nil, nil
+		if st == srx.DirectDone {
+			return true
+		}
+	}
 	src := ep.source(c)
 	var e *provider.RxEntry
 	var err error
@@ -636,6 +644,39 @@ func (ep *rdmEP) deliver(c *rdmConn, tagged bool, tag uint64, p []byte, data uin
 		return false
 	}
 	return true
+}
+
+// ReceiveInto implements srx.Receiver: it copies the eager message deliver
+// handed to the queue (ep.dmsg) into the first posted receive.
+func (ep *rdmEP) ReceiveInto(iov [][]byte) (int, bool) {
+	p := ep.dmsg
+	if len(iov) == 1 {
+		copy(iov[0], p)
+	} else {
+		rest := p
+		for _, b := range iov {
+			if len(rest) == 0 {
+				break
+			}
+			rest = rest[copy(b, rest):]
+		}
+	}
+	return len(p), true
+}
+
+// ReceivedDirect implements srx.Receiver: it completes the receive
+// ReceiveInto filled (the queue frees it).
+func (ep *rdmEP) ReceivedDirect(e *provider.RxEntry, n int, olen uint64) {
+	setRxData(e, ep.ddata, ep.dhas)
+	src := provider.AddrNotAvail
+	if ep.report {
+		src = ep.av.Reverse(ep.dconn.from())
+	}
+	if olen == 0 && ep.directCQ != nil && !ep.srcErr {
+		srx.CompleteDirect(ep.directCQ, ep.rxCntr, e, n, src)
+		return
+	}
+	srx.CompleteFrom(ep.rxCQ, ep.rxCntr, e, n, olen, src, ep.dconn.from(), ep.srcErr)
 }
 
 // rendezvous matches a rendezvous request: a matched receive reads the

@@ -185,6 +185,12 @@ func (ep *rdmEP) post(m *provider.Msg, tagged bool) error {
 	if dest == nil {
 		return provider.EINVAL
 	}
+	if n := m.Len(); n <= rxmwire.EagerLimit && m.Flags&(provider.FlagFence|provider.FlagDeliveryComplete) == 0 &&
+		ep.credits == nil && ep.queued < ep.txSize {
+		if c := ep.peer(dest); c != nil && c.state == connUp && c.tx.len() == 0 && len(c.out) == 0 && !c.eof {
+			return ep.sendNow(c, m, n, tagged)
+		}
+	}
 	if !ep.takeRoom() {
 		return provider.EAGAIN
 	}
@@ -232,6 +238,97 @@ func (ep *rdmEP) post(m *provider.Msg, tagged bool) error {
 	return nil
 }
 
+// rdmCopyMax is the largest payload sendNow copies after its header (one
+// send(2)); a larger one is written from the caller's buffers
+// (sendmsg(2) of the header and the payload).
+const rdmCopyMax = 1024
+
+// sendNow writes an eager message to c, which is up with nothing queued,
+// from the caller's call: its headers (and a payload of up to rdmCopyMax
+// bytes) are encoded into the endpoint's scratch buffer, and the message
+// completes at once when the socket takes the whole frame. What the socket
+// does not take becomes a queued frame with a copy of the rest, as post
+// makes (no FI_FENCE, no delivery complete, no shared transmit context
+// here). ep.mu is held.
+func (ep *rdmEP) sendNow(c *rdmConn, m *provider.Msg, n int, tagged bool) error {
+	var res provider.CQReserver
+	if ep.txRes != nil && m.Flags&(provider.FlagInject|provider.FlagCompletion) != provider.FlagInject {
+		if !ep.txRes.Reserve() {
+			return provider.EAGAIN
+		}
+		res = ep.txRes
+	}
+	c.used()
+	hasData := m.Flags&provider.FlagRemoteCQData != 0
+	if ep.nowBuf == nil {
+		ep.nowBuf = make([]byte, rdmEagerHdrMax+rdmCopyMax)
+	}
+	hl, _ := ep.eagerHeader(ep.nowBuf[:rdmEagerHdrMax], m, n, tagged, hasData, c)
+	total := hl + n
+	var w int
+	var e provider.Errno
+	if n <= rdmCopyMax {
+		frame := ep.nowBuf[:total]
+		copyPayload(frame[hl:], m)
+		w, e = c.sock.Write(frame)
+	} else {
+		iov := append(ep.nowIOV[:0], ep.nowBuf[:hl])
+		if m.IOV == nil {
+			iov = append(iov, m.Buf)
+		} else {
+			for _, b := range m.IOV {
+				if len(b) > 0 {
+					iov = append(iov, b)
+				}
+			}
+		}
+		w, e = c.sock.Writev(iov)
+		clear(iov)
+		ep.nowIOV = iov[:0]
+	}
+	flags := provider.FlagSend | provider.FlagMsg
+	if tagged {
+		flags = provider.FlagSend | provider.FlagTagged
+	}
+	comp := m.Flags&provider.FlagCompletion != 0
+	if e == 0 && w == total {
+		if cn := ep.cntrs[provider.CntrSend]; cn != nil {
+			cn.Inc()
+		}
+		switch {
+		case comp && res != nil:
+			_ = res.WriteReserved(m.Context, flags, 0, nil, 0, 0, provider.AddrNotAvail)
+		case comp:
+			_ = ep.txCQ.Write(m.Context, flags, 0, nil, 0, 0, provider.AddrNotAvail)
+		case res != nil:
+			res.Unreserve()
+		}
+		return nil
+	}
+	if e != 0 {
+		w = 0
+	}
+	t := ep.getTx()
+	t.ctx, t.comp, t.counted, t.flags = m.Context, comp, true, flags
+	t.reserved = res != nil
+	t.conn = c
+	if n <= rdmCopyMax {
+		t.kind = txEager
+		t.buf = append(t.buf[:0], ep.nowBuf[:total]...)
+		t.add(t.buf)
+	} else {
+		ep.buildEager(t, m, n, tagged, hasData, c) // the same frame again, in t's own buffer
+	}
+	t.off = w
+	ep.queued++
+	c.tx.push(t)
+	ep.noteWork(c)
+	if e != 0 && e != provider.EAGAIN && e != provider.EINTR {
+		c.fail(e, true)
+	}
+	return nil
+}
+
 // takeRoom reports whether one more operation may be posted: fewer than
 // tx_attr.size are outstanding and, on a shared transmit context, one of
 // its credits is taken (given back by finishTx, or by giveCredit if the
@@ -272,6 +369,24 @@ func (ep *rdmEP) enqueue(c *rdmConn, t *rdmTx) {
 // tcp sends it), an untagged one with the rxm header.
 func (ep *rdmEP) buildEager(t *rdmTx, m *provider.Msg, n int, tagged, hasData bool, c *rdmConn) {
 	t.kind = txEager
+	if cap(t.buf) < rdmEagerHdrMax+n {
+		t.buf = make([]byte, rdmEagerHdrMax+n, max(rdmEagerHdrMax+n, 256))
+	}
+	hl, ack := ep.eagerHeader(t.buf[:rdmEagerHdrMax], m, n, tagged, hasData, c)
+	t.ack = ack
+	buf := t.buf[:hl+n]
+	copyPayload(buf[hl:], m)
+	t.add(buf)
+}
+
+// rdmEagerHdrMax is the largest header of an eager frame: a tcp header
+// with tag and CQ data, or a plain one and an rxm header.
+const rdmEagerHdrMax = tcpwire.MaxHeaderSize + rxmwire.HeaderSize
+
+// eagerHeader encodes the headers of an eager message of n bytes into dst
+// (rdmEagerHdrMax bytes) and returns their length, and whether the frame
+// asks the peer for an ACK (FI_DELIVERY_COMPLETE).
+func (ep *rdmEP) eagerHeader(dst []byte, m *provider.Msg, n int, tagged, hasData bool, c *rdmConn) (hl int, ack bool) {
 	var h tcpwire.Header
 	h.Op = tcpwire.OpMsg
 	if m.Flags&provider.FlagDeliveryComplete != 0 {
@@ -280,9 +395,8 @@ func (ep *rdmEP) buildEager(t *rdmTx, m *provider.Msg, n int, tagged, hasData bo
 		// level, so a C peer's messages never ask for it; FI_TRANSMIT_COMPLETE
 		// completes once the frame is written, as in rxm.)
 		h.Flags = tcpwire.FlagDeliveryComplete
-		t.ack = true
+		ack = true
 	}
-	var rh rxmwire.Header
 	if tagged && ep.dynRbuf {
 		h.Flags |= tcpwire.FlagTagged
 		h.Tag = m.Tag
@@ -291,36 +405,32 @@ func (ep *rdmEP) buildEager(t *rdmTx, m *provider.Msg, n int, tagged, hasData bo
 			h.CQData = m.Data
 		}
 		h.SetPayload(uint64(n))
-	} else {
-		rh = rxmwire.Header{Type: rxmwire.TypeEager, ConnID: uint64(c.remoteIndex), Op: rxmwire.OpMsg, Size: uint64(n)}
-		if tagged {
-			rh.Op, rh.Tag = rxmwire.OpTagged, m.Tag
-		}
-		if hasData {
-			rh.Flags = rxmwire.FlagRemoteCQData
-			rh.Data = m.Data
-		}
-		h.SetPayload(uint64(rxmwire.HeaderSize + n))
+		return tcpwire.PutHeader(dst, &h, false), ack
 	}
-	hl := tcpwire.PutHeader(t.hdr[:], &h, false)
-	if !tagged || !ep.dynRbuf {
-		rh.Put(t.hdr[hl:])
-		hl += rxmwire.HeaderSize
+	rh := rxmwire.Header{Type: rxmwire.TypeEager, ConnID: uint64(c.remoteIndex), Op: rxmwire.OpMsg, Size: uint64(n)}
+	if tagged {
+		rh.Op, rh.Tag = rxmwire.OpTagged, m.Tag
 	}
-	if cap(t.buf) < hl+n {
-		t.buf = make([]byte, hl+n, max(hl+n, 256))
+	if hasData {
+		rh.Flags = rxmwire.FlagRemoteCQData
+		rh.Data = m.Data
 	}
-	buf := t.buf[:hl+n]
-	copy(buf, t.hdr[:hl])
-	off := hl
+	h.SetPayload(uint64(rxmwire.HeaderSize + n))
+	hl = tcpwire.PutHeader(dst, &h, false)
+	rh.Put(dst[hl:])
+	return hl + rxmwire.HeaderSize, ack
+}
+
+// copyPayload copies m's data (Buf or IOV) to dst.
+func copyPayload(dst []byte, m *provider.Msg) {
 	if m.IOV == nil {
-		copy(buf[off:], m.Buf)
-	} else {
-		for _, b := range m.IOV {
-			off += copy(buf[off:], b)
-		}
+		copy(dst, m.Buf)
+		return
 	}
-	t.add(buf)
+	off := 0
+	for _, b := range m.IOV {
+		off += copy(dst[off:], b)
+	}
 }
 
 // buildRndv encodes a rendezvous request; the data stays in the
