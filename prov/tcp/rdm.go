@@ -91,6 +91,10 @@ type rdmEP struct {
 	dconn    *rdmConn
 	ddata    uint64
 	dhas     bool
+	// nowSent, nowQueued, directRecv count the messages sendNow wrote
+	// whole, those it queued (in part or whole), and the receives
+	// ReceivedDirect completed.
+	nowSent, nowQueued, directRecv uint64
 	// nowBuf and nowIOV: sendNow's frame (rdm_tx.go).
 	nowBuf   []byte
 	nowIOV   [][]byte

@@ -667,6 +667,7 @@ func (ep *rdmEP) ReceiveInto(iov [][]byte) (int, bool) {
 // ReceivedDirect implements srx.Receiver: it completes the receive
 // ReceiveInto filled (the queue frees it).
 func (ep *rdmEP) ReceivedDirect(e *provider.RxEntry, n int, olen uint64) {
+	ep.directRecv++
 	setRxData(e, ep.ddata, ep.dhas)
 	src := provider.AddrNotAvail
 	if ep.report {

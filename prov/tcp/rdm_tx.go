@@ -292,6 +292,7 @@ func (ep *rdmEP) sendNow(c *rdmConn, m *provider.Msg, n int, tagged bool) error 
 	}
 	comp := m.Flags&provider.FlagCompletion != 0
 	if e == 0 && w == total {
+		ep.nowSent++
 		if cn := ep.cntrs[provider.CntrSend]; cn != nil {
 			cn.Inc()
 		}
@@ -320,6 +321,7 @@ func (ep *rdmEP) sendNow(c *rdmConn, m *provider.Msg, n int, tagged bool) error 
 		ep.buildEager(t, m, n, tagged, hasData, c) // the same frame again, in t's own buffer
 	}
 	t.off = w
+	ep.nowQueued++
 	ep.queued++
 	c.tx.push(t)
 	ep.noteWork(c)
