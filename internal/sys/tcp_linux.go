@@ -231,6 +231,34 @@ func TCPPeerShutWrite(c *Conn) bool {
 	return r
 }
 
+// TCPSetCongestion sets c's congestion control algorithm
+// (TCP_CONGESTION), one the kernel has (net.ipv4.tcp_available_congestion_control)
+// and allows this process (tcp_allowed_congestion_control, or
+// CAP_NET_ADMIN).
+func TCPSetCongestion(c *Conn, name string) error {
+	if !c.acquire() {
+		return ErrClosed
+	}
+	defer c.release()
+	if err := unix.SetsockoptString(c.fd, unix.IPPROTO_TCP, unix.TCP_CONGESTION, name); err != nil {
+		return errnoOf(err)
+	}
+	return nil
+}
+
+// TCPCongestion returns c's congestion control algorithm.
+func TCPCongestion(c *Conn) (string, error) {
+	if !c.acquire() {
+		return "", ErrClosed
+	}
+	defer c.release()
+	v, err := unix.GetsockoptString(c.fd, unix.IPPROTO_TCP, unix.TCP_CONGESTION)
+	if err != nil {
+		return "", errnoOf(err)
+	}
+	return v, nil
+}
+
 // TCPSetNoDelay sets TCP_NODELAY on c.
 func TCPSetNoDelay(c *Conn, on bool) error {
 	if !c.acquire() {

@@ -34,6 +34,12 @@ func TCPPeerName(c *Conn) ([]byte, error) { return nil, provider.ENOSYS }
 // TCPPeerShutWrite is not implemented on this platform.
 func TCPPeerShutWrite(c *Conn) bool { return false }
 
+// TCPSetCongestion is not implemented on this platform.
+func TCPSetCongestion(c *Conn, name string) error { return provider.ENOSYS }
+
+// TCPCongestion is not implemented on this platform.
+func TCPCongestion(c *Conn) (string, error) { return "", provider.ENOSYS }
+
 // TCPSetNoDelay is not implemented on this platform.
 func TCPSetNoDelay(c *Conn, on bool) error { return provider.ENOSYS }
 

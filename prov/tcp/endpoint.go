@@ -44,8 +44,9 @@ type endpoint struct {
 	auto     bool // FI_PROGRESS_AUTO data progress: goroutines parked in the netpoller
 	ctrlAuto bool // FI_PROGRESS_AUTO control progress: a goroutine finishes Connect
 	nodelay  bool
-	sharedRx bool // the receive queue is a shared receive context
-	rm       bool // resource management (not FI_RM_DISABLED): never overrun a CQ
+	loopCC   string // congestion control of a loopback connection (FI_TCP_LOOPBACK_CC)
+	sharedRx bool   // the receive queue is a shared receive context
+	rm       bool   // resource management (not FI_RM_DISABLED): never overrun a CQ
 
 	mu      sync.Mutex
 	state   epState
@@ -129,7 +130,7 @@ func newEndpoint(info *provider.Info) (*endpoint, error) {
 	if err := checkLimits(info); err != nil {
 		return nil, err
 	}
-	ep := &endpoint{caps: info.Caps, fmt: info.AddrFormat, nodelay: envBool(envNoDelay, true),
+	ep := &endpoint{caps: info.Caps, fmt: info.AddrFormat, nodelay: envBool(envNoDelay, true), loopCC: envLoopbackCC(),
 		stCh: make(chan struct{}), closeCh: make(chan struct{}),
 		rxKick: make(chan struct{}, 1), txKick: make(chan struct{}, 1), roomKick: make(chan struct{}, 1)}
 	if ep.caps == 0 {
@@ -430,6 +431,7 @@ func (ep *endpoint) connected(data []byte, reported bool) {
 	}
 	if p, err := sys.TCPPeerName(ep.conn); err == nil {
 		ep.peer = p
+		setLoopbackCC(ep.conn, p, ep.loopCC)
 	}
 	ep.setState(epConnected)
 	logCM(provider.LevelInfo, "connected", ep.peer)

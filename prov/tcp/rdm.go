@@ -58,6 +58,7 @@ type rdmEP struct {
 	auto    bool
 	rm      bool
 	nodelay bool
+	loopCC  string // congestion control of loopback connections (FI_TCP_LOOPBACK_CC)
 	pid     uint32
 	txSize  int
 	sockBuf [2]int // FI_OPT_RECV_BUF_SIZE, FI_OPT_SEND_BUF_SIZE requested (0: the kernel's default); see opts.go
@@ -188,7 +189,7 @@ func newRDM(info *provider.Info) (*rdmEP, error) {
 	if info.RxAttr != nil && info.RxAttr.IOVLimit > IOVLimit {
 		return nil, provider.EINVAL
 	}
-	ep := &rdmEP{caps: info.Caps, fmt: info.AddrFormat, nodelay: envBool(envNoDelay, true),
+	ep := &rdmEP{caps: info.Caps, fmt: info.AddrFormat, nodelay: envBool(envNoDelay, true), loopCC: envLoopbackCC(),
 		pid: uint32(os.Getpid()), peers: map[string]*rdmConn{}, rndv: map[uint64]*rdmTx{}, amo: map[uint64]*rdmTx{},
 		closeCh: make(chan struct{}), txSize: RDMQueueSize, kickFD: -1, lazyFD: -1, epfd: -1,
 		maxUnexp: RDMMaxUnexpected, maxUnexpBytes: RDMMaxUnexpectedBytes, maxConns: envMaxConnsValue()}

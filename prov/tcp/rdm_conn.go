@@ -478,7 +478,7 @@ func (c *rdmConn) dial() error {
 	if ep.nodelay {
 		_ = sys.TCPSetNoDelay(s, true)
 	}
-	ep.sockDefaults(s)
+	ep.sockDefaults(s, c.addr)
 	ep.applySockBufs(s)
 	c.setSock(s)
 	ep.watch(s.FD())
@@ -750,7 +750,7 @@ func (ep *rdmEP) acceptAll() {
 		if ep.nodelay {
 			_ = sys.TCPSetNoDelay(s, true)
 		}
-		ep.sockDefaults(s)
+		ep.sockDefaults(s, peer)
 		ep.applySockBufs(s)
 		ep.watch(s.FD())
 		ep.incoming = append(ep.incoming, &rdmIncome{sock: s, peer: peer, need: tcpwire.CMHeaderSize,

@@ -260,9 +260,11 @@ func (c *rdmConn) failStream(rd *rdmRead) {
 // is a bound, not an allocation) keep a whole message in flight.
 const rdmSockBuf = 4 << 20
 
-// sockDefaults sets the default buffer sizes of a new connection socket
-// (before applySockBufs, which applies what the application asked for).
-func (ep *rdmEP) sockDefaults(s *sys.Conn) {
+// sockDefaults sets the defaults of a new connection socket to peer: its
+// buffer sizes (before applySockBufs, which applies what the application
+// asked for) and, to a loopback peer, the loopback congestion control.
+func (ep *rdmEP) sockDefaults(s *sys.Conn, peer []byte) {
+	setLoopbackCC(s, peer, ep.loopCC)
 	if ep.sockBuf[0] == 0 {
 		_ = sys.SetSockBuf(s, false, rdmSockBuf)
 	}
