@@ -94,6 +94,56 @@ func (q *Queue) ReceiveDirect(r Receiver) DirectStatus {
 	return DirectDone
 }
 
+// ReceiveDirectTag is ReceiveDirect for a tagged message from addr with
+// tag: the first posted tagged receive that matches it, as GetTag would
+// find it (directed receives and wildcards included), takes the message
+// straight into its buffers from r and completes. It steps aside
+// (DirectUnavailable) where GetTag would do more than match one plain
+// receive: no receive matches (the message is unexpected), the match is
+// a multi-receive buffer, the queue is in buffered mode or closed. As in
+// ReceiveDirect, no room is reserved in the CQ: the peer checks it first.
+//
+// No queued unexpected tagged message can match a posted receive (Post
+// matches those first), so taking the receive for this message is what
+// GetTag gives it.
+func (q *Queue) ReceiveDirectTag(r Receiver, addr provider.Addr, tag uint64) DirectStatus {
+	q.mu.Lock()
+	if q.closed || q.buf != nil || q.postedTag.head == nil {
+		q.mu.Unlock()
+		return DirectUnavailable
+	}
+	p := q.postedTag.idx.find(addr, tag)
+	if p == nil || p.multi {
+		q.mu.Unlock()
+		return DirectUnavailable
+	}
+	size, ok := r.ReceiveInto(p.rx.IOV)
+	if !ok {
+		q.mu.Unlock()
+		return DirectEmpty
+	}
+	n, olen := size, uint64(0)
+	var room uint64
+	if len(p.rx.IOV) == 1 {
+		room = uint64(len(p.rx.IOV[0]))
+	} else {
+		room = p.rx.IOVLen()
+	}
+	if uint64(size) > room {
+		n, olen = int(room), uint64(size)-room
+	}
+	q.postedTag.remove(p)
+	q.nposted--
+	p.st = stHanded
+	p.rx.Addr = addr
+	p.rx.MsgSize = uint64(size)
+	p.rx.Tag = tag
+	r.ReceivedDirect(&p.rx, n, olen)
+	q.freePosted(p)
+	q.mu.Unlock()
+	return DirectDone
+}
+
 // CompleteDirect is Complete for the receive a Receiver is handed in
 // ReceivedDirect, when the message fit (no FI_ETRUNC) and the completion
 // goes to a CQ of this module (the provider found the *cq.CQ behind its

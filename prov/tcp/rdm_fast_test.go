@@ -15,6 +15,7 @@ type rxSeen struct {
 	ctx   int
 	len   uint64
 	data  uint64
+	tag   uint64
 	flags provider.Flags
 	err   provider.Errno
 }
@@ -24,12 +25,12 @@ func pollRx(q *cq.CQ, out []rxSeen) []rxSeen {
 	for {
 		k, err := q.Read(e[:])
 		for _, x := range e[:max(k, 0)] {
-			out = append(out, rxSeen{ctx: x.OpContext.(int), len: x.Len, data: x.Data, flags: x.Flags})
+			out = append(out, rxSeen{ctx: x.OpContext.(int), len: x.Len, data: x.Data, tag: x.Tag, flags: x.Flags})
 		}
 		if err == provider.EAVAIL {
 			var ee provider.CQErrEntry
 			if q.ReadErr(&ee) == nil {
-				out = append(out, rxSeen{ctx: ee.OpContext.(int), len: ee.Len, data: ee.Data, flags: ee.Flags, err: ee.Err})
+				out = append(out, rxSeen{ctx: ee.OpContext.(int), len: ee.Len, data: ee.Data, tag: ee.Tag, flags: ee.Flags, err: ee.Err})
 			}
 			continue
 		}
@@ -49,6 +50,16 @@ func pollRx(q *cq.CQ, out []rxSeen) []rxSeen {
 // completions. Every message arrives once, in order, intact; every send
 // that asked for a completion gets exactly one.
 func TestRDMEagerFastPaths(t *testing.T) {
+	for _, tagged := range []bool{false, true} {
+		name := "msg"
+		if tagged {
+			name = "tagged" // each receive takes its own tag, srx.Queue.ReceiveDirectTag
+		}
+		t.Run(name, func(t *testing.T) { testEagerFastPaths(t, tagged) })
+	}
+}
+
+func testEagerFastPaths(t *testing.T, tagged bool) {
 	leakCheck(t)
 	a, b := newFlt(t, fltOpts{}), newFlt(t, fltOpts{})
 	for _, x := range []*fltNode{a, b} {
@@ -81,8 +92,8 @@ func TestRDMEagerFastPaths(t *testing.T) {
 			l = max(l-100, 0)
 		}
 		rbuf[i] = make([]byte, l)
-		m := provider.Msg{Buf: rbuf[i], Addr: provider.AddrUnspec, Context: i, Flags: provider.FlagCompletion}
-		if err := b.rq.Post(&m, false); err != nil {
+		m := provider.Msg{Buf: rbuf[i], Addr: provider.AddrUnspec, Tag: uint64(i), Context: i, Flags: provider.FlagCompletion}
+		if err := b.rq.Post(&m, tagged); err != nil {
 			t.Fatalf("post %d: %v", i, err)
 		}
 	}
@@ -101,7 +112,7 @@ func TestRDMEagerFastPaths(t *testing.T) {
 	waitComps(t, a.tx, 1, waitLimit, b)
 	wantComp := 0
 	for i := 0; i < n; i++ {
-		m := provider.Msg{Addr: ab, Context: i, Flags: provider.FlagCompletion}
+		m := provider.Msg{Addr: ab, Tag: uint64(i), Context: i, Flags: provider.FlagCompletion}
 		data := msg(i)
 		switch i % 3 {
 		case 0:
@@ -129,7 +140,12 @@ func TestRDMEagerFastPaths(t *testing.T) {
 			}
 		}
 		for {
-			err := a.ep.Send(m)
+			var err error
+			if tagged {
+				err = a.ep.TSend(m)
+			} else {
+				err = a.ep.Send(m)
+			}
 			if err == nil {
 				break
 			}
@@ -158,6 +174,9 @@ func TestRDMEagerFastPaths(t *testing.T) {
 		if !bytes.Equal(rbuf[k], want[:l]) {
 			t.Fatalf("receive %d: data damaged", k)
 		}
+		if tagged && c.tag != uint64(k) {
+			t.Fatalf("receive %d: tag %d", k, c.tag)
+		}
 		if has := c.flags&provider.FlagRemoteCQData != 0; has != (k%4 == 1) || (has && c.data != uint64(k)*3) {
 			t.Fatalf("receive %d: flags %v data %d", k, c.flags, c.data)
 		}
@@ -177,9 +196,10 @@ func TestRDMEagerFastPaths(t *testing.T) {
 	direct := b.ep.directRecv
 	b.ep.mu.Unlock()
 	t.Logf("sendNow: %d written whole, %d queued; %d receives direct", nowSent, nowQueued, direct)
-	if nowSent == 0 || nowQueued == 0 || direct != n {
+	// n receives and the tagged hello.
+	if nowSent == 0 || nowQueued == 0 || direct != n+1 {
 		t.Fatalf("the fast paths were not all taken: %d written whole, %d queued, %d of %d receives direct",
-			nowSent, nowQueued, direct, n)
+			nowSent, nowQueued, direct, n+1)
 	}
 }
 

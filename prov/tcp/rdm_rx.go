@@ -599,9 +599,14 @@ func setRxData(e *provider.RxEntry, data uint64, has bool) {
 // deliver matches an eager message: into a posted receive, or queued as
 // unexpected with a copy of its payload. false: no room, retry later.
 func (ep *rdmEP) deliver(c *rdmConn, tagged bool, tag uint64, p []byte, data uint64, hasData bool) bool {
-	if !tagged && ep.direct != nil && (ep.rxRes == nil || !ep.rxRes.Full()) {
+	if ep.direct != nil && (ep.rxRes == nil || !ep.rxRes.Full()) {
 		ep.dmsg, ep.dconn, ep.ddata, ep.dhas = p, c, data, hasData
-		st := ep.direct.ReceiveDirect(ep)
+		var st srx.DirectStatus
+		if tagged {
+			st = ep.direct.ReceiveDirectTag(ep, ep.source(c), tag)
+		} else {
+			st = ep.direct.ReceiveDirect(ep)
+		}
 		ep.dmsg, ep.dconn = nil, nil
 		if st == srx.DirectDone {
 			return true
@@ -647,7 +652,7 @@ func (ep *rdmEP) deliver(c *rdmConn, tagged bool, tag uint64, p []byte, data uin
 }
 
 // ReceiveInto implements srx.Receiver: it copies the eager message deliver
-// handed to the queue (ep.dmsg) into the first posted receive.
+// handed to the queue (ep.dmsg) into the receive that matched it.
 func (ep *rdmEP) ReceiveInto(iov [][]byte) (int, bool) {
 	p := ep.dmsg
 	if len(iov) == 1 {
