@@ -69,6 +69,13 @@ func (q *Queue) ReceiveDirect(r Receiver) DirectStatus {
 		q.mu.Unlock()
 		return DirectUnavailable
 	}
+	return q.receiveInto(r, &q.postedMsg, p, false, 0, 0)
+}
+
+// receiveInto has r place its message in posted receive p, which leaves
+// list l (and, tagged, takes the message's source and tag), and completes
+// it. q.mu is held; receiveInto releases it.
+func (q *Queue) receiveInto(r Receiver, l *list, p *entry, tagged bool, addr provider.Addr, tag uint64) DirectStatus {
 	size, ok := r.ReceiveInto(p.rx.IOV)
 	if !ok {
 		q.mu.Unlock()
@@ -84,10 +91,13 @@ func (q *Queue) ReceiveDirect(r Receiver) DirectStatus {
 	if uint64(size) > room {
 		n, olen = int(room), uint64(size)-room
 	}
-	q.postedMsg.remove(p)
+	l.remove(p)
 	q.nposted--
 	p.st = stHanded
 	p.rx.MsgSize = uint64(size)
+	if tagged {
+		p.rx.Addr, p.rx.Tag = addr, tag
+	}
 	r.ReceivedDirect(&p.rx, n, olen)
 	q.freePosted(p)
 	q.mu.Unlock()
@@ -117,31 +127,7 @@ func (q *Queue) ReceiveDirectTag(r Receiver, addr provider.Addr, tag uint64) Dir
 		q.mu.Unlock()
 		return DirectUnavailable
 	}
-	size, ok := r.ReceiveInto(p.rx.IOV)
-	if !ok {
-		q.mu.Unlock()
-		return DirectEmpty
-	}
-	n, olen := size, uint64(0)
-	var room uint64
-	if len(p.rx.IOV) == 1 {
-		room = uint64(len(p.rx.IOV[0]))
-	} else {
-		room = p.rx.IOVLen()
-	}
-	if uint64(size) > room {
-		n, olen = int(room), uint64(size)-room
-	}
-	q.postedTag.remove(p)
-	q.nposted--
-	p.st = stHanded
-	p.rx.Addr = addr
-	p.rx.MsgSize = uint64(size)
-	p.rx.Tag = tag
-	r.ReceivedDirect(&p.rx, n, olen)
-	q.freePosted(p)
-	q.mu.Unlock()
-	return DirectDone
+	return q.receiveInto(r, &q.postedTag, p, true, addr, tag)
 }
 
 // CompleteDirect is Complete for the receive a Receiver is handed in
