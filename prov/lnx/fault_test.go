@@ -1,7 +1,6 @@
 package lnx
 
 import (
-	"bufio"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,13 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	fabric "github.com/gofabric/fabric"
+	"github.com/gofabric/fabric/internal/testutil"
 )
 
 // envChild, when set, makes TestRemoteChild the body of the remote peer
@@ -213,36 +212,13 @@ func remotePathFailed(t *testing.T, rt *routes, a, b *node, ac, ab, ba fabric.Ad
 // (by its PID, through cmd.Process).
 func startRemoteChild(t *testing.T) (*exec.Cmd, []byte) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRemoteChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), envChild+"=1", EnvHostID+"=lnx-remote-child", EnvDisableSHM+"=")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	cmd, line := testutil.StartChild(t, "^TestRemoteChild$", 20*time.Second,
+		envChild+"=1", EnvHostID+"=lnx-remote-child", EnvDisableSHM+"=")
+	caddr, err := hex.DecodeString(line)
+	if err != nil || len(caddr) == 0 {
+		t.Fatalf("child address %q: %v", line, err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		lines <- strings.TrimSpace(line)
-	}()
-	select {
-	case line := <-lines:
-		caddr, err := hex.DecodeString(line)
-		if err != nil || len(caddr) == 0 {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("child address %q: %v", line, err)
-		}
-		return cmd, caddr
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatal("no address from the child in 20 s")
-	}
-	return nil, nil
+	return cmd, caddr
 }
 
 // waitErr waits (bounded) for an error completion on cq; a success

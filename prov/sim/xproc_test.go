@@ -1,7 +1,6 @@
 package sim_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	fabric "github.com/gofabric/fabric"
+	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/prov/sim"
 )
 
@@ -170,32 +170,8 @@ func startHelper(t *testing.T, role string) (*sim.Network, *exec.Cmd, []byte) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { nw.Close() })
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envHelper+"="+role, envHelperNet+"="+name)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(out).ReadString('\n')
-		line <- s
-	}()
-	var s string
-	select {
-	case s = <-line:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the helper did not start")
-	}
-	h, ok := strings.CutPrefix(strings.TrimSpace(s), "name ")
+	cmd, s := testutil.StartChild(t, "^$", 20*time.Second, envHelper+"="+role, envHelperNet+"="+name)
+	h, ok := strings.CutPrefix(s, "name ")
 	peer, err := hex.DecodeString(h)
 	if !ok || err != nil {
 		t.Fatalf("helper said %q", s)
