@@ -215,9 +215,9 @@ func TestStaleRegionRemovedAtOpen(t *testing.T) {
 //   - stall: posts an 8 MiB tagged receive, sends its name to the parent,
 //     waits for its "go", posts an 8 MiB send to it, says "stalled" and
 //     sleeps without progress until it is killed;
-//   - mr: registers 1 MiB for remote reads and writes, says its address
-//     and key, sends its name to the parent and sleeps without progress
-//     until it is killed;
+//   - mr: registers 1 MiB for remote reads and writes, sends its name to
+//     the parent, waits for that send's completion, says its address and
+//     key and sleeps without progress until it is killed;
 //   - echo: receives a 1 MiB tagged message (tag 5) and sends it back
 //     (tag 6), says "echoed";
 //   - name: opens an endpoint, says its name, sleeps until killed;
@@ -256,9 +256,14 @@ func TestDeathChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer mr.Close()
-		fmt.Printf("child: %x %x\n", mr.Address(), mr.Key())
 		retry(t, "name", func() error { return c.ep.Send(c.addr, nil, p, nil) }, c.txcq)
-		c.txcq.Read(nil)
+		if _, ee := wait(t, c.txcq, c.rxcq); ee != nil {
+			t.Fatalf("name: %+v", ee)
+		}
+		// No progress call after this line: the parent's read, posted
+		// once it has read the line, must find nobody to answer it.
+		stalledNode = c
+		fmt.Printf("child: %x %x\n", mr.Address(), mr.Key())
 	case "echo":
 		parent, err := hex.DecodeString(parentHex)
 		if err != nil {
@@ -313,7 +318,7 @@ func TestDeathChild(t *testing.T) {
 	time.Sleep(time.Minute)
 }
 
-// stalledNode keeps the stalled child's endpoint reachable while it waits to
+// stalledNode keeps the stall and mr children's endpoint reachable while it waits to
 // be killed: an endpoint that is collected closes its region (cleanups), and
 // the parent would see the child leave instead of die.
 var stalledNode *node
