@@ -231,6 +231,7 @@ func TestDeathChild(t *testing.T) {
 	switch mode {
 	case "name":
 		c := newNode(t, nodeOpts{})
+		stalledNode = c // a collected endpoint would remove its region
 		fmt.Printf("child: %s\n", strings.TrimRight(string(c.addr), "\x00"))
 	case "open":
 		infos, err := fabric.GetInfo(fabric.APIVersion, "", "", 0, hints(nodeOpts{}))
@@ -318,7 +319,8 @@ func TestDeathChild(t *testing.T) {
 	time.Sleep(time.Minute)
 }
 
-// stalledNode keeps the stall and mr children's endpoint reachable while it waits to
-// be killed: an endpoint that is collected closes its region (cleanups), and
-// the parent would see the child leave instead of die.
+// stalledNode keeps the endpoint of the stall, mr and name children
+// reachable while they wait to be killed: an endpoint that is collected
+// closes its region (cleanups), and the parent would see the child leave
+// instead of die.
 var stalledNode *node
