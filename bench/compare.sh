@@ -33,6 +33,8 @@
 #                     one that the Go library does not implement yet is skipped
 #   SIZES="1 64 1024 4096 65536 1048576"   capped by each provider's limit
 #   OUT=dir           logs and raw.tsv (default /tmp/compare-<date>)
+#   PP_ARGS=""        more arguments for both tools of every pair (PP_ARGS="-m tagged":
+#                     tagged messages instead of untagged)
 #   C_PINGPONG=path   the C tool (default: fi_pingpong in PATH)
 #   GO_PINGPONG=path  our tool (default: built from ./cmd/fi_pingpong)
 #   PORT_BASE=n       first control port (default: random in 20000-29999)

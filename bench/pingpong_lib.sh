@@ -44,6 +44,9 @@ run_one() {
 	tmo=$((30 + n / 100))
 	local -a e=("${RUN_PREFIX[@]}" env "${BASE_ENV[@]}" $envs)
 	local -a args=(-p "$prov" -e "$ep" -S "$size" -I "$n")
+	# PP_ARGS: more arguments for both tools (say -m tagged).
+	# shellcheck disable=SC2206
+	[ -n "${PP_ARGS:-}" ] && args+=($PP_ARGS)
 	timeout -k 2 "$tmo" "${e[@]}" "$bin" "${args[@]}" -B "$PORT" </dev/null >"$log.server" 2>&1 &
 	spid=$!
 	for ((i = 0; i < 500; i++)); do

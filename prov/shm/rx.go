@@ -63,11 +63,15 @@ type rxState struct {
 	segFree []*rxSeg
 	nameBuf [64]byte
 
-	// Direct path: the command ReceiveInto consumed.
-	dsrc   uint64
-	ddata  uint64
-	dcq    bool
-	warned bool
+	// Direct path: the command ReceiveInto consumed; decoded: c holds
+	// the head command already (receiveDirectTag).
+	decoded bool
+	// directRecv counts the messages the direct paths received (tests).
+	directRecv uint64
+	dsrc       uint64
+	ddata      uint64
+	dcq        bool
+	warned     bool
 	// lateBuf is the bounce buffer (index+1) of the last message the
 	// direct path took, given back at the start of the next progress
 	// call rather than before its completion: the free-list head is a
@@ -118,9 +122,16 @@ func (ep *endpoint) progressRx() {
 			ep.setStalled(false)
 			return
 		}
-		if ep.direct != nil && cmd[0] == shmring.OpMsg && directFlags(cmd[1]) {
-			if ep.direct.ReceiveDirect(ep) == srx.DirectDone {
-				continue
+		if ep.direct != nil && directFlags(cmd[1]) {
+			switch cmd[0] {
+			case shmring.OpMsg:
+				if ep.direct.ReceiveDirect(ep) == srx.DirectDone {
+					continue
+				}
+			case shmring.OpTagged:
+				if ep.receiveDirectTag(cmd) {
+					continue
+				}
 			}
 		}
 		if err := r.Decode(cmd, c); err != nil {
@@ -206,16 +217,43 @@ func directFlags(f uint8) bool {
 	return f&(shmring.FlagDeliver|shmring.FlagCMA) == 0 && (f&shmring.FlagInline != 0 || f&single == single)
 }
 
-// ReceiveInto implements srx.Receiver: the untagged message at the head
-// of the queue (inline, or in one bounce buffer), copied into iov. Called
-// under the receive queue's lock, with ep.rxMu held.
-func (ep *endpoint) ReceiveInto(iov [][]byte) (int, bool) {
-	cmd := ep.own.Peek()
-	if cmd == nil {
-		return 0, false
-	}
+// receiveDirectTag is the direct path of the tagged message whose command
+// cmd is at the head of the queue: the receive that GetTag would match
+// (srx.Queue.ReceiveDirectTag, directed receives by the sender's fi_addr
+// as the general path looks it up) takes it under one lock. It reports
+// whether the message was received; if not, the command is still at the
+// head for the general path. ep.rxMu is held.
+func (ep *endpoint) receiveDirectTag(cmd []byte) bool {
 	c := &ep.rx.c
-	if ep.own.Decode(cmd, c) != nil || c.Op != shmring.OpMsg || !directFlags(c.Flags) {
+	if ep.own.Decode(cmd, c) != nil {
+		return false // the general path drops it
+	}
+	ep.rx.decoded = true
+	st := ep.direct.ReceiveDirectTag(ep, ep.srcOf(c.Src), c.Tag)
+	ep.rx.decoded = false
+	return st == srx.DirectDone
+}
+
+// ReceiveInto implements srx.Receiver: the message at the head of the
+// queue (inline, or in one bounce buffer; untagged, or tagged when
+// receiveDirectTag decoded it), copied into iov. Called under the receive
+// queue's lock, with ep.rxMu held.
+func (ep *endpoint) ReceiveInto(iov [][]byte) (int, bool) {
+	c := &ep.rx.c
+	if ep.rx.decoded {
+		// receiveDirectTag's command, decoded from the head (which only
+		// this consumer moves).
+		ep.rx.decoded = false
+	} else {
+		cmd := ep.own.Peek()
+		if cmd == nil {
+			return 0, false
+		}
+		if ep.own.Decode(cmd, c) != nil || c.Op != shmring.OpMsg {
+			return 0, false
+		}
+	}
+	if !directFlags(c.Flags) {
 		return 0, false
 	}
 	p := c.Payload
@@ -250,6 +288,7 @@ func (ep *endpoint) ReceiveInto(iov [][]byte) (int, bool) {
 // ReceivedDirect implements srx.Receiver: the completion of the receive
 // ReceiveInto filled.
 func (ep *endpoint) ReceivedDirect(e *provider.RxEntry, n int, olen uint64) {
+	ep.rx.directRecv++
 	src := provider.AddrNotAvail
 	if ep.reportSrc {
 		src = ep.srcOf(ep.rx.dsrc)

@@ -20,6 +20,13 @@ func testEP(t *testing.T) (*endpoint, *cq.CQ, *av.AV) {
 
 func testEPProgress(t *testing.T, progress provider.Progress) (*endpoint, *cq.CQ, *av.AV) {
 	t.Helper()
+	return testEPConfig(t, progress, srx.Config{})
+}
+
+// testEPConfig opens an enabled endpoint with its own receive queue of
+// configuration rq and one CQ for both directions.
+func testEPConfig(t *testing.T, progress provider.Progress, rq srx.Config) (*endpoint, *cq.CQ, *av.AV) {
+	t.Helper()
 	infos, err := shmProvider{}.GetInfo(provider.APIVersion, "", "", 0, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +53,7 @@ func testEPProgress(t *testing.T, progress provider.Progress) (*endpoint, *cq.CQ
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ep.Enable(&provider.Resources{TxCQ: c, RxCQ: c, AV: a, SRX: srx.New(srx.Config{}), OwnSRX: true}); err != nil {
+	if err := ep.Enable(&provider.Resources{TxCQ: c, RxCQ: c, AV: a, SRX: srx.New(rq), OwnSRX: true}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
