@@ -23,9 +23,11 @@ import (
 // senders find the queue full and keep their operations pending), so
 // nothing is dropped.
 //
-// Fast path: when the endpoint owns its receive queue and the command at
-// the head is an inline untagged message, Queue.ReceiveDirect copies it
-// into the first posted receive and completes it under one lock.
+// Fast path: when the receive queue is this module's and the command at
+// the head is a whole message (inline, or in one bounce buffer) without
+// an ack or CMA request, Queue.ReceiveDirect (untagged: the first posted
+// receive) or Queue.ReceiveDirectTag (tagged: the receive GetTag would
+// match) copies it into that receive and completes it under one lock.
 
 const (
 	ubufMinShift   = 6
