@@ -25,7 +25,7 @@ const (
 
 	// Limits on the parameters a header may hold (Attach refuses others).
 	MinSlotSize = 128
-	MaxSlotSize = 4096
+	MaxSlotSize = 8192
 	MaxSlots    = 1 << 16
 	MinBufSize  = 4096
 	MaxBufSize  = 1 << 20

@@ -28,7 +28,7 @@
 //
 // # Protocols
 //
-//   - Inline: a message of up to SlotSize-64 bytes (1984) rides in one
+//   - Inline: a message of up to SlotSize-64 bytes (8128) rides in one
 //     command slot of the receiver's queue: one copy in, one copy out, and
 //     the send completes when Send returns.
 //   - Segmented: larger messages are cut into BufSize segments, each
@@ -166,8 +166,8 @@
 // # Attributes
 //
 // As libfabric 1.17's shm where it matters to applications: FI_EP_RDM,
-// FI_PROTO_SHM, FI_ADDR_STR, inject_size 4096 (larger than a slot: one
-// bounce buffer is copied before the call returns), tx/rx size 1024,
+// FI_PROTO_SHM, FI_ADDR_STR, inject_size 4096 (an inject rides in one
+// command slot), tx/rx size 1024,
 // iov_limit 4, max_msg_size SIZE_MAX, cq_data_size 8, FI_THREAD_SAFE (or as asked),
 // FI_RM_ENABLED, msg_order FI_ORDER_SAS. FI_TAGGED, FI_DIRECTED_RECV,
 // FI_SOURCE and FI_MULTI_RECV are offered as the hints ask, FI_SOURCE_ERR
