@@ -1,6 +1,7 @@
 package srx
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gofabric/fabric/provider"
@@ -111,5 +112,38 @@ func TestReceiveDirectTagUnavailable(t *testing.T) {
 				t.Fatal("the receiver was called")
 			}
 		})
+	}
+}
+
+// TestScatter: data is spread over the buffers in order, empty ones are
+// skipped, and what does not fit is not placed.
+func TestScatter(t *testing.T) {
+	p := []byte("abcdefghij")
+	for _, tc := range []struct {
+		sizes []int
+		want  string // the buffers' contents, joined by |
+		n     int
+	}{
+		{[]int{16}, "abcdefghij", 10},
+		{[]int{4}, "abcd", 4},
+		{[]int{3, 0, 4, 8}, "abc||defg|hij", 10},
+		{[]int{2, 3}, "ab|cde", 5},
+		{nil, "", 0},
+	} {
+		iov := make([][]byte, len(tc.sizes))
+		for i, s := range tc.sizes {
+			iov[i] = make([]byte, s)
+		}
+		n := Scatter(iov, p)
+		var got []string
+		placed := n
+		for _, b := range iov {
+			k := min(len(b), placed)
+			got = append(got, string(b[:k]))
+			placed -= k
+		}
+		if n != tc.n || strings.Join(got, "|") != tc.want {
+			t.Errorf("sizes %v: placed %d %q, want %d %q", tc.sizes, n, strings.Join(got, "|"), tc.n, tc.want)
+		}
 	}
 }

@@ -1255,15 +1255,24 @@ func (q *Queue) Close() error {
 // Deliver copies payload into e's buffers. n is the number of bytes placed;
 // olen is the number that did not fit (FI_ETRUNC when non-zero).
 func Deliver(e *provider.RxEntry, payload []byte) (n int, olen uint64) {
-	for _, b := range e.IOV {
-		if len(payload) == 0 {
+	n = Scatter(e.IOV, payload)
+	return n, uint64(len(payload) - n)
+}
+
+// Scatter copies p into the buffers of iov in order and returns the number
+// of bytes placed (less than len(p) when they are too short).
+func Scatter(iov [][]byte, p []byte) int {
+	if len(iov) == 1 {
+		return copy(iov[0], p) // fi_recv's one buffer
+	}
+	n := 0
+	for _, b := range iov {
+		if n == len(p) {
 			break
 		}
-		c := copy(b, payload)
-		n += c
-		payload = payload[c:]
+		n += copy(b, p[n:])
 	}
-	return n, uint64(len(payload))
+	return n
 }
 
 // Complete writes the completion of receive entry e after n bytes were

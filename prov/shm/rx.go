@@ -270,12 +270,7 @@ func (ep *endpoint) ReceiveInto(iov [][]byte) (int, bool) {
 			p = ep.own.Buf(buf)[:c.Len]
 		}
 	}
-	for _, b := range iov {
-		if len(p) == 0 {
-			break
-		}
-		p = p[copy(b, p):]
-	}
+	srx.Scatter(iov, p)
 	ep.rx.dsrc, ep.rx.ddata, ep.rx.dcq = c.Src, c.Data, c.Flags&shmring.FlagCQData != 0
 	if seg {
 		if ep.rx.lateBuf != 0 {

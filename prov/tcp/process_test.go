@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"syscall"
@@ -15,6 +14,7 @@ import (
 	"github.com/gofabric/fabric/internal/cq"
 	"github.com/gofabric/fabric/internal/eq"
 	"github.com/gofabric/fabric/internal/srx"
+	"github.com/gofabric/fabric/internal/testutil"
 	"github.com/gofabric/fabric/provider"
 )
 
@@ -96,20 +96,7 @@ func helperSent(ep *endpoint) int {
 func TestPeerProcessKilled(t *testing.T) {
 	info := loInfo(t, opts{})
 	l := listen(t, info)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "TCP_TEST_HELPER=1", "TCP_TEST_HELPER_PEER="+hex.EncodeToString(l.name))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}()
+	cmd, out := testutil.Spawn(t, "^$", "TCP_TEST_HELPER=1", "TCP_TEST_HELPER_PEER="+hex.EncodeToString(l.name))
 	ev := expectEvent(t, l.eq, provider.EventConnReq)
 	if string(ev.CMData) != "child" {
 		t.Fatalf("connreq data %q", ev.CMData)

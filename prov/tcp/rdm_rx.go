@@ -654,19 +654,8 @@ func (ep *rdmEP) deliver(c *rdmConn, tagged bool, tag uint64, p []byte, data uin
 // ReceiveInto implements srx.Receiver: it copies the eager message deliver
 // handed to the queue (ep.dmsg) into the receive that matched it.
 func (ep *rdmEP) ReceiveInto(iov [][]byte) (int, bool) {
-	p := ep.dmsg
-	if len(iov) == 1 {
-		copy(iov[0], p)
-	} else {
-		rest := p
-		for _, b := range iov {
-			if len(rest) == 0 {
-				break
-			}
-			rest = rest[copy(b, rest):]
-		}
-	}
-	return len(p), true
+	srx.Scatter(iov, ep.dmsg)
+	return len(ep.dmsg), true
 }
 
 // ReceivedDirect implements srx.Receiver: it completes the receive
