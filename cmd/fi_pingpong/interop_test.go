@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -73,16 +72,9 @@ func loopbackEnv() []string {
 	return append(os.Environ(), "FI_UDP_IFACE=lo", "FI_TCP_IFACE=lo", "FI_SOCKETS_IFACE=lo")
 }
 
-// freePort returns a TCP port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+// freePort returns a port that nobody binds now, outside the kernel's
+// ephemeral range (testutil.FreePort).
+func freePort(t *testing.T) int { return testutil.FreePort(t) }
 
 // listening reports whether some socket listens on TCP port (IPv4 or
 // IPv6), from /proc/net/tcp*: connecting to find out would consume the

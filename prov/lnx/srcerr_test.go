@@ -9,6 +9,7 @@ import (
 	"time"
 
 	fabric "github.com/gofabric/fabric"
+	"github.com/gofabric/fabric/internal/testutil"
 )
 
 // TestDerivedSHMName: an lnx endpoint with an IPv4 tcp address names its
@@ -61,15 +62,9 @@ func TestSourceErrAddresses(t *testing.T) {
 	}
 }
 
-// freePort returns a tcp port of 127.0.0.1 that is free now.
-func freePort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-}
+// freePort returns a tcp port of 127.0.0.1 that nobody binds now,
+// outside the kernel's ephemeral range (testutil.FreePort).
+func freePort(t *testing.T) string { return strconv.Itoa(testutil.FreePort(t)) }
 
 // TestSourceErrDerivedNameTaken: when the shm name derived from an
 // endpoint's tcp address is taken (an shm endpoint of this process holds

@@ -185,15 +185,9 @@ func (p *ppPeer) runClient(sizes []int) {
 	p.finalize()
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+// freePort returns a port that nobody binds now, outside the kernel's
+// ephemeral range (testutil.FreePort).
+func freePort(t *testing.T) int { return testutil.FreePort(t) }
 
 func ppCommand(ctx context.Context, bin string, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	cmd := exec.CommandContext(ctx, bin, args...)
